@@ -1,0 +1,154 @@
+"""The bytewax dataflow: wiring of the pure pieces, source and sink passed in (no logic of its own)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Callable
+
+import bytewax.operators as op
+from bytewax.dataflow import Dataflow, Stream
+from bytewax.inputs import Source
+from bytewax.operators import StatefulLogic
+from bytewax.outputs import Sink
+
+from pipeline.events import DeadLetter, Event, RawRecord
+from pipeline.monitor import Monitor
+from pipeline.parse import RecordParser
+from pipeline.spec.plan import Plan
+from pipeline.trials.bucket import Bucket, Report
+from pipeline.trials.clock import PartitionClock
+
+PartitionBatch = tuple[int, list[Event], list[DeadLetter]]
+
+
+class _Parse:
+    """Parses a source batch and groups it by input partition, keeping each partition's order."""
+
+    def __init__(self, parser: RecordParser):
+        self._parse = parser.parse
+
+    def __call__(self, batch: list[RawRecord]) -> list[tuple[str, PartitionBatch]]:
+        groups: dict[int, PartitionBatch] = {}
+        for raw in batch:
+            item = self._parse(raw)
+            group = groups.get(raw.partition)
+            if group is None:
+                group = groups[raw.partition] = (raw.partition, [], [])
+            (group[1] if type(item) is Event else group[2]).append(item)
+        return [(f"p{partition}", group) for partition, group in groups.items()]
+
+
+class _ClockLogic(StatefulLogic):
+    """Dead-letters late events and sends each bucket its events plus the partition's latest event time."""
+
+    def __init__(self, clock: PartitionClock, buckets: int):
+        self.clock = clock
+        self.buckets = buckets
+
+    def on_item(self, value: PartitionBatch) -> tuple[list[tuple[Any, ...]], bool]:
+        partition, events, dead = value
+        self.clock.partition = partition
+        before = self.clock.high
+        accepted, late = self.clock.admit(events)
+        out: list[tuple[Any, ...]] = [("dead", letter) for letter in dead]
+        out.extend(("dead", letter) for letter in late)
+        routed = self.clock.route(accepted, self.buckets)
+        high = self.clock.high
+        for bucket in range(self.buckets) if high != before else sorted(routed):
+            out.append(("bucket", f"b{bucket}", (bucket, partition, routed.get(bucket, []), high)))
+        return out, StatefulLogic.RETAIN
+
+    def snapshot(self) -> PartitionClock:
+        clock = PartitionClock(self.clock.partition, self.clock.lateness)
+        clock.high = self.clock.high
+        return clock
+
+
+class _BucketLogic(StatefulLogic):
+    def __init__(self, bucket: Bucket):
+        self.bucket = bucket
+
+    def on_item(self, value: tuple[int, int, list[Event], int | None]) -> tuple[list[Report], bool]:
+        index, partition, events, high = value
+        self.bucket.index = index
+        report = self.bucket.receive(partition, events, high)
+        return ([report] if report is not None else []), StatefulLogic.RETAIN
+
+    def on_eof(self) -> tuple[list[Report], bool]:
+        report = self.bucket.finish()
+        return ([report] if report is not None else []), StatefulLogic.RETAIN
+
+    def snapshot(self) -> Bucket:
+        return self.bucket.snapshot()
+
+
+class _MonitorLogic(StatefulLogic):
+    def __init__(self, monitor: Monitor):
+        self.monitor = monitor
+
+    def on_item(self, value: Report) -> tuple[list[dict[str, Any]], bool]:
+        return self.monitor.receive(value), StatefulLogic.RETAIN
+
+    def snapshot(self) -> Monitor:
+        return copy.deepcopy(self.monitor)
+
+
+def parsed_stream(flow: Dataflow, plan: Plan, source: Source, *, strings: bool) -> Stream[tuple[str, PartitionBatch]]:
+    """Read and validate: the part the passthrough benchmark shares with the monitor."""
+    raw = op.input("read", flow, source)  # RawRecord
+    return op.flat_map_batch("parse", raw, _Parse(plan.parser(strings=strings)))  # ("p<partition>", PartitionBatch)
+
+
+def build_flow(
+    plan: Plan,
+    source: Source,
+    sink: Sink,
+    *,
+    partitions: int = 1,
+    strings: bool = False,
+    encode: Callable[[dict[str, Any]], Any] | None = None,
+) -> Dataflow:
+    """Source → parse → per-partition clock → trial buckets → per-monitor merge → sink.
+
+    `partitions` is the number of input partitions the watermark waits for; `strings` converts text
+    values (CSV) to the declared types; `encode` turns each output record (a dict) into the sink's item.
+    """
+    spec = plan.spec
+    flow = Dataflow(spec.monitor.replace(".", "_"))
+    parsed = parsed_stream(flow, plan, source, strings=strings)
+    lateness, buckets = spec.input.lateness, spec.buckets
+
+    def clock_logic(resume: PartitionClock | None) -> _ClockLogic:
+        return _ClockLogic(resume or PartitionClock(-1, lateness), buckets)
+
+    def bucket_logic(resume: Bucket | None) -> _BucketLogic:
+        return _BucketLogic(resume or _new_bucket(plan, partitions))
+
+    def monitor_logic(resume: Monitor | None) -> _MonitorLogic:
+        return _MonitorLogic(resume or Monitor(plan.monitor))
+
+    clocked = op.key_rm("unkey-clock", op.stateful("clock", parsed, clock_logic))
+    # ("dead", DeadLetter) | ("bucket", "b<i>", (i, partition, [Event], high))
+    split = op.branch("split-dead", clocked, lambda item: item[0] == "dead")
+    dead = op.map("dead-record", split.trues, lambda item: item[1].to_json())
+    to_buckets = op.map("key-bucket", split.falses, lambda item: item[1:])  # ("b<i>", (i, partition, [Event], high))
+    reports = op.stateful("trials", to_buckets, bucket_logic)  # ("b<i>", Report)
+    to_monitor = op.map("key-monitor", reports, lambda item: ("monitor", item[1]))
+    records = op.key_rm("unkey-monitor", op.stateful("monitor", to_monitor, monitor_logic))  # record dict
+    out = op.merge("outputs", records, dead)
+    if encode is not None:
+        out = op.map("encode", out, encode)
+    op.output("write", out, sink)
+    return flow
+
+
+def _new_bucket(plan: Plan, partitions: int) -> Bucket:
+    return Bucket(
+        index=-1,
+        layout=plan.layout,
+        outcomes=plan.outcomes,
+        partitions=partitions,
+        lateness=plan.spec.input.lateness,
+        tick=plan.monitor.tick,
+        keep_trials=plan.monitor.on_close,
+    )

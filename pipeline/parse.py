@@ -1,0 +1,134 @@
+"""Validate raw records against a spec's input schema; a bad record becomes a `DeadLetter` with its reason."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import orjson
+
+from pipeline.events import DeadLetter, Event, RawRecord
+from pipeline.spec.models import FieldType, InputSchema
+from pipeline.timefmt import time_parser
+
+REASONS = ("not_json", "not_object", "missing_field", "bad_time", "wrong_type", "unknown_kind", "late")
+"""Every reason a record can be dead-lettered for."""
+
+_TRUE = {"true", "True", "TRUE", "1"}
+_FALSE = {"false", "False", "FALSE", "0"}
+
+
+class _BadRecord(Exception):
+    def __init__(self, reason: str, detail: str):
+        self.reason = reason
+        self.detail = detail
+
+
+def _checker(name: str, kind: FieldType, strings: bool) -> Callable[[Any], Any]:
+    """A function that returns the field's value in its declared type or raises `_BadRecord`."""
+
+    def wrong(value: Any) -> _BadRecord:
+        return _BadRecord("wrong_type", f"field {name!r} must be {kind}; got {value!r}")
+
+    def as_int(value: Any) -> int:
+        if type(value) is int:
+            return value
+        if strings and isinstance(value, str):
+            try:
+                return int(value)
+            except ValueError:
+                pass
+        raise wrong(value)
+
+    def as_float(value: Any) -> float:
+        if type(value) in (int, float):
+            return value
+        if strings and isinstance(value, str):
+            try:
+                return float(value)
+            except ValueError:
+                pass
+        raise wrong(value)
+
+    def as_str(value: Any) -> str:
+        if type(value) is str:
+            return value
+        raise wrong(value)
+
+    def as_bool(value: Any) -> bool:
+        if type(value) is bool:
+            return value
+        if strings and value in _TRUE:
+            return True
+        if strings and value in _FALSE:
+            return False
+        raise wrong(value)
+
+    return {"int": as_int, "float": as_float, "str": as_str, "bool": as_bool}[kind]
+
+
+class RecordParser:
+    """Turns raw payloads (JSON text, or dicts from CSV rows) into `Event`s; `strings=True` converts text values to the declared types."""
+
+    def __init__(self, schema: InputSchema, *, strings: bool = False):
+        self._time_field = schema.time
+        self._key_field = schema.key
+        self._kind_field = schema.kind
+        self._parse_time = time_parser(schema.time_format)
+        self._kinds = {
+            kind: tuple((name, _checker(name, ftype, strings)) for name, ftype in fields.items())
+            for kind, fields in schema.kinds.items()
+        }
+
+    def parse(self, raw: RawRecord) -> Event | DeadLetter:
+        payload = raw.payload
+        try:
+            if isinstance(payload, dict):
+                record = payload
+            else:
+                try:
+                    record = orjson.loads(payload)
+                except orjson.JSONDecodeError as err:
+                    raise _BadRecord("not_json", str(err)) from None
+                if not isinstance(record, dict):
+                    raise _BadRecord("not_object", f"expected a JSON object; got {type(record).__name__}")
+            return self._event(record)
+        except _BadRecord as bad:
+            return DeadLetter(bad.reason, bad.detail, _text(payload), raw.partition, raw.offset)
+
+    def _event(self, record: dict[str, Any]) -> Event:
+        key = record.get(self._key_field)
+        if key is None or key == "":
+            raise _BadRecord("missing_field", f"missing dependence key {self._key_field!r}")
+        if type(key) is not str:
+            if isinstance(key, bool) or not isinstance(key, int):
+                raise _BadRecord("wrong_type", f"key {self._key_field!r} must be a string or an integer; got {key!r}")
+            key = str(key)
+        kind = record.get(self._kind_field)
+        checks = self._kinds.get(kind)  # type: ignore[arg-type]
+        if checks is None:
+            if kind is None:
+                raise _BadRecord("missing_field", f"missing event kind {self._kind_field!r}")
+            raise _BadRecord("unknown_kind", f"unknown event kind {kind!r}; known kinds: {', '.join(sorted(self._kinds))}")
+        stamp = record.get(self._time_field)
+        if stamp is None or stamp == "":
+            raise _BadRecord("missing_field", f"missing event time {self._time_field!r}")
+        try:
+            time = self._parse_time(stamp)
+        except (TypeError, ValueError, OverflowError) as err:
+            raise _BadRecord("bad_time", f"cannot read event time {stamp!r}: {err}") from None
+        for name, check in checks:
+            value = record.get(name)
+            if value is None or value == "":
+                raise _BadRecord("missing_field", f"{kind} events need field {name!r}")
+            checked = check(value)
+            if checked is not value:
+                record[name] = checked
+        return Event(key, time, kind, record)
+
+
+def _text(payload: Any) -> str:
+    if isinstance(payload, bytes):
+        return payload.decode("utf-8", errors="replace")
+    if isinstance(payload, str):
+        return payload
+    return orjson.dumps(payload, default=str).decode()

@@ -1,0 +1,176 @@
+"""Pydantic models of a monitor spec: the YAML a user writes, validated field by field."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, model_validator
+
+from pipeline.timefmt import format_duration, parse_duration
+
+Duration = Annotated[
+    int,
+    BeforeValidator(parse_duration),
+    PlainSerializer(format_duration, return_type=str),
+    Field(json_schema_extra={"type": "string", "pattern": r"^\d+(w|d|h|m|s)$"}),
+]
+"""A span of event time written as `<n><unit>` (`730d`, `12h`), held as seconds."""
+
+FieldType = Literal["int", "float", "str", "bool"]
+MetricType = Literal[
+    "demographic_parity",
+    "conditional_statistical_parity",
+    "equal_opportunity",
+    "equalized_odds",
+]
+Name = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class InputSchema(_Model):
+    """Which fields of a record carry the event time, the dependence key and the event kind."""
+
+    time: str = Field(description="field holding the event time")
+    time_format: str = Field("iso", description="iso, epoch_s, epoch_ms, or a strptime pattern such as %Y-%m-%d")
+    key: str = Field(description="field holding the dependence key: events with one key form one trial")
+    kind: str = Field(description="field holding the event kind")
+    kinds: dict[str, dict[Name, FieldType]] = Field(
+        description="per event kind, the fields it must carry and their types", min_length=1
+    )
+    lateness: Duration = Field(0, description="how far event time may run backwards before an event is late")
+
+
+class TrialSpec(_Model):
+    """When a trial (the events of one dependence key) opens and closes."""
+
+    opens_on: list[str] | None = Field(None, description="kinds that may open a trial; other kinds only join open trials")
+    close_after: Duration | None = Field(None, description="close this long after the trial opened (event time)")
+    close_on: list[str] | None = Field(None, description="close when an event of one of these kinds arrives")
+
+    @model_validator(mode="after")
+    def _closes_somehow(self) -> TrialSpec:
+        if self.close_after is None and not self.close_on:
+            raise ValueError("a trial needs close_after, close_on, or both")
+        return self
+
+
+class Variable(_Model):
+    """A per-trial value: a field or expression of the first/last event of a kind, an existence test, or an expression over other variables."""
+
+    first: str | None = Field(None, description="take the value from the first event of this kind")
+    last: str | None = Field(None, description="take the value from the last event of this kind")
+    field: str | None = Field(None, description="with first/last: the field to take")
+    expr: str | None = Field(None, description="with first/last: an expression over that event's fields; alone: over other variables")
+    exists: str | None = Field(None, description="true when an event of this kind belongs to the trial")
+    within: Duration | None = Field(None, description="with exists: only events at most this long after the trial opened")
+    where: str | None = Field(None, description="with exists: only events whose fields satisfy this expression")
+    default: bool | int | float | str | None = Field(None, description="value when the trial saw no such event")
+
+    @model_validator(mode="after")
+    def _one_form(self) -> Variable:
+        taken = [name for name in ("first", "last", "exists") if getattr(self, name) is not None]
+        if len(taken) > 1:
+            raise ValueError(f"a variable takes one of first, last, exists; got {', '.join(taken)}")
+        if self.exists is not None:
+            if self.field is not None or self.expr is not None:
+                raise ValueError("an exists variable takes within and where, not field or expr")
+            return self
+        if self.within is not None or self.where is not None:
+            raise ValueError("within and where belong to exists variables")
+        if taken:
+            if (self.field is None) == (self.expr is None):
+                raise ValueError(f"a {taken[0]} variable takes exactly one of field, expr")
+        elif self.expr is None:
+            raise ValueError("a variable needs first or last (with field or expr), exists, or expr")
+        elif self.field is not None:
+            raise ValueError("field needs first or last")
+        return self
+
+
+class Aggregate(_Model):
+    """A running total over closed trials, usable in a dynamic prior (e.g. places / applicants)."""
+
+    count: Literal["trials"] | None = Field(None, description="count closed trials")
+    sum: str | None = Field(None, description="sum a numeric variable over closed trials")
+    where: str | None = Field(None, description="only trials whose variables satisfy this expression")
+
+    @model_validator(mode="after")
+    def _one_op(self) -> Aggregate:
+        if (self.count is None) == (self.sum is None):
+            raise ValueError("an aggregate takes exactly one of count: trials, sum: <variable>")
+        return self
+
+
+class Metric(_Model):
+    """The fairness property: which conditional rate must be equal across groups, and how far apart it may be."""
+
+    type: MetricType
+    group: str = Field(description="variable naming the trial's group")
+    prediction: str = Field(description="boolean variable: the decision (e.g. high risk, hired)")
+    label: str | None = Field(None, description="boolean variable: the true outcome (equal_opportunity, equalized_odds)")
+    condition: str | None = Field(None, description="variable whose values are the strata (conditional_statistical_parity)")
+    groups: Literal["all"] | list[str] = Field("all", description="all groups seen, or the groups to compare")
+    threshold: float = Field(gt=0, le=1, description="largest tolerated gap between groups (ε)")
+
+    @model_validator(mode="after")
+    def _needs_its_variables(self) -> Metric:
+        if self.type in ("equal_opportunity", "equalized_odds") and self.label is None:
+            raise ValueError(f"{self.type} needs label: the variable holding the true outcome")
+        if self.type == "conditional_statistical_parity" and self.condition is None:
+            raise ValueError("conditional_statistical_parity needs condition: the variable holding the stratum")
+        if isinstance(self.groups, list) and len(set(self.groups)) < 2:
+            raise ValueError(f"groups needs at least two distinct groups; got {self.groups}")
+        return self
+
+
+class Estimator(_Model):
+    """MAP estimate (S_AB + prior·κ)/(S_B + κ) per group."""
+
+    prior: float | str = Field(0.5, description="prior mean γ in [0, 1], or an expression over aggregates")
+    confidence: float = Field(0.0, ge=0, description="κ: weight of the prior in pseudo-trials; 0 gives the plain ratio")
+    verdict: Literal["point"] = Field("point", description="point: the estimated gap exceeds the threshold")
+
+    @model_validator(mode="after")
+    def _prior_in_range(self) -> Estimator:
+        if isinstance(self.prior, float) and not 0 <= self.prior <= 1:
+            raise ValueError(f"prior must be in [0, 1]; got {self.prior}")
+        return self
+
+
+class Evaluate(_Model):
+    """When verdicts are evaluated: every period of event time, or after each closed trial."""
+
+    every: Duration | None = Field(None, description="evaluate at each multiple of this period (event time, UTC-aligned)")
+    on: Literal["close"] | None = Field(None, description="close: evaluate after every closed trial")
+    resolution: Duration = Field(86_400, description="with on: close, how finely closed trials are batched in event time")
+
+    @model_validator(mode="after")
+    def _one_cadence(self) -> Evaluate:
+        if (self.every is None) == (self.on is None):
+            raise ValueError("evaluate takes exactly one of every: <duration>, on: close")
+        if self.every is not None and self.every <= 0:
+            raise ValueError("every must be a positive duration")
+        return self
+
+    @property
+    def tick(self) -> int:
+        """Event-time step at which buckets report closed trials."""
+        return self.every if self.every is not None else self.resolution
+
+
+class Spec(_Model):
+    """A monitor: input schema, trial lifecycle, per-trial variables, the metric, the estimator and the cadence."""
+
+    monitor: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
+    description: str = ""
+    input: InputSchema
+    trial: TrialSpec
+    variables: dict[Name, Variable] = Field(min_length=1)
+    aggregates: dict[Name, Aggregate] = Field(default_factory=dict)
+    metric: Metric
+    estimator: Estimator = Estimator()
+    evaluate: Evaluate = Evaluate(every=86_400)
+    buckets: int = Field(16, ge=1, le=4096, description="trial buckets: the unit of parallelism; fixed for a recovery store")

@@ -1,0 +1,204 @@
+"""Compile a validated `Spec` into the pure runtime pieces, checking every cross-reference (kinds, fields, variables, types)."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any
+
+from pipeline.errors import ExpressionError, SpecError
+from pipeline.monitor import MonitorConfig
+from pipeline.parse import RecordParser
+from pipeline.spec.expressions import Expression, ExprType, compile_expression
+from pipeline.spec.models import Spec, Variable
+from pipeline.trials.layout import Capture, TrialLayout
+from pipeline.trials.outcomes import AggregateRule, MetricCells, Outcomes
+
+_FIELD_TYPES: dict[str, ExprType] = {"int": "number", "float": "number", "str": "string", "bool": "bool"}
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A spec ready to run: its models plus the compiled trial layout, outcome mapping and monitor settings."""
+
+    spec: Spec
+    layout: TrialLayout
+    outcomes: Outcomes
+    monitor: MonitorConfig
+
+    def parser(self, *, strings: bool = False) -> RecordParser:
+        return RecordParser(self.spec.input, strings=strings)
+
+
+class _Checker:
+    """Collects (path, message) issues while compiling."""
+
+    def __init__(self) -> None:
+        self.issues: list[tuple[str, str]] = []
+
+    def fail(self, path: str, message: str) -> None:
+        self.issues.append((path, message))
+
+    def expression(self, path: str, source: str, types: dict[str, ExprType], want: ExprType | None = None) -> Expression | None:
+        try:
+            expr = compile_expression(source, types)
+        except ExpressionError as err:
+            self.fail(path, str(err))
+            return None
+        if want is not None and expr.type != want:
+            self.fail(path, f"must be a {want} expression; {source!r} is a {expr.type} expression")
+            return None
+        return expr
+
+
+def _names(source: str) -> set[str]:
+    """Names an expression refers to (for ordering derived variables); empty when it does not parse."""
+    try:
+        return {node.id for node in ast.walk(ast.parse(source, mode="eval")) if isinstance(node, ast.Name)}
+    except SyntaxError:
+        return set()
+
+
+def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
+    """Check the spec's cross-references and compile it; raises `SpecError` with every issue found."""
+    check = _Checker()
+    kinds = spec.input.kinds
+    field_types = {kind: {name: _FIELD_TYPES[t] for name, t in fields.items()} for kind, fields in kinds.items()}
+
+    def known_kind(path: str, kind: str) -> bool:
+        if kind not in kinds:
+            check.fail(path, f"unknown event kind {kind!r}; known kinds: {', '.join(sorted(kinds))}")
+            return False
+        return True
+
+    for label, listed in (("opens_on", spec.trial.opens_on), ("close_on", spec.trial.close_on)):
+        for index, kind in enumerate(listed or ()):
+            known_kind(f"trial -> {label} -> {index}", kind)
+
+    slot_names: list[str] = []
+    captures: dict[str, list[Capture]] = {}
+    variable_types: dict[str, Any] = {}
+    defaults: dict[str, Any] = {}
+    derived_sources: dict[str, Variable] = {}
+
+    for name, variable in spec.variables.items():
+        path = f"variables -> {name}"
+        kind = variable.first or variable.last or variable.exists
+        if kind is None:
+            derived_sources[name] = variable
+            continue
+        if not known_kind(f"{path} -> {'first' if variable.first else 'last' if variable.last else 'exists'}", kind):
+            continue
+        slot = len(slot_names)
+        slot_names.append(name)
+        fields = field_types[kind]
+        if variable.exists is not None:
+            where = check.expression(f"{path} -> where", variable.where, fields, "bool") if variable.where else None
+            captures.setdefault(kind, []).append(Capture(slot, "exists", within=variable.within, where=where))
+            variable_types[name] = "bool"
+            defaults[name] = False if variable.default is None else variable.default
+            continue
+        mode = "first" if variable.first is not None else "last"
+        if variable.field is not None:
+            if variable.field not in fields:
+                declared = ", ".join(sorted(fields)) or "none"
+                check.fail(f"{path} -> field", f"{kind} events do not declare field {variable.field!r}; declared: {declared}")
+                continue
+            captures.setdefault(kind, []).append(Capture(slot, mode, field=variable.field))
+            variable_types[name] = fields[variable.field]
+        else:
+            expr = check.expression(f"{path} -> expr", variable.expr, fields)
+            if expr is None:
+                continue
+            captures.setdefault(kind, []).append(Capture(slot, mode, expr=expr))
+            variable_types[name] = expr.type
+        if variable.default is not None:
+            defaults[name] = variable.default
+
+    derived = _derived(check, derived_sources, variable_types, defaults)
+    metric = spec.metric
+    for role in ("group", "prediction", "label", "condition"):
+        name = getattr(metric, role)
+        if name is None:
+            continue
+        if name not in spec.variables:
+            check.fail(f"metric -> {role}", f"unknown variable {name!r}; variables: {', '.join(spec.variables)}")
+        elif role in ("prediction", "label") and variable_types.get(name) not in ("bool", None):
+            check.fail(f"metric -> {role}", f"must name a boolean variable; {name!r} is a {variable_types[name]}")
+
+    rules = []
+    for name, aggregate in spec.aggregates.items():
+        path = f"aggregates -> {name}"
+        where = check.expression(f"{path} -> where", aggregate.where, variable_types, "bool") if aggregate.where else None
+        if aggregate.sum is not None:
+            if aggregate.sum not in spec.variables:
+                check.fail(f"{path} -> sum", f"unknown variable {aggregate.sum!r}; variables: {', '.join(spec.variables)}")
+            elif variable_types.get(aggregate.sum) not in ("number", None):
+                check.fail(f"{path} -> sum", f"must name a numeric variable; {aggregate.sum!r} is a {variable_types[aggregate.sum]}")
+        rules.append(AggregateRule(name, "sum" if aggregate.sum else "count", aggregate.sum, where))
+
+    prior: float | Expression | None = spec.estimator.prior
+    if isinstance(spec.estimator.prior, str):
+        prior = check.expression(
+            "estimator -> prior", spec.estimator.prior, {name: "number" for name in spec.aggregates}, "number"
+        )
+
+    if check.issues:
+        raise SpecError(source, check.issues)
+
+    layout = TrialLayout(
+        slot_names=tuple(slot_names),
+        captures={kind: tuple(items) for kind, items in captures.items()},
+        derived=derived,
+        defaults=defaults,
+        opens_on=frozenset(spec.trial.opens_on) if spec.trial.opens_on else None,
+        close_on=frozenset(spec.trial.close_on or ()),
+        close_after=spec.trial.close_after,
+    )
+    cells = MetricCells(
+        type=metric.type,
+        group=metric.group,
+        prediction=metric.prediction,
+        label=metric.label,
+        condition=metric.condition,
+        groups=frozenset(metric.groups) if isinstance(metric.groups, list) else None,
+    )
+    assert prior is not None
+    monitor = MonitorConfig(
+        name=spec.monitor,
+        metric=metric.type,
+        threshold=metric.threshold,
+        prior=prior,
+        confidence=spec.estimator.confidence,
+        tick=spec.evaluate.tick,
+        on_close=spec.evaluate.on == "close",
+        buckets=spec.buckets,
+    )
+    return Plan(spec, layout, Outcomes(cells, tuple(rules)), monitor)
+
+
+def _derived(
+    check: _Checker, sources: dict[str, Variable], types: dict[str, Any], defaults: dict[str, Any]
+) -> tuple[tuple[str, Expression], ...]:
+    """Compile expression-only variables in dependency order; report unknown names and cycles."""
+    ordered: list[tuple[str, Expression]] = []
+    remaining = dict(sources)
+    while remaining:
+        progressed = False
+        for name, variable in list(remaining.items()):
+            needs = _names(variable.expr or "")
+            if needs & remaining.keys():
+                continue
+            expr = check.expression(f"variables -> {name} -> expr", variable.expr, types)
+            del remaining[name]
+            progressed = True
+            if expr is not None:
+                ordered.append((name, expr))
+                types[name] = expr.type
+                if variable.default is not None:
+                    defaults[name] = variable.default
+        if not progressed:
+            for name in remaining:
+                check.fail(f"variables -> {name} -> expr", f"variables depend on each other in a cycle: {', '.join(remaining)}")
+            break
+    return tuple(ordered)

@@ -1,0 +1,1 @@
+"""From per-group estimates to verdicts and alert records (pure)."""
