@@ -1,0 +1,26 @@
+"""The `fairstream` command: registers one module per command."""
+
+from __future__ import annotations
+
+import click
+
+from pipeline import __version__
+from pipeline.cli.bench import bench
+from pipeline.cli.plot import plot
+from pipeline.cli.run import run
+from pipeline.cli.spec import spec
+from pipeline.cli.synth import synth
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="fairstream")
+def cli() -> None:
+    """Monitor algorithmic fairness over event streams."""
+
+
+for command in (run, plot, spec, synth, bench):
+    cli.add_command(command)
+
+
+def main() -> None:
+    cli(prog_name="fairstream")

@@ -1,0 +1,17 @@
+"""`fairstream bench …`: benchmarks and studies that print ratios measured in one run."""
+
+from __future__ import annotations
+
+import click
+
+from pipeline.cli.bench_hiring import hiring
+from pipeline.cli.bench_throughput import throughput
+
+
+@click.group()
+def bench() -> None:
+    """Measure throughput and detection behaviour."""
+
+
+for command in (throughput, hiring):
+    bench.add_command(command)

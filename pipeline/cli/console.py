@@ -1,0 +1,34 @@
+"""All terminal output goes through here: one console, tables, and one-line errors."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+from rich.console import Console
+from rich.table import Table
+
+console = Console(highlight=False)
+errors = Console(stderr=True, highlight=False)
+
+
+def error(message: str) -> None:
+    errors.print(f"[bold red]error:[/] {message}", soft_wrap=True)
+
+
+def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *, right: Iterable[int] = ()) -> None:
+    """Print a table; `right` lists the columns to right-align (numbers)."""
+    view = Table(title=title, title_justify="left", show_edge=False, header_style="bold")
+    aligned = set(right)
+    for index, column in enumerate(columns):
+        view.add_column(column, justify="right" if index in aligned else "left")
+    for row in rows:
+        view.add_row(*(fmt(cell) for cell in row))
+    console.print(view)
+
+
+def fmt(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return str(value)

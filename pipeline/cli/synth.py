@@ -1,0 +1,8 @@
+"""`fairstream synth …`: generate decision streams."""
+
+import click
+
+
+@click.group()
+def synth() -> None:
+    """Generate synthetic decision streams."""
