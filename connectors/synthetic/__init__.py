@@ -1,0 +1,1 @@
+"""Generators of synthetic decision streams (seeded, reproducible)."""
