@@ -48,10 +48,10 @@ class Monitor:
         """Take one bucket's report; return the records of every evaluation that is now final."""
         self.progress[report.bucket] = max(report.through, self.progress.get(report.bucket, report.through))
         for tick, delta in report.deltas.items():
-            if tick in self.pending:
-                self.pending[tick] += delta
-            else:
-                self.pending[tick] = delta
+            merged = self.pending.get(tick)
+            if merged is None:
+                merged = self.pending[tick] = TickDelta()
+            merged += delta
         self.unmatched += report.unmatched
         self.unfinished += report.unfinished
         if len(self.progress) < self.config.buckets:

@@ -31,7 +31,7 @@ def check(files: tuple[str, ...]) -> None:
             for line in str(err).splitlines():
                 console.error(line)
             continue
-        console.console.print(f"{path}: ok ({plan.spec.monitor}: {plan.spec.metric.type}, {len(plan.spec.variables)} variables)")
+        console.console.print(f"{path}: ok ({plan.spec.monitor}: {plan.spec.metric.type}, {len(plan.spec.variables)} variables)", soft_wrap=True)
     sys.exit(2 if failed else 0)
 
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from pipeline.errors import SpecError
 from pipeline.spec.models import Spec
@@ -17,7 +17,36 @@ def _location(loc: tuple[Any, ...]) -> str:
     return " -> ".join(str(part) for part in loc)
 
 
+def _allowed_fields(loc: tuple[Any, ...]) -> list[str]:
+    """Field names of the model that `loc` (ending in the unknown field) points into."""
+    model: Any = Spec
+    for part in loc[:-1]:
+        if not isinstance(model, type) or not issubclass(model, BaseModel):
+            return []
+        field = model.model_fields.get(str(part))
+        if field is None:
+            continue  # a dict key such as a variable name: stay on the value's model
+        model = _model_in(field.annotation)
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        return list(model.model_fields)
+    return []
+
+
+def _model_in(annotation: Any) -> Any:
+    """The pydantic model inside an annotation such as `Metric`, `dict[str, Variable]` or `X | None`."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in reversed(get_args(annotation)):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
 def _message(error: dict[str, Any]) -> str:
+    if error["type"] == "extra_forbidden":
+        allowed = _allowed_fields(error["loc"])
+        return f"unknown field {error['loc'][-1]!r}" + (f"; allowed: {', '.join(allowed)}" if allowed else "")
     message = error["msg"].removeprefix("Value error, ")
     value = error.get("input")
     if error["type"] not in ("missing", "value_error", "model_type") and not isinstance(value, (dict, list)):

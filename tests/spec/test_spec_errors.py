@@ -1,0 +1,119 @@
+"""A bad spec fails at load with the file, the field path and the reason; every problem is reported at once."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from pipeline.cli import cli
+from pipeline.errors import SpecError
+from pipeline.spec.load import load_plan
+from tests.conftest import SPECS
+
+BASE = yaml.safe_load((SPECS / "compas_equalized_odds.yaml").read_text())
+
+
+def edited(tmp_path: Path, edit) -> Path:
+    spec = copy.deepcopy(BASE)
+    edit(spec)
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    return path
+
+
+CASES = [
+    (
+        lambda s: s["metric"].update(threshold=1.5),
+        "metric -> threshold: Input should be less than or equal to 1; got 1.5",
+    ),
+    (
+        lambda s: s["variables"]["group"].update(first="SCREENING"),
+        "variables -> group -> first: unknown event kind 'SCREENING'; known kinds: RECIDIVISM, SCREEN",
+    ),
+    (
+        lambda s: s["variables"]["group"].update(field="ethnicity"),
+        "variables -> group -> field: SCREEN events do not declare field 'ethnicity'; declared: age_cat, decile_score, race, sex",
+    ),
+    (
+        lambda s: s["variables"]["high_risk"].update(expr='decile_score > "6"'),
+        'variables -> high_risk -> expr: cannot compare number with string: decile_score > "6"; compare values of the same type',
+    ),
+    (
+        lambda s: s["trial"].update(close_after="two years"),
+        "trial -> close_after: a duration is a whole number and a unit (w, d, h, m, s), like 730d or 12h; got 'two years'",
+    ),
+    (
+        lambda s: s["metric"].update(label="outcome"),
+        "metric -> label: unknown variable 'outcome'; variables: group, high_risk, reoffended",
+    ),
+    (
+        lambda s: s["metric"].update(prediction="group"),
+        "metric -> prediction: must name a boolean variable; 'group' is a string",
+    ),
+    (
+        lambda s: s["estimator"].update(kappa=3),
+        "estimator -> kappa: unknown field 'kappa'; allowed: prior, confidence, verdict",
+    ),
+    (
+        lambda s: s["variables"]["high_risk"].update(expr='__import__("os").system("ls")'),
+        "variables -> high_risk -> expr: function calls are not allowed",
+    ),
+    (
+        lambda s: s["trial"].update(close_after=None),
+        "trial: a trial needs close_after, close_on, or both",
+    ),
+    (
+        lambda s: s["metric"].pop("label"),
+        "metric: equalized_odds needs label: the variable holding the true outcome",
+    ),
+]
+
+
+@pytest.mark.parametrize(("edit", "message"), CASES)
+def test_each_mistake_is_reported_with_file_path_and_reason(tmp_path, edit, message):
+    path = edited(tmp_path, edit)
+    with pytest.raises(SpecError) as caught:
+        load_plan(path)
+    assert str(caught.value).startswith(f"{path}: {message}")
+
+
+def test_all_problems_are_reported_together(tmp_path):
+    def two_mistakes(spec):
+        spec["variables"]["group"]["field"] = "ethnicity"
+        spec["metric"]["label"] = "outcome"
+
+    with pytest.raises(SpecError) as caught:
+        load_plan(edited(tmp_path, two_mistakes))
+    assert [path for path, _ in caught.value.issues] == ["variables -> group -> field", "metric -> label"]
+
+
+def test_yaml_syntax_errors_name_the_line(tmp_path):
+    path = tmp_path / "broken.yaml"
+    path.write_text("monitor: x\ninput: [unclosed\n")
+    with pytest.raises(SpecError, match=r"broken.yaml: line 3, column 1: invalid YAML"):
+        load_plan(path)
+
+
+def test_spec_check_cli_exit_codes_and_output(tmp_path):
+    runner = CliRunner()
+    env = {"NO_COLOR": "1", "COLUMNS": "200"}
+    good = runner.invoke(cli, ["spec", "check", str(SPECS / "compas_equalized_odds.yaml")], env=env)
+    assert good.exit_code == 0
+    assert good.output == f"{SPECS / 'compas_equalized_odds.yaml'}: ok (compas-equalized-odds: equalized_odds, 3 variables)\n"
+    bad_path = edited(tmp_path, lambda s: s["metric"].update(threshold=0))
+    bad = runner.invoke(cli, ["spec", "check", str(bad_path)], env=env)
+    assert bad.exit_code == 2
+    assert bad.output == f"error: {bad_path}: metric -> threshold: Input should be greater than 0; got 0\n"
+
+
+def test_spec_schema_is_json_schema_of_the_models():
+    import json
+
+    result = CliRunner().invoke(cli, ["spec", "schema"])
+    schema = json.loads(result.output)
+    assert result.exit_code == 0 and schema["title"] == "Spec"
+    assert {"monitor", "input", "trial", "variables", "metric"} <= set(schema["required"])

@@ -1,0 +1,74 @@
+"""The per-monitor merge: evaluations wait for every bucket, follow event time, and alerts fire on verdict changes."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from pipeline.monitor import Monitor
+from pipeline.timefmt import DAY
+from pipeline.trials.bucket import FINISHED, Report
+from pipeline.trials.outcomes import TickDelta
+from tests.helpers import plan_of
+
+
+def delta(**cells: tuple[int, int]) -> TickDelta:
+    d = TickDelta()
+    for group, (hits, n) in cells.items():
+        d.counts[("selection_rate", group)] = [hits, n]
+        d.closed += n
+    return d
+
+
+def monitor(buckets: int = 2, confidence: float = 0) -> Monitor:
+    plan = plan_of(metric={"type": "demographic_parity", "label": None}, estimator={"confidence": confidence})
+    return Monitor(dataclasses.replace(plan.monitor, buckets=buckets))
+
+
+def estimates(records):
+    return [r for r in records if r["type"] == "fairness.estimate"]
+
+
+def test_nothing_is_evaluated_until_every_bucket_reported_the_tick():
+    m = monitor()
+    assert m.receive(Report(0, 3 * DAY, {DAY: delta(a=(1, 2))})) == []
+    records = m.receive(Report(1, 2 * DAY, {2 * DAY: delta(b=(0, 1))}))
+    assert [r["event_time"][:10] for r in estimates(records)] == ["1970-01-02", "1970-01-03"]
+    assert estimates(records)[-1]["parts"]["selection_rate"]["groups"]["b"]["trials"] == 1
+
+
+def test_evaluation_order_does_not_depend_on_report_order():
+    reports = [
+        Report(0, 2 * DAY, {DAY: delta(a=(1, 2))}),
+        Report(1, 1 * DAY, {DAY: delta(b=(0, 2))}),
+        Report(1, 3 * DAY, {3 * DAY: delta(b=(2, 2))}),
+        Report(0, FINISHED, {3 * DAY: delta(a=(0, 1))}),
+    ]
+
+    def run(order):
+        m = monitor()
+        out = []
+        for index in order:
+            out.extend(m.receive(reports[index]))
+        return [{k: v for k, v in r.items() if k != "emitted_at"} for r in out]
+
+    # each bucket reports in order (0 then 3, 1 then 2); the interleaving between buckets is arbitrary
+    assert run([0, 1, 2, 3]) == run([1, 2, 0, 3]) == run([1, 0, 3, 2]) == run([0, 3, 1, 2])
+
+
+def test_violation_then_recovery_fire_once_each():
+    m = monitor(buckets=1)
+    records = m.receive(Report(0, DAY, {DAY: delta(a=(5, 10), b=(1, 10))}))
+    records += m.receive(Report(0, 2 * DAY, {2 * DAY: delta(a=(0, 0), b=(0, 0))}))
+    records += m.receive(Report(0, 3 * DAY, {3 * DAY: delta(b=(8, 10))}))
+    kinds = [(r["type"], r["event_time"][:10]) for r in records if r["type"] != "fairness.estimate"]
+    assert kinds == [("fairness.violation", "1970-01-02"), ("fairness.recovered", "1970-01-04")]
+    first = next(r for r in records if r["type"] == "fairness.violation")
+    assert first["pair"] == ["a", "b"] and first["gap"] == 0.5 - 0.1
+
+
+def test_alert_ids_are_deterministic():
+    def ids():
+        m = monitor(buckets=1)
+        return [r["alert_id"] for r in m.receive(Report(0, DAY, {DAY: delta(a=(5, 10), b=(1, 10))}))]
+
+    assert ids() == ids() and len(set(ids())) == 2

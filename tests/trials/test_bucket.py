@@ -1,0 +1,80 @@
+"""Trial buckets: trials open on their first event, close by event time even without further events, and are freed."""
+
+from __future__ import annotations
+
+import pickle
+
+from pipeline.events import Event
+from pipeline.timefmt import DAY
+from pipeline.trials.bucket import Bucket
+from tests.helpers import plan_of, recid, screen
+
+
+def bucket(partitions: int = 1, lateness: int = 0, **changes) -> Bucket:
+    plan = plan_of(**changes)
+    return Bucket(0, plan.layout, plan.outcomes, partitions=partitions, lateness=lateness, tick=DAY)
+
+
+def closed_cells(report) -> dict[int, dict]:
+    return {tick // DAY: {key: cell for key, cell in delta.counts.items()} for tick, delta in report.deltas.items()}
+
+
+def test_a_trial_closes_by_event_time_without_another_event_of_its_key():
+    b = bucket()
+    b.receive(0, [screen("x", 10)], 10 * DAY)
+    assert b.receive(0, [screen("y", 700)], 700 * DAY).deltas == {}
+    report = b.receive(0, [screen("z", 745)], 745 * DAY)
+    assert closed_cells(report) == {740: {("false_positive_rate", "a"): [1, 1]}}
+    assert "x" not in b.trials and set(b.trials) == {"y", "z"}
+
+
+def test_exists_within_counts_only_events_inside_the_window():
+    b = bucket()
+    b.receive(0, [screen("in", 0), screen("out", 0, score=1)], 0)
+    report = b.receive(0, [recid("in", 730), recid("out", 731)], 731 * DAY)
+    assert closed_cells(report) == {730: {("true_positive_rate", "a"): [1, 1], ("false_positive_rate", "a"): [0, 1]}}
+
+
+def test_events_without_an_open_trial_are_counted_as_unmatched():
+    b = bucket()
+    report = b.receive(0, [recid("ghost", 3)], 3 * DAY)
+    assert report is not None and report.unmatched == 1 and b.trials == {}
+
+
+def test_a_closing_event_closes_at_its_time_and_reports_at_the_next_tick():
+    b = bucket()
+    decide = Event("h", 5 * DAY + 3600, "DECIDE", {"id": "h", "race": "a", "hired": True})
+    report = b.receive(0, [decide], 5 * DAY + 3600)
+    assert report.deltas == {} and b.trials == {} and len(b.due) == 1
+    report = b.receive(0, [], 6 * DAY + 1)
+    assert list(report.deltas) == [6 * DAY] and report.deltas[6 * DAY].incomplete == 1
+
+
+def test_no_tick_is_final_until_every_partition_has_reported():
+    b = bucket(partitions=2)
+    assert b.receive(0, [screen("x", 0)], 800 * DAY) is None
+    report = b.receive(1, [], 900 * DAY)
+    assert report is not None and report.through == 799 * DAY and 730 * DAY in report.deltas
+
+
+def test_lateness_holds_the_watermark_back():
+    b = bucket(lateness=10 * DAY)
+    b.receive(0, [screen("x", 0)], 0)
+    assert b.receive(0, [], 735 * DAY).deltas == {}
+    assert 730 * DAY in b.receive(0, [], 741 * DAY).deltas
+
+
+def test_finish_closes_timed_trials_and_counts_trials_waiting_for_a_closing_event():
+    b = bucket(trial={"opens_on": ["SCREEN"], "close_after": None, "close_on": ["DECIDE"]})
+    b.receive(0, [screen("x", 0)], 0)
+    report = b.finish()
+    assert report.deltas == {} and report.unfinished == 1 and b.trials == {}
+
+
+def test_snapshot_is_an_independent_copy_that_pickles():
+    b = bucket()
+    b.receive(0, [screen("x", 0)], 0)
+    copy = pickle.loads(pickle.dumps(b.snapshot()))
+    b.receive(0, [recid("x", 3)], 3 * DAY)
+    assert copy.trials["x"] != b.trials["x"]
+    assert closed_cells(copy.finish()) == {730: {("false_positive_rate", "a"): [1, 1]}}
