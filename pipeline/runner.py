@@ -1,4 +1,4 @@
-"""Run a monitor over a file: in this process (one or more worker threads) or as several cooperating processes."""
+"""Run a monitor job — a spec, an input (file or Kafka topic) and an output (directory or alert topic) — in this process or as several cooperating processes."""
 
 from __future__ import annotations
 
@@ -6,24 +6,65 @@ import os
 import socket
 import subprocess
 import sys
-from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
-from typing import Any, Callable, Iterable, Literal
+from typing import Annotated, Any, Callable, Iterable, Literal
 
 import orjson
+from bytewax.dataflow import Dataflow
+from bytewax.recovery import RecoveryConfig, init_db_dir
 from bytewax.testing import cluster_main, run_main
+from pydantic import BaseModel, ConfigDict, Field
 
 from connectors.compas import compas_records
 from connectors.files import OUTPUT_FILES, RecordSource, csv_rows, jsonl_lines, output_sink
+from connectors.kafka import dead_letter_topic, ensure_topics, estimates_topic, kafka_sink, kafka_source, partition_counts, record_encoder
 from pipeline.errors import FairstreamError
 from pipeline.flow import build_flow
 from pipeline.spec.load import load_plan
-from pipeline.spec.plan import Plan
 
 InputFormat = Literal["compas", "csv", "jsonl"]
 FORMATS: tuple[InputFormat, ...] = ("compas", "csv", "jsonl")
 
 _FILE_OF_TYPE = {"fairness.estimate": "estimates.jsonl", "pipeline.dead_letter": "dead_letters.jsonl"}
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FileInput(_Model):
+    kind: Literal["file"] = "file"
+    path: str
+    format: InputFormat
+
+
+class KafkaInput(_Model):
+    kind: Literal["kafka"] = "kafka"
+    bootstrap: str
+    topic: str
+    tail: bool = True
+
+
+class FileOutput(_Model):
+    kind: Literal["file"] = "file"
+    out_dir: str
+
+
+class KafkaOutput(_Model):
+    kind: Literal["kafka"] = "kafka"
+    bootstrap: str
+    alerts: str
+
+
+class Job(_Model):
+    """Everything a worker process needs to build the same dataflow as its peers."""
+
+    spec: str
+    input: Annotated[FileInput | KafkaInput, Field(discriminator="kind")]
+    output: Annotated[FileOutput | KafkaOutput, Field(discriminator="kind")]
+    recovery: str | None = None
+    snapshot_seconds: float = 2.0
 
 
 def guess_format(path: str | Path) -> InputFormat:
@@ -50,17 +91,75 @@ def encode_for_files(record: dict[str, Any]) -> tuple[str, str]:
     return _FILE_OF_TYPE.get(record["type"], "alerts.jsonl"), orjson.dumps(record).decode()
 
 
-def file_flow(plan: Plan, input_path: str | Path, fmt: InputFormat, out_dir: str | Path, batch_size: int = 1000):
-    """The dataflow that reads one input file and writes the three JSON-lines outputs into `out_dir`."""
-    source = RecordSource(records_of(input_path, fmt), batch_size=batch_size)
-    return build_flow(plan, source, output_sink(out_dir), strings=fmt == "csv", encode=encode_for_files)
+def job_flow(job: Job) -> Dataflow:
+    """The dataflow of a job; every worker process builds it the same way."""
+    plan = load_plan(job.spec)
+    if isinstance(job.input, FileInput):
+        source = RecordSource(records_of(job.input.path, job.input.format))
+        partitions, strings = 1, job.input.format == "csv"
+    else:
+        source = kafka_source(job.input.bootstrap, job.input.topic, tail=job.input.tail)
+        partitions, strings = partition_counts(job.input.bootstrap, [job.input.topic])[job.input.topic], False
+    if isinstance(job.output, FileOutput):
+        sink, encode = output_sink(job.output.out_dir), encode_for_files
+    else:
+        sink, encode = kafka_sink(job.output.bootstrap, job.output.alerts), record_encoder(job.output.alerts)
+    return build_flow(plan, source, sink, partitions=partitions, strings=strings, encode=encode)
 
 
-@dataclass(frozen=True)
+def prepare(job: Job) -> None:
+    """Checks and side effects that must happen once, before any worker starts: spec, input, output topics, recovery store."""
+    load_plan(job.spec)
+    if isinstance(job.input, FileInput):
+        records_of(job.input.path, job.input.format)
+    else:
+        partition_counts(job.input.bootstrap, [job.input.topic])
+    if isinstance(job.output, FileOutput):
+        out = Path(job.output.out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        if job.recovery is None:
+            for name in OUTPUT_FILES:
+                (out / name).unlink(missing_ok=True)
+    else:
+        alerts = job.output.alerts
+        ensure_topics(job.output.bootstrap, {alerts: 1, dead_letter_topic(alerts): 1, estimates_topic(alerts): 1})
+    if job.recovery is not None:
+        store = Path(job.recovery)
+        if not store.exists() or not any(store.iterdir()):
+            store.mkdir(parents=True, exist_ok=True)
+            init_db_dir(store, 1)
+
+
+def _recovery(job: Job) -> dict[str, Any]:
+    if job.recovery is None:
+        return {}
+    return {
+        "epoch_interval": timedelta(seconds=job.snapshot_seconds),
+        "recovery_config": RecoveryConfig(Path(job.recovery)),
+    }
+
+
+def execute(job: Job, *, workers: int = 1, processes: int = 1) -> None:
+    """Run the job to its end (files, `tail=False`) or until interrupted."""
+    prepare(job)
+    if processes > 1:
+        _run_processes(job, workers, processes)
+    elif workers > 1:
+        cluster_main(job_flow(job), [], 0, worker_count_per_proc=workers, **_recovery(job))
+    else:
+        run_main(job_flow(job), **_recovery(job))
+
+
+def run_worker(job: Job, addresses: list[str], index: int, workers: int) -> None:
+    """One process of a multi-process run."""
+    cluster_main(job_flow(job), addresses, index, worker_count_per_proc=workers, **_recovery(job))
+
+
 class FileRun:
-    """Where a run wrote its outputs."""
+    """Where a file run wrote its outputs."""
 
-    out_dir: Path
+    def __init__(self, out_dir: Path):
+        self.out_dir = out_dir
 
     def read(self, name: str) -> list[dict[str, Any]]:
         path = self.out_dir / name
@@ -79,23 +178,14 @@ def run_file(
     workers: int = 1,
     processes: int = 1,
 ) -> FileRun:
-    """Monitor one input file; with `processes > 1` the flow runs as that many cooperating processes."""
-    plan = load_plan(spec_path)
-    fmt = fmt or guess_format(input_path)
-    records_of(input_path, fmt)  # fail fast on a missing or malformed input
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    for name in OUTPUT_FILES:
-        (out / name).unlink(missing_ok=True)
-    if processes <= 1:
-        flow = file_flow(plan, input_path, fmt, out)
-        if workers <= 1:
-            run_main(flow)
-        else:
-            cluster_main(flow, [], 0, worker_count_per_proc=workers)
-    else:
-        _run_processes(spec_path, input_path, fmt, out, workers, processes)
-    return FileRun(out)
+    """Monitor one input file into `out_dir`."""
+    job = Job(
+        spec=str(spec_path),
+        input=FileInput(path=str(input_path), format=fmt or guess_format(input_path)),
+        output=FileOutput(out_dir=str(out_dir)),
+    )
+    execute(job, workers=workers, processes=processes)
+    return FileRun(Path(out_dir))
 
 
 def _free_ports(count: int) -> list[int]:
@@ -109,15 +199,20 @@ def _free_ports(count: int) -> list[int]:
             sock.close()
 
 
-def _run_processes(spec_path, input_path, fmt: str, out: Path, workers: int, processes: int) -> None:
+def _run_processes(job: Job, workers: int, processes: int) -> None:
     addresses = ";".join(f"127.0.0.1:{port}" for port in _free_ports(processes))
     children = [
         subprocess.Popen(
-            [sys.executable, "-m", "pipeline.worker", str(spec_path), str(input_path), fmt, str(out), addresses, str(index), str(workers)],
+            [sys.executable, "-m", "pipeline.worker", job.model_dump_json(), addresses, str(index), str(workers)],
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
         for index in range(processes)
     ]
-    codes = [child.wait() for child in children]
+    try:
+        codes = [child.wait() for child in children]
+    finally:
+        for child in children:
+            if child.poll() is None:
+                child.kill()
     if any(codes):
         raise FairstreamError(f"a worker process failed (exit codes {codes})")

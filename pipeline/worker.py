@@ -1,17 +1,13 @@
-"""One process of a multi-process file run: `python -m pipeline.worker SPEC INPUT FORMAT OUT ADDRESSES INDEX WORKERS`."""
+"""One process of a multi-process run: `python -m pipeline.worker JOB_JSON ADDRESSES INDEX WORKERS`."""
 
 import sys
 
-from bytewax.testing import cluster_main
-
-from pipeline.runner import file_flow
-from pipeline.spec.load import load_plan
+from pipeline.runner import Job, run_worker
 
 
 def main(argv: list[str]) -> None:
-    spec, input_path, fmt, out, addresses, index, workers = argv
-    flow = file_flow(load_plan(spec), input_path, fmt, out)  # type: ignore[arg-type]
-    cluster_main(flow, addresses.split(";"), int(index), worker_count_per_proc=int(workers))
+    job_json, addresses, index, workers = argv
+    run_worker(Job.model_validate_json(job_json), addresses.split(";"), int(index), int(workers))
 
 
 if __name__ == "__main__":

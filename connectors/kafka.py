@@ -1,0 +1,103 @@
+"""Kafka edges of the dataflow: topics, a source that yields `RawRecord`s, and the sink for alert, estimate and dead-letter records."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from bytewax.connectors.kafka import KafkaSink, KafkaSinkMessage, KafkaSource
+from bytewax.inputs import StatefulSourcePartition
+
+from pipeline.errors import ConnectorError
+from pipeline.events import RawRecord
+
+PRODUCER_CONFIG = {"partitioner": "murmur2_random", "enable.idempotence": "true", "acks": "all"}
+"""librdkafka settings for every producer: murmur2 places a key on the partition kafka-python and Java choose."""
+
+
+def dead_letter_topic(alerts_topic: str) -> str:
+    return f"{alerts_topic}.dlq"
+
+
+def estimates_topic(alerts_topic: str) -> str:
+    return f"{alerts_topic}.estimates"
+
+
+def ensure_topics(bootstrap: str, topics: dict[str, int], timeout: float = 15.0) -> dict[str, int]:
+    """Create missing topics with the given partition counts; return every topic's actual partition count."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    try:
+        existing = admin.list_topics(timeout=timeout).topics
+    except Exception as err:  # librdkafka raises KafkaException with a transport error
+        raise ConnectorError(f"cannot reach Kafka at {bootstrap}: {err}") from None
+    missing = [NewTopic(name, num_partitions=count, replication_factor=1) for name, count in topics.items() if name not in existing]
+    if missing:
+        for name, future in admin.create_topics(missing, request_timeout=timeout).items():
+            try:
+                future.result(timeout)
+            except Exception as err:
+                if "TOPIC_ALREADY_EXISTS" not in str(err):
+                    raise ConnectorError(f"cannot create topic {name!r} on {bootstrap}: {err}") from None
+    return partition_counts(bootstrap, list(topics), timeout)
+
+
+def partition_counts(bootstrap: str, topics: list[str], timeout: float = 15.0) -> dict[str, int]:
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    counts = {}
+    for topic in topics:
+        metadata = admin.list_topics(topic, timeout=timeout).topics.get(topic)
+        if metadata is None or metadata.error is not None or not metadata.partitions:
+            raise ConnectorError(f"topic {topic!r} does not exist on {bootstrap}")
+        counts[topic] = len(metadata.partitions)
+    return counts
+
+
+class _RecordPartition(StatefulSourcePartition[RawRecord, Any]):
+    """Wraps bytewax's Kafka partition: each message becomes `RawRecord(partition, offset, value)`."""
+
+    def __init__(self, inner: StatefulSourcePartition):
+        self._inner = inner
+
+    def next_batch(self) -> list[RawRecord]:
+        return [RawRecord(msg.partition, msg.offset, msg.value) for msg in self._inner.next_batch()]
+
+    def next_awake(self):
+        return self._inner.next_awake()
+
+    def snapshot(self) -> Any:
+        return self._inner.snapshot()
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+class RecordKafkaSource(KafkaSource):
+    """bytewax's `KafkaSource` (offsets kept in the recovery store) yielding `RawRecord`s."""
+
+    def build_part(self, step_id: str, for_part: str, resume_state: Any) -> _RecordPartition:  # type: ignore[override]
+        return _RecordPartition(super().build_part(step_id, for_part, resume_state))
+
+
+def kafka_source(bootstrap: str, topic: str, *, tail: bool = True, batch_size: int = 1000) -> RecordKafkaSource:
+    return RecordKafkaSource([bootstrap], [topic], tail=tail, batch_size=batch_size)
+
+
+def kafka_sink(bootstrap: str, alerts_topic: str) -> KafkaSink:
+    return KafkaSink([bootstrap], alerts_topic, add_config=dict(PRODUCER_CONFIG))
+
+
+def record_encoder(alerts_topic: str):
+    """Routes records: alerts to the alert topic, estimates to `<alerts>.estimates`, dead letters to `<alerts>.dlq`."""
+    dlq, snapshots = dead_letter_topic(alerts_topic), estimates_topic(alerts_topic)
+
+    def encode(record: dict[str, Any]) -> KafkaSinkMessage:
+        kind = record["type"]
+        topic = dlq if kind == "pipeline.dead_letter" else snapshots if kind == "fairness.estimate" else alerts_topic
+        key = record.get("monitor") or record.get("reason") or ""
+        return KafkaSinkMessage(key.encode(), orjson.dumps(record), topic=topic)
+
+    return encode
