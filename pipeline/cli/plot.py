@@ -1,7 +1,22 @@
+"""`fairstream plot DIR`: draw a run's estimates and alerts as a PNG."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
 import click
+
+from pipeline.cli import console
+from pipeline.cli.errors import reports_errors
+from pipeline.report.plot import plot_run
 
 
 @click.command()
-@click.argument("out_dir")
-def plot(out_dir: str) -> None:
-    """Not yet built."""
+@click.argument("out_dir", metavar="DIR", type=click.Path(file_okay=False))
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="PNG to write; DIR/fairness.png when omitted.")
+@click.option("--groups", "-g", multiple=True, metavar="GROUP", help="Draw only this group's line; repeat for several. Gaps still cover every group.")
+@reports_errors
+def plot(out_dir: str, output: str | None, groups: tuple[str, ...]) -> None:
+    """Draw per-group estimates and the gap between groups over event time from the output DIR of `fairstream run`."""
+    path = plot_run(Path(out_dir), Path(output) if output else None, groups=list(groups) or None)
+    console.console.print(f"wrote {path}", markup=False, soft_wrap=True)

@@ -1,0 +1,1 @@
+"""Reports drawn from a run's output files."""

@@ -1,0 +1,247 @@
+"""Draw a run's estimates and alerts as one PNG: each group's rate over event time above the gap between groups."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+from matplotlib import colormaps
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
+from pipeline.errors import InputError
+from pipeline.verdicts.alerts import RECOVERED, VIOLATION
+
+MAX_PARTS = 8
+COLUMNS = 4
+SIZE = (16, 9)
+DPI = 100
+
+NO_ESTIMATES = "no estimates in {dir}; run `fairstream run SPEC --input FILE --out DIR` first"
+NOT_JSON = "{path}:{line}: not a JSON record; was it written by `fairstream run`?"
+UNKNOWN_GROUP = "unknown group {group!r} in {path}; known groups: {known}"
+
+GAP_COLOR = "black"
+VIOLATION_COLOR = "tab:red"
+RECOVERY_COLOR = "tab:green"
+
+
+@dataclass(frozen=True)
+class PartSeries:
+    """One part of the metric over event time: each group's estimate (NaN where undefined), the gap and the verdict."""
+
+    name: str
+    times: list[datetime]
+    estimates: dict[str, list[float]]
+    trials: dict[str, int]
+    gaps: list[float]
+    violated: list[bool]
+    threshold: float
+
+    @property
+    def final_gap(self) -> float:
+        """The last evaluation's gap; minus infinity while it is undefined, so such parts sort last."""
+        return -math.inf if math.isnan(self.gaps[-1]) else self.gaps[-1]
+
+
+def plot_run(out_dir: Path, png_path: Path | None = None, *, groups: list[str] | None = None) -> Path:
+    """Read `estimates.jsonl` and `alerts.jsonl` in `out_dir`, draw them and write a 1600×900 PNG (`out_dir/fairness.png`)."""
+    out_dir = Path(out_dir)
+    estimates = read_records(out_dir / "estimates.jsonl")
+    if not estimates:
+        raise InputError(NO_ESTIMATES.format(dir=out_dir))
+    alerts = read_records(out_dir / "alerts.jsonl")
+    series = part_series(estimates)
+    if groups:
+        known = sorted({g for part in series for g in part.estimates})
+        for group in groups:
+            if group not in known:
+                raise InputError(UNKNOWN_GROUP.format(group=group, path=out_dir / "estimates.jsonl", known=", ".join(known)))
+    shown = largest_final_gaps(series, MAX_PARTS)
+    figure = draw(shown, alerts_by_part(alerts), title=figure_title(estimates[-1], len(shown), len(series)), groups=groups)
+    png_path = Path(png_path) if png_path else out_dir / "fairness.png"
+    png_path.parent.mkdir(parents=True, exist_ok=True)
+    FigureCanvasAgg(figure).print_png(png_path)
+    return png_path
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """The records of a JSON-lines file; none when the file does not exist."""
+    if not path.is_file():
+        return []
+    records = []
+    with path.open("rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                records.append(orjson.loads(line))
+            except orjson.JSONDecodeError:
+                raise InputError(NOT_JSON.format(path=path, line=number)) from None
+    return records
+
+
+def part_series(estimates: list[dict[str, Any]]) -> list[PartSeries]:
+    """Each part's history, in order of first appearance."""
+    history: dict[str, list[tuple[datetime, dict[str, Any]]]] = {}
+    for record in estimates:
+        moment = datetime.fromisoformat(record["event_time"])
+        for name, body in record["parts"].items():
+            history.setdefault(name, []).append((moment, body))
+    return [_series(name, rows) for name, rows in history.items()]
+
+
+def _series(name: str, rows: list[tuple[datetime, dict[str, Any]]]) -> PartSeries:
+    bodies = [body for _, body in rows]
+    groups = sorted({group for body in bodies for group in body["groups"]})
+    return PartSeries(
+        name=name,
+        times=[moment for moment, _ in rows],
+        estimates={g: [_number(body["groups"].get(g, {}).get("estimate")) for body in bodies] for g in groups},
+        trials={g: cell["trials"] for body in bodies for g, cell in body["groups"].items()},
+        gaps=[_number(body["gap"]) for body in bodies],
+        violated=[bool(body["violated"]) for body in bodies],
+        threshold=bodies[-1]["threshold"],
+    )
+
+
+def _number(value: float | None) -> float:
+    return math.nan if value is None else value
+
+
+def largest_final_gaps(series: list[PartSeries], limit: int) -> list[PartSeries]:
+    """All parts when there are at most `limit`, else the `limit` with the largest final gap, largest first."""
+    if len(series) <= limit:
+        return series
+    return sorted(series, key=lambda part: part.final_gap, reverse=True)[:limit]
+
+
+def violated_spans(times: list[datetime], flags: list[bool]) -> list[tuple[datetime, datetime]]:
+    """The stretches of event time in violation: from a violated evaluation to the next one that is not (or the last)."""
+    spans = []
+    start = None
+    for moment, flag in zip(times, flags):
+        if flag and start is None:
+            start = moment
+        elif not flag and start is not None:
+            spans.append((start, moment))
+            start = None
+    if start is not None:
+        spans.append((start, times[-1]))
+    return spans
+
+
+def alerts_by_part(alerts: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Violation and recovery alerts grouped by the part they concern, in file order."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for alert in alerts:
+        if alert["type"] in (VIOLATION, RECOVERED):
+            found.setdefault(alert["part"], []).append(alert)
+    return found
+
+
+def figure_title(last: dict[str, Any], shown: int, total: int) -> str:
+    """The figure title: monitor, metric and estimator, and how many parts are left out."""
+    text = f"{last['monitor']}: {last['metric']} (prior {last['prior']}, κ = {last['confidence']:g}; {last['trials']['closed']} closed trials)"
+    if shown < total:
+        text += f"\n{shown} of {total} parts, those with the largest final gap"
+    return text
+
+
+def draw(
+    series: list[PartSeries], alerts: dict[str, list[dict[str, Any]]], *, title: str, groups: list[str] | None = None
+) -> Figure:
+    """One column per part (four across, then another band): estimates by group on top; gap, threshold, violations and alerts below."""
+    figure = Figure(figsize=SIZE, dpi=DPI, layout="constrained")
+    columns = min(len(series), COLUMNS)
+    bands = math.ceil(len(series) / columns)
+    grid = figure.add_gridspec(2 * bands, columns, height_ratios=[3, 2] * bands)
+    colors = _colors(sorted({g for part in series for g in part.estimates}))
+    for index, part in enumerate(series):
+        band, column = divmod(index, columns)
+        top = figure.add_subplot(grid[2 * band, column])
+        bottom = figure.add_subplot(grid[2 * band + 1, column], sharex=top)
+        _draw_estimates(top, part, colors, groups, legend_columns=3 if columns <= 2 else 2)
+        _draw_gap(bottom, part, alerts.get(part.name, []))
+        if column == 0:
+            top.set_ylabel("estimate")
+            bottom.set_ylabel("gap (max − min)")
+    figure.suptitle(title, fontsize=14)
+    figure.legend(handles=_key(), loc="outside lower center", ncol=5, frameon=False, fontsize=11)
+    return figure
+
+
+def _colors(groups: list[str]) -> dict[str, Any]:
+    palette = colormaps["tab10" if len(groups) <= 10 else "tab20"]
+    return {group: palette(index % palette.N) for index, group in enumerate(groups)}
+
+
+def _draw_estimates(ax: Axes, part: PartSeries, colors: dict[str, Any], groups: list[str] | None, *, legend_columns: int) -> None:
+    """Lines by group; the legend, titled with the part, sits above the axes so it never hides a line."""
+    lines = [
+        ax.plot(part.times, values, color=colors[group], linewidth=1.5, label=f"{group} (n={part.trials[group]})")[0]
+        for group, values in part.estimates.items()
+        if not groups or group in groups
+    ]
+    ax.tick_params(labelbottom=False)
+    ax.grid(alpha=0.3)
+    legend = ax.legend(
+        handles=lines, title=part.name, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=legend_columns, fontsize=9, frameon=False
+    )
+    legend.get_title().set_fontsize(12)
+
+
+def _draw_gap(ax: Axes, part: PartSeries, alerts: list[dict[str, Any]]) -> None:
+    ax.plot(part.times, part.gaps, color=GAP_COLOR, linewidth=1.3)
+    ax.axhline(part.threshold, color=VIOLATION_COLOR, linestyle="--", linewidth=1.2)
+    for start, end in violated_spans(part.times, part.violated):
+        ax.axvspan(start, end, color=VIOLATION_COLOR, alpha=0.12, linewidth=0)
+    for alert in alerts:
+        color = VIOLATION_COLOR if alert["type"] == VIOLATION else RECOVERY_COLOR
+        ax.axvline(datetime.fromisoformat(alert["event_time"]), color=color, linestyle=":", linewidth=1.3)
+    first = next((alert for alert in alerts if alert["type"] == VIOLATION), None)
+    if first is not None:
+        _label_first_violation(ax, part, first)
+    highest = max([gap for gap in part.gaps if not math.isnan(gap)] + [part.threshold])
+    ax.set_ylim(0, highest * 1.3)  # headroom for the label of the first violation
+    ax.grid(alpha=0.3)
+    locator = AutoDateLocator()
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))
+
+
+def _label_first_violation(ax: Axes, part: PartSeries, alert: dict[str, Any]) -> None:
+    moment = datetime.fromisoformat(alert["event_time"])
+    span = (part.times[-1] - part.times[0]).total_seconds() or 1.0
+    right_half = (moment - part.times[0]).total_seconds() / span > 0.6
+    high, low = alert["pair"]
+    ax.annotate(
+        f"{moment:%Y-%m-%d}: {high} vs {low}",
+        xy=(moment, 1),
+        xycoords=("data", "axes fraction"),
+        xytext=(-6 if right_half else 6, -6),
+        textcoords="offset points",
+        ha="right" if right_half else "left",
+        va="top",
+        fontsize=9,
+        color=VIOLATION_COLOR,
+        bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "none", "alpha": 0.85},
+    )
+
+
+def _key() -> list[Any]:
+    return [
+        Line2D([], [], color=GAP_COLOR, linewidth=1.3, label="gap between groups"),
+        Line2D([], [], color=VIOLATION_COLOR, linestyle="--", label="threshold"),
+        Patch(color=VIOLATION_COLOR, alpha=0.12, label="violated"),
+        Line2D([], [], color=VIOLATION_COLOR, linestyle=":", label="violation alert"),
+        Line2D([], [], color=RECOVERY_COLOR, linestyle=":", label="recovery alert"),
+    ]

@@ -1,0 +1,123 @@
+"""`fairstream plot`: a real COMPAS run drawn to a 1600×900 PNG, one-line errors, and the pure helpers behind the figure."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import orjson
+import pytest
+from click.testing import CliRunner
+from matplotlib.image import imread
+
+from pipeline.cli import cli
+from pipeline.report.plot import draw, figure_title, largest_final_gaps, part_series, violated_spans
+from pipeline.runner import run_file
+
+ENV = {"NO_COLOR": "1", "COLUMNS": "80"}
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(cli, list(args), env=ENV)
+
+
+@pytest.fixture(scope="module")
+def compas_run(tmp_path_factory, compas_csv: Path, specs_dir: Path) -> Path:
+    out = tmp_path_factory.mktemp("compas")
+    run_file(specs_dir / "compas_equalized_odds.yaml", compas_csv, out)
+    return out
+
+
+def test_plot_writes_a_1600_by_900_png_into_the_run_directory(compas_run: Path):
+    result = invoke("plot", str(compas_run))
+    png = compas_run / "fairness.png"
+    assert result.exit_code == 0, result.output
+    assert result.output == f"wrote {png}\n"
+    assert imread(png).shape[:2] == (900, 1600)
+
+
+def test_plot_draws_chosen_groups_to_the_given_file(compas_run: Path, tmp_path: Path):
+    png = tmp_path / "figures" / "two.png"
+    result = invoke("plot", str(compas_run), "--output", str(png), "--groups", "African-American", "-g", "Caucasian")
+    assert result.exit_code == 0, result.output
+    assert result.output == f"wrote {png}\n"
+    assert imread(png).shape[:2] == (900, 1600)
+
+
+def test_plot_rejects_an_unknown_group_naming_the_known_ones(compas_run: Path):
+    result = invoke("plot", str(compas_run), "--groups", "Martian")
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"error: unknown group 'Martian' in {compas_run / 'estimates.jsonl'}; "
+        "known groups: African-American, Asian, Caucasian, Hispanic, Native American, Other\n"
+    )
+
+
+@pytest.mark.parametrize("estimates", [None, b"", b"\n"])
+def test_plot_without_estimates_says_how_to_make_them(tmp_path: Path, estimates: bytes | None):
+    if estimates is not None:
+        (tmp_path / "estimates.jsonl").write_bytes(estimates)
+    result = invoke("plot", str(tmp_path))
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr == f"error: no estimates in {tmp_path}; run `fairstream run SPEC --input FILE --out DIR` first\n"
+    assert not (tmp_path / "fairness.png").exists()
+
+
+def test_violated_spans_run_from_a_violation_to_the_next_clear_evaluation_or_the_end():
+    days = [datetime(2015, 1, d) for d in range(1, 8)]
+    flags = [False, True, True, False, False, True, True]
+    assert violated_spans(days, flags) == [(days[1], days[3]), (days[5], days[6])]
+    assert violated_spans(days, [False] * 7) == []
+
+
+def estimate(day: int, gaps: dict[str, float | None]) -> dict:
+    """An estimate record whose parts have two groups `gap` apart (one group only when the gap is None)."""
+    parts = {}
+    for name, gap in gaps.items():
+        groups = {"a": {"estimate": 0.5, "hits": 5, "trials": 10}}
+        if gap is not None:
+            groups["b"] = {"estimate": 0.5 - gap, "hits": 1, "trials": 10}
+        defined = gap is not None
+        parts[name] = {
+            "groups": groups,
+            "gap": gap,
+            "pair": ["a", "b"] if defined else None,
+            "threshold": 0.1,
+            "violated": gap > 0.1 if defined else None,
+        }
+    moment = datetime(2024, 1, 1, tzinfo=timezone.utc) + timedelta(days=day)
+    return {
+        "monitor": "m",
+        "type": "fairness.estimate",
+        "event_time": moment.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "metric": "conditional_statistical_parity",
+        "prior": 0.5,
+        "confidence": 10.0,
+        "trials": {"closed": 20 * (day + 1), "incomplete": 0},
+        "parts": parts,
+    }
+
+
+def test_many_strata_keep_the_eight_largest_final_gaps_and_say_so():
+    names = [f"selection_rate[seminar={i}]" for i in range(10)]
+    records = [estimate(0, {n: 0.0 for n in names}), estimate(1, {n: i / 100 for i, n in enumerate(names)} | {names[9]: None})]
+    series = part_series(records)
+    shown = largest_final_gaps(series, 8)
+    assert [part.name for part in shown] == [names[i] for i in (8, 7, 6, 5, 4, 3, 2, 1)]
+    text = figure_title(records[-1], len(shown), len(series))
+    assert text == "m: conditional_statistical_parity (prior 0.5, κ = 10; 40 closed trials)\n8 of 10 parts, those with the largest final gap"
+    figure = draw(shown, {}, title=text)
+    assert figure.get_suptitle() == text
+    assert [ax.get_legend().get_title().get_text() for ax in figure.axes[::2]] == [part.name for part in shown]
+
+
+def test_a_group_seen_late_is_undefined_before():
+    first = estimate(0, {"selection_rate": None})
+    second = estimate(1, {"selection_rate": 0.2})
+    (part,) = part_series([first, second])
+    assert part.estimates["a"] == [0.5, 0.5]
+    assert math.isnan(part.estimates["b"][0]) and part.estimates["b"][1] == pytest.approx(0.3)
+    assert part.trials == {"a": 10, "b": 10}
+    assert part.violated == [False, True]
