@@ -63,7 +63,7 @@ def replay(
     from confluent_kafka import Producer
 
     ensure_topics(bootstrap, {topic: partitions})
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "batch.num.messages": 10000, "compression.type": "lz4", **PRODUCER_CONFIG})
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "batch.num.messages": 10000, **PRODUCER_CONFIG})
     errors: list[str] = []
 
     def delivered(err, _msg) -> None:

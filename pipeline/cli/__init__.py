@@ -5,8 +5,10 @@ from __future__ import annotations
 import click
 
 from pipeline import __version__
+from pipeline.cli.alerts import alerts
 from pipeline.cli.bench import bench
 from pipeline.cli.plot import plot
+from pipeline.cli.replay import replay
 from pipeline.cli.run import run
 from pipeline.cli.spec import spec
 from pipeline.cli.synth import synth
@@ -18,7 +20,7 @@ def cli() -> None:
     """Monitor algorithmic fairness over event streams."""
 
 
-for command in (run, plot, spec, synth, bench):
+for command in (run, replay, alerts, plot, spec, synth, bench):
     cli.add_command(command)
 
 

@@ -1,35 +1,23 @@
-"""`fairstream run SPEC --input FILE`: monitor a file and print what was found."""
+"""`fairstream run SPEC`: monitor a file or a Kafka topic and print what was found."""
 
 from __future__ import annotations
 
 import time
-from pathlib import Path
+from typing import Any
 
 import click
 
+from connectors.alerts import subscribe
+from connectors.kafka import dead_letter_topic, estimates_topic
 from pipeline.cli import console
 from pipeline.cli.errors import reports_errors
-from pipeline.runner import FORMATS, run_file
+from pipeline.errors import FairstreamError
+from pipeline.runner import FORMATS, FileInput, FileOutput, FileRun, Job, KafkaInput, KafkaOutput, execute, guess_format
 from pipeline.verdicts.summary import dead_letter_counts, final_rates, first_violations
 
 
-@click.command()
-@click.argument("spec", type=click.Path(dir_okay=False))
-@click.option("--input", "input_path", required=True, type=click.Path(dir_okay=False), help="CSV or JSON-lines file of events, or the ProPublica COMPAS CSV.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Input format; guessed from the file name when omitted.")
-@click.option("--out", "out_dir", default="out", show_default=True, type=click.Path(file_okay=False), help="Directory for alerts.jsonl, estimates.jsonl, dead_letters.jsonl.")
-@click.option("--workers", default=1, show_default=True, type=click.IntRange(1), help="Worker threads per process.")
-@click.option("--processes", default=1, show_default=True, type=click.IntRange(1), help="Cooperating worker processes.")
-@reports_errors
-def run(spec: str, input_path: str, fmt: str | None, out_dir: str, workers: int, processes: int) -> None:
-    """Monitor SPEC over an input file; write trigger events and estimates to --out."""
-    started = time.perf_counter()
-    result = run_file(spec, input_path, out_dir, fmt=fmt, workers=workers, processes=processes)  # type: ignore[arg-type]
-    elapsed = time.perf_counter() - started
-    estimates = result.read("estimates.jsonl")
-    alerts = result.read("alerts.jsonl")
-    dead = dead_letter_counts(result.read("dead_letters.jsonl"))
-
+def print_summary(estimates: list[dict[str, Any]], alerts: list[dict[str, Any]], dead_letters: list[dict[str, Any]]) -> None:
+    """Final per-group estimates, first violation per part and pair, and alert and dead-letter counts."""
     rows = final_rates(estimates)
     if rows:
         last = estimates[-1]
@@ -42,7 +30,6 @@ def run(spec: str, input_path: str, fmt: str | None, out_dir: str, workers: int,
         console.console.print(f"closed trials: {last['trials']['closed']}, incomplete: {last['trials']['incomplete']}")
     else:
         console.console.print("no trial closed: nothing to estimate")
-
     violations = first_violations(estimates)
     if violations:
         console.table(
@@ -51,9 +38,77 @@ def run(spec: str, input_path: str, fmt: str | None, out_dir: str, workers: int,
             [(v.part, v.high, v.low, v.event_time[:10], v.gap) for v in violations],
             right=(4,),
         )
-    turned = [a for a in alerts if a["type"] == "fairness.violation"]
+    dead = dead_letter_counts(dead_letters)
+    turned = sum(1 for a in alerts if a["type"] == "fairness.violation")
     console.console.print(
-        f"alerts: {len(turned)} violation(s), {len(alerts) - len(turned)} recovery(ies); "
-        f"dead letters: {sum(dead.values())}" + (f" ({', '.join(f'{k}: {v}' for k, v in dead.items())})" if dead else "")
+        f"alerts: {turned} violation(s), {len(alerts) - turned} recovery(ies); dead letters: {sum(dead.values())}"
+        + (f" ({', '.join(f'{k}: {v}' for k, v in dead.items())})" if dead else ""),
+        soft_wrap=True,
     )
-    console.console.print(f"wrote {Path(out_dir) / 'alerts.jsonl'}, estimates.jsonl, dead_letters.jsonl in {elapsed:.1f} s")
+
+
+@click.command()
+@click.argument("spec", type=click.Path(dir_okay=False))
+@click.option("--input", "input_path", type=click.Path(dir_okay=False), help="CSV or JSON-lines file of events, or the ProPublica COMPAS CSV.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Input file format; guessed from the file name when omitted.")
+@click.option("--out", "out_dir", default="out", show_default=True, type=click.Path(file_okay=False), help="With --input: directory for alerts.jsonl, estimates.jsonl, dead_letters.jsonl.")
+@click.option("--bootstrap", help="Kafka bootstrap servers, HOST:PORT: read --topic, write to --alerts.")
+@click.option("--topic", default="decisions", show_default=True, help="With --bootstrap: the topic of decision events.")
+@click.option("--alerts", "alerts_topic", default="fairness-alerts", show_default=True, help="With --bootstrap: alert topic (estimates go to <alerts>.estimates, dead letters to <alerts>.dlq).")
+@click.option("--until-end", is_flag=True, help="With --bootstrap: stop at the end of the topic instead of tailing it.")
+@click.option("--recovery", type=click.Path(file_okay=False), help="Recovery store directory: resume from the last snapshot after a crash.")
+@click.option("--snapshot-every", default=2.0, show_default=True, type=click.FloatRange(min=0.1), help="Seconds between recovery snapshots.")
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(1), help="Worker threads per process.")
+@click.option("--processes", default=1, show_default=True, type=click.IntRange(1), help="Cooperating worker processes.")
+@reports_errors
+def run(
+    spec: str,
+    input_path: str | None,
+    fmt: str | None,
+    out_dir: str,
+    bootstrap: str | None,
+    topic: str,
+    alerts_topic: str,
+    until_end: bool,
+    recovery: str | None,
+    snapshot_every: float,
+    workers: int,
+    processes: int,
+) -> None:
+    """Monitor SPEC over an input file (--input) or a Kafka topic (--bootstrap)."""
+    if (input_path is None) == (bootstrap is None):
+        raise FairstreamError("give exactly one of --input FILE or --bootstrap HOST:PORT")
+    started = time.perf_counter()
+    if input_path is not None:
+        job = Job(
+            spec=spec,
+            input=FileInput(path=input_path, format=fmt or guess_format(input_path)),  # type: ignore[arg-type]
+            output=FileOutput(out_dir=out_dir),
+            recovery=recovery,
+            snapshot_seconds=snapshot_every,
+        )
+        execute(job, workers=workers, processes=processes)
+        result = FileRun(job.output.out_dir)  # type: ignore[union-attr, arg-type]
+        print_summary(result.read("estimates.jsonl"), result.read("alerts.jsonl"), result.read("dead_letters.jsonl"))
+        console.console.print(f"wrote alerts.jsonl, estimates.jsonl, dead_letters.jsonl to {out_dir} in {time.perf_counter() - started:.1f} s", soft_wrap=True)
+        return
+    assert bootstrap is not None
+    job = Job(
+        spec=spec,
+        input=KafkaInput(bootstrap=bootstrap, topic=topic, tail=not until_end),
+        output=KafkaOutput(bootstrap=bootstrap, alerts=alerts_topic),
+        recovery=recovery,
+        snapshot_seconds=snapshot_every,
+    )
+    if not until_end:
+        console.console.print(f"monitoring {topic!r} on {bootstrap}; alerts to {alerts_topic!r} (Ctrl-C to stop)", soft_wrap=True)
+    try:
+        execute(job, workers=workers, processes=processes)
+    except KeyboardInterrupt:
+        return
+    print_summary(
+        list(subscribe(bootstrap, estimates_topic(alerts_topic))),
+        list(subscribe(bootstrap, alerts_topic)),
+        list(subscribe(bootstrap, dead_letter_topic(alerts_topic))),
+    )
+    console.console.print(f"read {topic!r} to its end in {time.perf_counter() - started:.1f} s; alerts are on {alerts_topic!r}", soft_wrap=True)

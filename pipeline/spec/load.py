@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, get_args
 
@@ -65,6 +66,19 @@ def parse_spec(data: Any, source: str = "<spec>") -> Spec:
         raise SpecError(source, issues) from None
 
 
+class _Yaml12Loader(yaml.SafeLoader):
+    """YAML 1.2 booleans: only true/false are booleans, so keys such as `on:` and values such as `no` stay strings."""
+
+
+_Yaml12Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Yaml12Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
+
+
 def read_yaml(path: str | Path) -> Any:
     """The YAML document in a file, with syntax errors reported by line and column."""
     source = str(path)
@@ -73,7 +87,7 @@ def read_yaml(path: str | Path) -> Any:
     except OSError as err:
         raise SpecError(source, [("", f"cannot read the spec: {err.strerror}")]) from None
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_Yaml12Loader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""

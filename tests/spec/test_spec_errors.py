@@ -117,3 +117,11 @@ def test_spec_schema_is_json_schema_of_the_models():
     schema = json.loads(result.output)
     assert result.exit_code == 0 and schema["title"] == "Spec"
     assert {"monitor", "input", "trial", "variables", "metric"} <= set(schema["required"])
+
+
+def test_yaml_keys_like_on_stay_strings(tmp_path):
+    path = edited(tmp_path, lambda s: s.update(evaluate={"on": "close"}))
+    text = path.read_text().replace("'on'", "on")
+    assert "  on: close" in text
+    path.write_text(text)
+    assert load_plan(path).monitor.on_close

@@ -1,0 +1,60 @@
+"""`fairstream alerts --bootstrap HOST:PORT`: print the alerts on the alert topic, de-duplicated by id."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import click
+import orjson
+
+from connectors.alerts import subscribe
+from pipeline.cli import console
+from pipeline.cli.errors import reports_errors
+
+
+def alert_row(record: dict[str, Any]) -> tuple[Any, ...]:
+    kind = record["type"].removeprefix("fairness.")
+    pair = " vs ".join(record.get("pair") or [])
+    return (record["event_time"][:10], kind, record.get("monitor"), record.get("part", ""), pair, record.get("gap"))
+
+
+ALERT_COLUMNS = ["event time", "alert", "monitor", "part", "pair", "gap"]
+
+
+def print_alerts(records: Iterable[dict[str, Any]], *, as_json: bool, title: str = "Alerts") -> int:
+    """Print alerts as JSON lines, or collect them into one table; return how many there were."""
+    if as_json:
+        count = 0
+        for record in records:
+            click.echo(orjson.dumps(record).decode())
+            count += 1
+        return count
+    rows = [alert_row(record) for record in records]
+    if rows:
+        console.table(title, ALERT_COLUMNS, rows, right=(5,))
+    else:
+        console.console.print("no alerts")
+    return len(rows)
+
+
+@click.command()
+@click.option("--bootstrap", required=True, help="Kafka bootstrap servers, HOST:PORT.")
+@click.option("--topic", default="fairness-alerts", show_default=True, help="Alert topic.")
+@click.option("--follow", is_flag=True, help="Keep waiting for new alerts (Ctrl-C to stop).")
+@click.option("--from-beginning", is_flag=True, help="Start at the oldest alert, not at the end (implied without --follow).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON record per line instead of a table.")
+@reports_errors
+def alerts(bootstrap: str, topic: str, follow: bool, from_beginning: bool, as_json: bool) -> None:
+    """Print fairness alerts from the alert topic, each alert id once."""
+    records = subscribe(bootstrap, topic, from_beginning=from_beginning or not follow, follow=follow)
+    if follow:
+        try:
+            for record in records:
+                if as_json:
+                    click.echo(orjson.dumps(record).decode())
+                else:
+                    console.console.print("  ".join(console.fmt(cell) for cell in alert_row(record)), soft_wrap=True)
+        except KeyboardInterrupt:
+            pass
+        return
+    print_alerts(records, as_json=as_json, title=f"Alerts on {topic}")

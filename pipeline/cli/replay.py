@@ -1,0 +1,77 @@
+"""`fairstream replay SOURCE --bootstrap HOST:PORT --topic decisions`: put a file of events onto Kafka."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterator
+
+import click
+
+from connectors.replay import EventFields, replay as replay_records
+from pipeline.cli import console
+from pipeline.cli.errors import reports_errors
+from pipeline.events import Event, RawRecord
+from pipeline.runner import FORMATS, guess_format, records_of
+from pipeline.spec.load import load_plan
+
+
+def typed_records(path: str, fmt: str, spec: str | None) -> tuple[list[Any] | Iterator[Any], EventFields]:
+    """The records to send and where their key and time are; CSV cells are converted to the spec's types when a spec is given."""
+    records = records_of(path, fmt)()  # type: ignore[arg-type]
+    if spec is None:
+        return records, EventFields()
+    plan = load_plan(spec)
+    fields = EventFields(plan.spec.input.key, plan.spec.input.time, plan.spec.input.time_format)
+    if fmt != "csv":
+        return records, fields
+    parser = plan.parser(strings=True)
+
+    def converted() -> Iterator[Any]:
+        for offset, row in enumerate(records):
+            item = parser.parse(RawRecord(0, offset, row))
+            yield item.fields if isinstance(item, Event) else row
+
+    return converted(), fields
+
+
+def count_records(path: str, fmt: str) -> int | None:
+    if fmt == "compas":
+        return None
+    with Path(path).open("rb") as handle:
+        lines = sum(1 for line in handle if line.strip())
+    return lines - 1 if fmt == "csv" else lines
+
+
+@click.command()
+@click.argument("source", type=click.Path(dir_okay=False))
+@click.option("--bootstrap", required=True, help="Kafka bootstrap servers, HOST:PORT.")
+@click.option("--topic", default="decisions", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Input format; guessed from the file name when omitted.")
+@click.option("--spec", type=click.Path(dir_okay=False), help="Spec whose key and time fields (and CSV field types) to use; default key `id`, time `date`.")
+@click.option("--partitions", default=1, show_default=True, type=click.IntRange(1), help="Partitions of the topic when it is created.")
+@click.option("--speed", type=click.FloatRange(min=0, min_open=True), help="Event-time seconds per wall-clock second (e.g. 86400 = a day per second).")
+@click.option("--as-fast-as-possible", "fast", is_flag=True, help="No pacing (the default when --speed is not given).")
+@reports_errors
+def replay(source: str, bootstrap: str, topic: str, fmt: str | None, spec: str | None, partitions: int, speed: float | None, fast: bool) -> None:
+    """Produce the events of SOURCE to a Kafka topic, keyed by the dependence key, with event time as the Kafka timestamp."""
+    fmt = fmt or guess_format(source)
+    records, fields = typed_records(source, fmt, spec)
+    if isinstance(records, list):
+        total: int | None = len(records)
+    else:
+        total = count_records(source, fmt)
+    with console.progress() as bar:
+        task = bar.add_task(f"replaying to {topic}", total=total, rate="")
+        result = replay_records(
+            records,
+            bootstrap,
+            topic,
+            fields=fields,
+            partitions=partitions,
+            speed=None if fast else speed,
+            progress=lambda n: bar.update(task, advance=n),
+        )
+    console.console.print(
+        f"replayed {result.sent:,} events to {topic!r} ({result.partitions} partition(s)) in {result.seconds:.1f} s: {result.rate:,.0f} msg/s",
+        soft_wrap=True,
+    )
