@@ -21,8 +21,8 @@ def subscribe(
 ) -> Iterator[dict[str, Any]]:
     """Yield each distinct record of `topic` once, in partition order.
 
-    Without `follow` it stops at the end offsets it saw at start (after waiting up to `wait_seconds`
-    for the topic to appear); with `follow` it keeps waiting for new records until interrupted.
+    Without `follow` it stops once it has passed the end offsets it saw at start and a poll comes back
+    empty (after waiting up to `wait_seconds` for the topic to appear); with `follow` it keeps waiting for new records until interrupted.
     Reads by partition assignment, without a consumer group, so it starts at once.
     """
     from kafka import KafkaConsumer, TopicPartition
@@ -58,7 +58,8 @@ def subscribe(
                     if record_id is not None:
                         seen.add(record_id)
                     yield record
-            if not follow and all(consumer.position(tp) >= ends[tp] for tp in assigned):
+            # an idle poll as well as the end offsets: some brokers report the end of a topic early
+            if not follow and not batches and all(consumer.position(tp) >= ends[tp] for tp in assigned):
                 return
     finally:
         consumer.close()

@@ -21,3 +21,47 @@ def compas_csv() -> Path:
 @pytest.fixture(scope="session")
 def specs_dir() -> Path:
     return SPECS
+
+
+def _docker_answers() -> bool:
+    import shutil
+    import subprocess
+
+    if shutil.which("docker") is None:
+        return False
+    try:
+        return subprocess.run(["docker", "info"], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap():
+    """A real Kafka-protocol broker: $KAFKA_BOOTSTRAP, else testcontainers Kafka where a Docker engine answers, else a local tansu process."""
+    import os
+
+    if os.environ.get("KAFKA_BOOTSTRAP"):
+        yield os.environ["KAFKA_BOOTSTRAP"]
+        return
+    if _docker_answers():
+        try:
+            from testcontainers.kafka import KafkaContainer
+        except ImportError:
+            pass
+        else:
+            with KafkaContainer() as container:
+                yield container.get_bootstrap_server()
+            return
+    from connectors.broker import LocalBroker
+
+    with LocalBroker() as broker:
+        yield broker.bootstrap
+
+
+@pytest.fixture
+def topic(request) -> str:
+    """A topic name of its own for each test."""
+    import re
+    import uuid
+
+    return f"{re.sub(r'[^A-Za-z0-9]+', '-', request.node.name)[:40]}-{uuid.uuid4().hex[:8]}"

@@ -1,0 +1,86 @@
+"""A seeded stream of hiring decisions, one independent trial per applicant, for `specs/hiring_demographic_parity.yaml`.
+
+Each applicant is male or female with probability 1/2 and is hired with the probability of their
+gender, independently of everyone else: the setting of the RTLola hiring experiment (TACAS 2025),
+where equal probabilities are fair and 0.5 vs. 0.2 violates demographic parity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+import orjson
+
+from pipeline.errors import ConnectorError
+from pipeline.timefmt import format_instant
+
+START = datetime(2024, 1, 1, tzinfo=timezone.utc)
+"""Time of the first decision; the next ones follow one minute apart."""
+
+GENDERS = ("male", "female")
+
+
+def hiring_decisions(n: int, p_male: float, p_female: float, seed: int, *, start: datetime = START) -> list[dict[str, Any]]:
+    """`n` DECISION events (`id`, `time`, `gender`, `hired`), one a minute from `start`; the same arguments give the same list.
+
+    The first k decisions do not depend on `n`: a seed's stream grows, it is not redrawn.
+
+    >>> hiring_decisions(2, p_male=1.0, p_female=0.0, seed=0)[1]
+    {'event': 'DECISION', 'id': '2', 'time': '2024-01-01T00:01:00Z', 'gender': 'male', 'hired': True}
+    """
+    for name, p in (("p_male", p_male), ("p_female", p_female)):
+        if not 0 <= p <= 1:
+            raise ValueError(f"{name} is a probability in [0, 1]; got {p}")
+    draws = np.random.default_rng(seed).random((n, 2))  # one row per applicant, so a shorter stream is a prefix of a longer one
+    male = draws[:, 0] < 0.5
+    hired = draws[:, 1] < np.where(male, p_male, p_female)
+    origin = int(start.timestamp())
+    return [
+        {
+            "event": "DECISION",
+            "id": str(index + 1),
+            "time": format_instant(origin + 60 * index),
+            "gender": "male" if is_male else "female",
+            "hired": is_hired,
+        }
+        for index, (is_male, is_hired) in enumerate(zip(male.tolist(), hired.tolist()))
+    ]
+
+
+@dataclass(frozen=True)
+class GenderCount:
+    """Applicants and hires of one gender in a decision stream."""
+
+    gender: str
+    applicants: int
+    hired: int
+
+    @property
+    def hire_rate(self) -> float | None:
+        return self.hired / self.applicants if self.applicants else None
+
+
+def count_by_gender(decisions: Iterable[dict[str, Any]]) -> list[GenderCount]:
+    """Applicants and hires per gender, male first."""
+    applicants = dict.fromkeys(GENDERS, 0)
+    hired = dict.fromkeys(GENDERS, 0)
+    for decision in decisions:
+        applicants[decision["gender"]] += 1
+        hired[decision["gender"]] += decision["hired"]
+    return [GenderCount(gender, applicants[gender], hired[gender]) for gender in GENDERS]
+
+
+def write_jsonl(path: str | Path, decisions: Iterable[dict[str, Any]]) -> int:
+    """Write the decisions as JSON lines to `path`; return how many were written."""
+    count = 0
+    try:
+        with Path(path).open("wb") as handle:
+            for count, decision in enumerate(decisions, 1):
+                handle.write(orjson.dumps(decision, option=orjson.OPT_APPEND_NEWLINE))
+    except OSError as err:
+        raise ConnectorError(f"cannot write {path}: {err.strerror}") from None
+    return count
