@@ -7,10 +7,11 @@ import itertools
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
+import orjson
 from bytewax.connectors.files import DirSink
 from bytewax.inputs import FixedPartitionedSource, StatefulSourcePartition
 
-from pipeline.errors import InputError
+from pipeline.errors import ConnectorError, InputError
 from pipeline.events import RawRecord
 
 OUTPUT_FILES = ("alerts.jsonl", "dead_letters.jsonl", "estimates.jsonl")
@@ -77,6 +78,18 @@ def csv_rows(path: str | Path) -> Callable[[], Iterator[dict[str, str]]]:
             yield from csv.DictReader(handle)
 
     return rows
+
+
+def write_jsonl(path: str | Path, records: Iterable[dict[str, Any]]) -> int:
+    """Write records as JSON lines to `path` in one pass (nothing held in memory); return how many were written."""
+    count = 0
+    try:
+        with Path(path).open("wb") as handle:
+            for count, record in enumerate(records, 1):
+                handle.write(orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE))
+    except OSError as err:
+        raise ConnectorError(f"cannot write {path}: {err.strerror}") from None
+    return count
 
 
 def output_sink(out_dir: str | Path) -> DirSink:

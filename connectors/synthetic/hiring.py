@@ -13,9 +13,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
-import orjson
 
-from pipeline.errors import ConnectorError
 from pipeline.timefmt import format_instant
 
 START = datetime(2024, 1, 1, tzinfo=timezone.utc)
@@ -72,15 +70,3 @@ def count_by_gender(decisions: Iterable[dict[str, Any]]) -> list[GenderCount]:
         applicants[decision["gender"]] += 1
         hired[decision["gender"]] += decision["hired"]
     return [GenderCount(gender, applicants[gender], hired[gender]) for gender in GENDERS]
-
-
-def write_jsonl(path: str | Path, decisions: Iterable[dict[str, Any]]) -> int:
-    """Write the decisions as JSON lines to `path`; return how many were written."""
-    count = 0
-    try:
-        with Path(path).open("wb") as handle:
-            for count, decision in enumerate(decisions, 1):
-                handle.write(orjson.dumps(decision, option=orjson.OPT_APPEND_NEWLINE))
-    except OSError as err:
-        raise ConnectorError(f"cannot write {path}: {err.strerror}") from None
-    return count

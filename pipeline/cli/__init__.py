@@ -7,6 +7,7 @@ import click
 from pipeline import __version__
 from pipeline.cli.alerts import alerts
 from pipeline.cli.bench import bench
+from pipeline.cli.demo import demo
 from pipeline.cli.plot import plot
 from pipeline.cli.replay import replay
 from pipeline.cli.run import run
@@ -20,7 +21,7 @@ def cli() -> None:
     """Monitor algorithmic fairness over event streams."""
 
 
-for command in (run, replay, alerts, plot, spec, synth, bench):
+for command in (demo, run, replay, alerts, plot, spec, synth, bench):
     cli.add_command(command)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from pipeline.cli import console
 from pipeline.cli.errors import reports_errors
@@ -23,9 +22,8 @@ def hiring(seeds: int, decisions: int, confidence: float, threshold: float, prio
     """Run the hiring monitor over seeded fair and unfair streams; report false alarms and when violations settle."""
     plan = hiring_plan(confidence=confidence, threshold=threshold, prior=prior)
     started = time.perf_counter()
-    columns = (TextColumn("monitoring"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=console.console, transient=True) as progress:
-        task = progress.add_task("runs", total=2 * seeds)
+    with console.progress() as progress:
+        task = progress.add_task("monitoring", total=2 * seeds)
         study = run_study(plan, seeds, decisions, on_run=lambda _run: progress.advance(task))
     elapsed = time.perf_counter() - started
     s = study.summary

@@ -41,7 +41,6 @@ def progress() -> Progress:
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
-        TextColumn("{task.fields[rate]}"),
         TimeElapsedColumn(),
         console=errors,
         transient=True,

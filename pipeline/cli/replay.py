@@ -61,7 +61,7 @@ def replay(source: str, bootstrap: str, topic: str, fmt: str | None, spec: str |
     else:
         total = count_records(source, fmt)
     with console.progress() as bar:
-        task = bar.add_task(f"replaying to {topic}", total=total, rate="")
+        task = bar.add_task(f"replaying to {topic}", total=total)
         result = replay_records(
             records,
             bootstrap,

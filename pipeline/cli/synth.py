@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from connectors.synthetic.hiring import count_by_gender, hiring_decisions, write_jsonl
+from connectors.files import write_jsonl
+from connectors.synthetic.hiring import count_by_gender, hiring_decisions
 from pipeline.cli import console
 from pipeline.cli.errors import reports_errors
 

@@ -18,11 +18,12 @@ from bytewax.testing import TestingSink, run_main
 from connectors.files import RecordSource
 from connectors.synthetic.hiring import hiring_decisions
 from pipeline.flow import build_flow
+from pipeline.paths import SPECS_DIR
 from pipeline.spec.load import parse_spec, read_yaml
 from pipeline.spec.plan import Plan, build_plan
 from pipeline.verdicts.alerts import ESTIMATE, VIOLATION
 
-SPEC_PATH = Path(__file__).resolve().parents[2] / "specs" / "hiring_demographic_parity.yaml"
+SPEC_PATH = SPECS_DIR / "hiring_demographic_parity.yaml"
 
 FAIR = (0.5, 0.5)
 UNFAIR = (0.5, 0.2)

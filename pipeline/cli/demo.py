@@ -1,0 +1,73 @@
+"""`fairstream demo`: the headline use in one command — a broker, COMPAS replayed into it, the monitor, the alerts read back."""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+import time
+from pathlib import Path
+from typing import Iterator
+
+import click
+
+from connectors.alerts import subscribe
+from connectors.broker import LocalBroker
+from connectors.compas import compas_events
+from connectors.kafka import dead_letter_topic, estimates_topic
+from connectors.replay import EventFields, replay
+from connectors.synthetic.compas_like import compas_like_events, write_jsonl
+from pipeline.cli import console
+from pipeline.cli.alerts import print_alerts
+from pipeline.cli.errors import reports_errors
+from pipeline.cli.run import print_summary
+from pipeline.paths import COMPAS_CSV, SPECS_DIR
+from pipeline.runner import Job, KafkaInput, KafkaOutput, execute
+
+
+@contextlib.contextmanager
+def broker_at(bootstrap: str | None) -> Iterator[str]:
+    """The given broker, or a local tansu broker for the duration of the block."""
+    if bootstrap is not None:
+        yield bootstrap
+        return
+    with LocalBroker() as broker:
+        console.console.print(f"started a local Kafka-protocol broker (tansu, in memory) at {broker.bootstrap}")
+        yield broker.bootstrap
+
+
+@click.command()
+@click.option("--input", "input_path", type=click.Path(dir_okay=False), help=f"The ProPublica COMPAS CSV (default: {COMPAS_CSV.name} in ../shared/data when present).")
+@click.option("--synthetic", "synthetic", type=click.IntRange(1), help="Replay a COMPAS-shaped synthetic stream of this many defendants instead.")
+@click.option("--bootstrap", help="Use this Kafka instead of starting a local broker.")
+@click.option("--spec", default=str(SPECS_DIR / "compas_equalized_odds.yaml"), show_default=False, type=click.Path(dir_okay=False), help="Monitor spec (default: specs/compas_equalized_odds.yaml).")
+@click.option("--partitions", default=2, show_default=True, type=click.IntRange(1), help="Partitions of the decisions topic.")
+@reports_errors
+def demo(input_path: str | None, synthetic: int | None, bootstrap: str | None, spec: str, partitions: int) -> None:
+    """Replay COMPAS into Kafka, monitor it for equalized odds, and print the alerts from the alert topic."""
+    suffix = f"{int(time.time())}"
+    decisions, alerts = f"decisions-{suffix}", f"fairness-alerts-{suffix}"
+    with broker_at(bootstrap) as servers, tempfile.TemporaryDirectory() as scratch:
+        if synthetic is None and (input_path is not None or COMPAS_CSV.is_file()):
+            source = Path(input_path or COMPAS_CSV)
+            events: list | Iterator = compas_events(source)
+            label = f"COMPAS ({source})"
+        else:
+            count = synthetic or 7214
+            path = Path(scratch) / "compas_like.jsonl"
+            write_jsonl(path, compas_like_events(count, seed=7))
+            events = path.open("rb")
+            label = f"a synthetic COMPAS-shaped stream of {count:,} defendants (no COMPAS file at hand)"
+        console.console.print(f"replaying {label} into {decisions!r}", soft_wrap=True)
+        with console.progress() as bar:
+            task = bar.add_task("replaying", total=len(events) if isinstance(events, list) else None)
+            sent = replay(events, servers, decisions, fields=EventFields("id", "date"), partitions=partitions, progress=lambda n: bar.update(task, advance=n))
+        console.console.print(f"replayed {sent.sent:,} events at {sent.rate:,.0f} msg/s; monitoring to the end of the topic", soft_wrap=True)
+        started = time.perf_counter()
+        execute(Job(spec=spec, input=KafkaInput(bootstrap=servers, topic=decisions, tail=False), output=KafkaOutput(bootstrap=servers, alerts=alerts)))
+        console.console.print(f"monitor finished in {time.perf_counter() - started:.1f} s; reading {alerts!r}", soft_wrap=True)
+        print_summary(
+            list(subscribe(servers, estimates_topic(alerts))),
+            [],
+            list(subscribe(servers, dead_letter_topic(alerts))),
+        )
+        print_alerts(subscribe(servers, alerts), as_json=False, title=f"Alerts read back from {alerts!r}")
