@@ -86,11 +86,11 @@ def replay(
                 timestamp = None
         if speed is not None and timestamp is not None:
             first_event = timestamp if first_event is None else first_event
-            wait = (timestamp - first_event) / speed - (time.perf_counter() - started)
+            wait = (timestamp - first_event) / 1000 / speed - (time.perf_counter() - started)
             if wait > 0:
                 producer.flush()
                 time.sleep(wait)
-        kwargs = {"timestamp": timestamp * 1000} if timestamp is not None else {}
+        kwargs = {"timestamp": timestamp} if timestamp is not None else {}
         while True:
             try:
                 producer.produce(topic, value, key, on_delivery=delivered, **kwargs)

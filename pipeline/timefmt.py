@@ -1,4 +1,4 @@
-"""Event-time helpers: durations like `730d`, instants as integer seconds since the Unix epoch (UTC)."""
+"""Event-time helpers: durations like `730d` or `250ms`, instants as integer milliseconds since the Unix epoch (UTC)."""
 
 from __future__ import annotations
 
@@ -6,41 +6,56 @@ import re
 from datetime import date, datetime, timezone
 from typing import Callable
 
-_DURATION = re.compile(r"^\s*(\d+)\s*(w|d|h|m|s)\s*$")
-_UNIT_SECONDS = {"w": 604_800, "d": 86_400, "h": 3_600, "m": 60, "s": 1}
+_DURATION = re.compile(r"^\s*(\d+)\s*(w|d|h|ms|m|s)\s*$")
+_UNIT_MS = {"w": 604_800_000, "d": 86_400_000, "h": 3_600_000, "m": 60_000, "s": 1_000, "ms": 1}
 
-DAY = 86_400
+SECOND = 1_000
+DAY = 86_400_000
+"""Milliseconds in a second and in a day."""
 
 
 def parse_duration(text: str | int) -> int:
-    """Seconds in a duration written as `<n><unit>` with unit w, d, h, m or s (`730d`, `12h`)."""
+    """Milliseconds in a duration written as `<n><unit>` with unit w, d, h, m, s or ms (`730d`, `12h`, `250ms`).
+
+    >>> parse_duration("730d") == 730 * DAY
+    True
+    """
     if isinstance(text, int) and not isinstance(text, bool):
         if text < 0:
             raise ValueError(f"a duration must not be negative; got {text}")
         return text
     match = _DURATION.match(str(text))
     if not match:
-        raise ValueError(f"a duration is a whole number and a unit (w, d, h, m, s), like 730d or 12h; got {text!r}")
-    return int(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+        raise ValueError(f"a duration is a whole number and a unit (w, d, h, m, s, ms), like 730d or 12h; got {text!r}")
+    return int(match.group(1)) * _UNIT_MS[match.group(2)]
 
 
-def format_duration(seconds: int) -> str:
-    """The shortest `<n><unit>` spelling of a whole number of seconds."""
-    for unit in ("w", "d", "h", "m"):
-        if seconds and seconds % _UNIT_SECONDS[unit] == 0:
-            return f"{seconds // _UNIT_SECONDS[unit]}{unit}"
-    return f"{seconds}s"
+def format_duration(millis: int) -> str:
+    """The shortest `<n><unit>` spelling of a whole number of milliseconds.
+
+    >>> format_duration(730 * DAY), format_duration(1500)
+    ('730d', '1500ms')
+    """
+    for unit in ("w", "d", "h", "m", "s"):
+        if millis and millis % _UNIT_MS[unit] == 0:
+            return f"{millis // _UNIT_MS[unit]}{unit}"
+    return f"{millis}ms"
 
 
-def format_instant(seconds: int) -> str:
-    """ISO 8601 UTC text of an instant, e.g. `2015-01-02T00:00:00Z`."""
-    return datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+def format_instant(millis: int) -> str:
+    """ISO 8601 UTC text of an instant, with milliseconds only when it has them.
+
+    >>> format_instant(DAY), format_instant(DAY + 1)
+    ('1970-01-02T00:00:00Z', '1970-01-02T00:00:00.001Z')
+    """
+    moment = datetime.fromtimestamp(millis // 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    return f"{moment}.{millis % 1000:03d}Z" if millis % 1000 else f"{moment}Z"
 
 
 def _from_datetime(moment: datetime) -> int:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
-    return int(moment.timestamp())
+    return (moment - _EPOCH).days * DAY + (moment - _EPOCH).seconds * SECOND + (moment - _EPOCH).microseconds // 1000
 
 
 def _iso(value: object) -> int:
@@ -52,11 +67,12 @@ def _iso(value: object) -> int:
     raise TypeError(f"expected an ISO 8601 date or date-time string; got {type(value).__name__}")
 
 
-def _epoch(scale: int) -> Callable[[object], int]:
+def _epoch(to_millis: int) -> Callable[[object], int]:
     def parse(value: object) -> int:
         if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-            raise TypeError(f"expected a number of {'milli' if scale > 1 else ''}seconds since the epoch; got {type(value).__name__}")
-        return int(float(value)) // scale
+            unit = "seconds" if to_millis > 1 else "milliseconds"
+            raise TypeError(f"expected a number of {unit} since the epoch; got {type(value).__name__}")
+        return int(float(value) * to_millis)
 
     return parse
 
@@ -71,16 +87,21 @@ def _pattern(fmt: str) -> Callable[[object], int]:
 
 
 _EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 def time_parser(time_format: str) -> Callable[[object], int]:
-    """A function from a raw time value to epoch seconds: `iso`, `epoch_s`, `epoch_ms` or a strptime pattern."""
+    """A function from a raw time value to epoch milliseconds: `iso`, `epoch_s`, `epoch_ms` or a strptime pattern.
+
+    >>> time_parser("iso")("2013-08-14T00:00:01.5+00:00") - time_parser("iso")("2013-08-14")
+    1500
+    """
     if time_format == "iso":
         return _iso
     if time_format == "epoch_s":
-        return _epoch(1)
+        return _epoch(SECOND)
     if time_format == "epoch_ms":
-        return _epoch(1000)
+        return _epoch(1)
     if "%" in time_format:
         return _pattern(time_format)
     raise ValueError(f"time_format must be iso, epoch_s, epoch_ms or a strptime pattern such as %Y-%m-%d; got {time_format!r}")

@@ -14,7 +14,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from pipeline.timefmt import format_instant
+from pipeline.timefmt import SECOND, format_instant
 
 START = datetime(2024, 1, 1, tzinfo=timezone.utc)
 """Time of the first decision; the next ones follow one minute apart."""
@@ -36,12 +36,12 @@ def hiring_decisions(n: int, p_male: float, p_female: float, seed: int, *, start
     draws = np.random.default_rng(seed).random((n, 2))  # one row per applicant, so a shorter stream is a prefix of a longer one
     male = draws[:, 0] < 0.5
     hired = draws[:, 1] < np.where(male, p_male, p_female)
-    origin = int(start.timestamp())
+    origin = int(start.timestamp()) * SECOND
     return [
         {
             "event": "DECISION",
             "id": str(index + 1),
-            "time": format_instant(origin + 60 * index),
+            "time": format_instant(origin + 60 * SECOND * index),
             "gender": "male" if is_male else "female",
             "hired": is_hired,
         }

@@ -6,15 +6,15 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, model_validator
 
-from pipeline.timefmt import format_duration, parse_duration
+from pipeline.timefmt import DAY, format_duration, parse_duration
 
 Duration = Annotated[
     int,
     BeforeValidator(parse_duration),
     PlainSerializer(format_duration, return_type=str),
-    Field(json_schema_extra={"type": "string", "pattern": r"^\d+(w|d|h|m|s)$"}),
+    Field(json_schema_extra={"type": "string", "pattern": r"^\d+(w|d|h|m|s|ms)$"}),
 ]
-"""A span of event time written as `<n><unit>` (`730d`, `12h`), held as seconds."""
+"""A span of event time written as `<n><unit>` (`730d`, `12h`, `250ms`), held as milliseconds."""
 
 FieldType = Literal["int", "float", "str", "bool"]
 MetricType = Literal[
@@ -145,7 +145,7 @@ class Evaluate(_Model):
 
     every: Duration | None = Field(None, description="evaluate at each multiple of this period (event time, UTC-aligned)")
     on: Literal["close"] | None = Field(None, description="close: evaluate after every closed trial")
-    resolution: Duration = Field(86_400, description="with on: close, how finely closed trials are batched in event time")
+    resolution: Duration = Field(DAY, description="with on: close, how finely closed trials are batched in event time")
 
     @model_validator(mode="after")
     def _one_cadence(self) -> Evaluate:
@@ -172,5 +172,5 @@ class Spec(_Model):
     aggregates: dict[Name, Aggregate] = Field(default_factory=dict)
     metric: Metric
     estimator: Estimator = Estimator()
-    evaluate: Evaluate = Evaluate(every=86_400)
+    evaluate: Evaluate = Evaluate(every=DAY)
     buckets: int = Field(16, ge=1, le=4096, description="trial buckets: the unit of parallelism; fixed for a recovery store")

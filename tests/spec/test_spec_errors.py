@@ -44,7 +44,7 @@ CASES = [
     ),
     (
         lambda s: s["trial"].update(close_after="two years"),
-        "trial -> close_after: a duration is a whole number and a unit (w, d, h, m, s), like 730d or 12h; got 'two years'",
+        "trial -> close_after: a duration is a whole number and a unit (w, d, h, m, s, ms), like 730d or 12h; got 'two years'",
     ),
     (
         lambda s: s["metric"].update(label="outcome"),

@@ -1,0 +1,88 @@
+"""`fairstream run` on the COMPAS file: exit codes, the final table and the first violations, checked against a pandas computation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from pipeline.cli import cli
+from tests.test_compas_reference import (
+    CONFIDENCE,
+    CUTS,
+    PAIR,
+    PARTS,
+    compas_trials,
+    expected_evaluations,
+    final_counts,
+    map_estimate,
+    write_variant,
+)
+
+SPEC = "compas_equalized_odds.yaml"
+ENV = {"NO_COLOR": "1", "COLUMNS": "120"}
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(cli, ["run", *args], env=ENV)
+
+
+def table_rows(output: str) -> list[list[str]]:
+    """The cells of every table row in the output."""
+    return [[cell.strip() for cell in line.split("│")] for line in output.splitlines() if "│" in line]
+
+
+@pytest.fixture(scope="module")
+def trials(compas_csv: Path):
+    return compas_trials(compas_csv, CUTS[SPEC])
+
+
+@pytest.fixture(scope="module")
+def result(specs_dir: Path, compas_csv: Path, tmp_path_factory):
+    return invoke(str(specs_dir / SPEC), "--input", str(compas_csv), "--out", str(tmp_path_factory.mktemp("cli") / "out"))
+
+
+def test_run_succeeds_and_names_the_final_evaluation(result, trials):
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    lines = result.stdout.splitlines()
+    last = trials["closes"].max().strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert lines[0].rstrip() == f"Final estimates at {last} (prior 0.5, κ = {float(CONFIDENCE)})"
+    assert f"closed trials: {len(trials)}, incomplete: 0" in lines
+    assert result.stderr == ""
+
+
+def test_final_table_rows_carry_the_independent_counts(result, trials):
+    rows = table_rows(result.stdout)
+    counts = final_counts(trials)
+    for part in PARTS:
+        for group in PAIR:
+            hits, n = counts[part][group]
+            assert [part, group, f"{map_estimate(hits, n):.4f}", str(hits), str(n)] in rows
+
+
+def test_first_violation_of_false_positive_rate_between_the_pair(result, trials):
+    part = "false_positive_rate"
+    evaluations = expected_evaluations(trials, PAIR)
+    first = next(e for e in evaluations if e["parts"][part]["gap"] is not None and e["parts"][part]["gap"] > 0.1)
+    body = first["parts"][part]
+    assert body["pair"] == ["African-American", "Caucasian"]
+    assert [part, *body["pair"], first["event_time"][:10], f"{body['gap']:.4f}"] in table_rows(result.stdout)
+
+
+def test_missing_input_file_is_one_line_and_exit_code_1(specs_dir: Path, tmp_path: Path):
+    missing = tmp_path / "missing.jsonl"
+    result = invoke(str(specs_dir / SPEC), "--input", str(missing), "--out", str(tmp_path / "out"))
+    assert result.exit_code == 1
+    assert result.stderr == f"error: input file not found: {missing}\n"
+    assert result.stdout == ""
+
+
+def test_bad_spec_is_exit_code_2_and_names_the_field(specs_dir: Path, compas_csv: Path, tmp_path: Path):
+    spec = write_variant(specs_dir / SPEC, tmp_path / "bad.yaml", lambda body: body["metric"].update(threshold=1.5))
+    result = invoke(str(spec), "--input", str(compas_csv), "--out", str(tmp_path / "out"))
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: {spec}: metric -> threshold: ")
+    assert result.stderr.rstrip("\n").endswith("got 1.5") and result.stderr.count("\n") == 1
+    assert result.stdout == ""
+    assert not (tmp_path / "out").exists()
