@@ -158,8 +158,8 @@ def run_worker(job: Job, addresses: list[str], index: int, workers: int) -> None
 class FileRun:
     """Where a file run wrote its outputs."""
 
-    def __init__(self, out_dir: Path):
-        self.out_dir = out_dir
+    def __init__(self, out_dir: str | Path):
+        self.out_dir = Path(out_dir)
 
     def read(self, name: str) -> list[dict[str, Any]]:
         path = self.out_dir / name
