@@ -14,6 +14,9 @@ from pipeline.events import RawRecord
 PRODUCER_CONFIG = {"partitioner": "murmur2_random", "enable.idempotence": "true", "acks": "all"}
 """librdkafka settings for every producer: murmur2 places a key on the partition kafka-python and Java choose."""
 
+CONSUMER_CONFIG = {"fetch.wait.max.ms": "20"}
+"""librdkafka settings for the monitor's consumers: a broker that holds fetches until the wait runs out delays verdicts by that long."""
+
 
 def dead_letter_topic(alerts_topic: str) -> str:
     return f"{alerts_topic}.dlq"
@@ -83,7 +86,7 @@ class RecordKafkaSource(KafkaSource):
 
 
 def kafka_source(bootstrap: str, topic: str, *, tail: bool = True, batch_size: int = 1000) -> RecordKafkaSource:
-    return RecordKafkaSource([bootstrap], [topic], tail=tail, batch_size=batch_size)
+    return RecordKafkaSource([bootstrap], [topic], tail=tail, batch_size=batch_size, add_config=dict(CONSUMER_CONFIG))
 
 
 def kafka_sink(bootstrap: str, alerts_topic: str) -> KafkaSink:

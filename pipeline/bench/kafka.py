@@ -1,0 +1,162 @@
+"""End to end through a broker: replay rate, monitor vs. passthrough events/s, and verdict latency at a steady rate."""
+
+from __future__ import annotations
+
+import itertools
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import orjson
+import yaml
+
+from connectors.broker import LocalBroker
+from connectors.kafka import CONSUMER_CONFIG, PRODUCER_CONFIG, ensure_topics, estimates_topic
+from connectors.replay import EventFields, replay
+from connectors.synthetic.compas_like import compas_like_events
+from pipeline.errors import FairstreamError
+from pipeline.paths import SPECS_DIR
+from pipeline.timefmt import time_parser
+
+LATENCY_SPEC = {
+    "monitor": "bench-latency",
+    "description": "one verdict per hiring decision, event time = the wall clock at production",
+    "input": {"time": "time_ms", "time_format": "epoch_ms", "key": "id", "kind": "event", "kinds": {"DECISION": {"gender": "str", "hired": "bool"}}},
+    "trial": {"close_on": ["DECISION"]},
+    "variables": {"group": {"first": "DECISION", "field": "gender"}, "hired": {"first": "DECISION", "field": "hired"}},
+    "metric": {"type": "demographic_parity", "group": "group", "prediction": "hired", "threshold": 0.1},
+    "estimator": {"prior": 0.5, "confidence": 24},
+    "evaluate": {"on": "close", "resolution": "10ms"},
+}
+"""A hiring monitor whose verdicts follow each decision: the latency probe."""
+
+
+@dataclass(frozen=True)
+class FlowRate:
+    flow: str
+    events: int
+    seconds: float
+
+    @property
+    def rate(self) -> float:
+        return self.events / self.seconds
+
+
+@dataclass(frozen=True)
+class KafkaBenchResult:
+    replay_events: int
+    replay_rate: float
+    passthrough: FlowRate
+    monitor: FlowRate
+    latency_rate: float
+    latency_ms: list[float]
+
+    @property
+    def ratio(self) -> float:
+        return self.monitor.rate / self.passthrough.rate
+
+    def latency_quantile(self, q: float) -> float:
+        return float(np.quantile(self.latency_ms, q)) if self.latency_ms else float("nan")
+
+
+def measure_kafka(
+    *,
+    bootstrap: str | None = None,
+    events: int = 1_000_000,
+    flow_events: int = 300_000,
+    rate: int = 2_000,
+    seconds: float = 10.0,
+    on_step: Callable[[str], None] = lambda _step: None,
+) -> KafkaBenchResult:
+    """Run the three measurements against `bootstrap`, or a local broker started for the purpose."""
+    broker = None if bootstrap is not None else LocalBroker().start()
+    servers = bootstrap or broker.bootstrap  # type: ignore[union-attr]
+    suffix = f"{int(time.time() * 1000)}"
+    try:
+        on_step(f"replaying {events:,} COMPAS-shaped events")
+        lines = [orjson.dumps(e) for e in itertools.islice(compas_like_events(events, 11, per_day=250.0), events)]
+        replayed = replay(lines, servers, f"bench-replay-{suffix}", fields=EventFields("id", "date"), partitions=2)
+        topic = f"bench-flows-{suffix}"
+        replay(lines[:flow_events], servers, topic, fields=EventFields("id", "date"), partitions=2)
+        del lines
+        flows = {}
+        for flow in ("passthrough", "monitor"):
+            on_step(f"{flow} over {flow_events:,} events from Kafka to Kafka")
+            flows[flow] = _run_child(flow, servers, topic, flow_events)
+        on_step(f"verdict latency at {rate:,} decisions/s for {seconds:.0f} s")
+        latencies = _latency(servers, suffix, rate, seconds)
+    finally:
+        if broker is not None:
+            broker.stop()
+    return KafkaBenchResult(events, replayed.rate, flows["passthrough"], flows["monitor"], rate, latencies)
+
+
+def _run_child(flow: str, bootstrap: str, topic: str, events: int) -> FlowRate:
+    command = [sys.executable, "-m", "pipeline.bench.kafka_flows", flow, bootstrap, topic, str(SPECS_DIR / "compas_equalized_odds.yaml"), str(events)]
+    child = subprocess.run(command, capture_output=True, text=True)
+    if child.returncode != 0:
+        raise FairstreamError(f"the {flow} process failed:\n" + "\n".join(child.stderr.strip().splitlines()[-5:]))
+    found = orjson.loads(child.stdout.strip().splitlines()[-1])
+    return FlowRate(flow, found["events"], found["seconds"])
+
+
+def _latency(bootstrap: str, suffix: str, rate: int, seconds: float) -> list[float]:
+    """Decisions produced at `rate` per second with event time = now; latency = when its verdict is readable − event time."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    topic, alerts = f"bench-latency-{suffix}", f"bench-latency-alerts-{suffix}"
+    ensure_topics(bootstrap, {topic: 2, alerts: 1, estimates_topic(alerts): 1, f"{alerts}.dlq": 1})
+    with tempfile.TemporaryDirectory() as scratch:
+        spec = Path(scratch) / "latency.yaml"
+        spec.write_text(yaml.safe_dump(LATENCY_SPEC, sort_keys=False))
+        monitor = subprocess.Popen(
+            [sys.executable, "-m", "pipeline.cli", "run", str(spec), "--bootstrap", bootstrap, "--topic", topic, "--alerts", alerts],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        latencies: list[float] = []
+        stop = threading.Event()
+        parse = time_parser("iso")
+
+        def read() -> None:
+            consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench", "enable.auto.commit": False, **CONSUMER_CONFIG})
+            consumer.assign([TopicPartition(estimates_topic(alerts), 0, 0)])
+            while not stop.is_set():
+                message = consumer.poll(0.05)
+                if message is None or message.error():
+                    continue
+                arrived = time.time() * 1000
+                latencies.append(arrived - parse(orjson.loads(message.value())["event_time"]))
+            consumer.close()
+
+        reader = threading.Thread(target=read)
+        reader.start()
+        try:
+            time.sleep(3)  # the monitor process starts and assigns its partitions
+            producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0, **PRODUCER_CONFIG})
+            rng = np.random.default_rng(5)
+            started = time.perf_counter()
+            for index in range(int(rate * seconds)):
+                due = started + index / rate
+                pause = due - time.perf_counter()
+                if pause > 0:
+                    time.sleep(pause)
+                male = bool(rng.random() < 0.5)
+                record = {"event": "DECISION", "id": str(index), "time_ms": int(time.time() * 1000), "gender": "male" if male else "female", "hired": bool(rng.random() < (0.5 if male else 0.3))}
+                producer.produce(topic, orjson.dumps(record), record["id"].encode())
+                producer.poll(0)
+            producer.flush(10)
+            time.sleep(2)
+        finally:
+            stop.set()
+            reader.join()
+            monitor.terminate()
+            monitor.wait(10)
+    warm = int(len(latencies) * 0.1)
+    return latencies[warm:]

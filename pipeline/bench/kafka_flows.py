@@ -1,0 +1,44 @@
+"""One timed flow of `fairstream bench kafka`, in its own process: `python -m pipeline.bench.kafka_flows passthrough|monitor BOOTSTRAP TOPIC SPEC EVENTS`."""
+
+import sys
+import time
+
+import bytewax.operators as op
+import orjson
+from bytewax.connectors.kafka import KafkaSinkMessage
+from bytewax.dataflow import Dataflow
+from bytewax.testing import run_main
+
+from connectors.kafka import kafka_sink, kafka_source
+from pipeline.flow import parsed_stream
+from pipeline.runner import Job, KafkaInput, KafkaOutput, job_flow, prepare
+from pipeline.spec.load import load_plan
+
+
+def passthrough(bootstrap: str, topic: str, spec: str) -> Dataflow:
+    """Consume, parse, produce each event: the ceiling the monitor is measured against."""
+    flow = Dataflow("passthrough")
+    parsed = parsed_stream(flow, load_plan(spec), kafka_source(bootstrap, topic, tail=False), strings=False)
+    messages = op.flat_map(
+        "to-messages",
+        parsed,
+        lambda item: [KafkaSinkMessage(event.key.encode(), orjson.dumps(event.fields), topic=f"{topic}.passthrough") for event in item[1][1]],
+    )
+    op.output("write", messages, kafka_sink(bootstrap, f"{topic}.passthrough"))
+    return flow
+
+
+def main(flow_name: str, bootstrap: str, topic: str, spec: str, events: str) -> None:
+    if flow_name == "passthrough":
+        flow = passthrough(bootstrap, topic, spec)
+    else:
+        job = Job(spec=spec, input=KafkaInput(bootstrap=bootstrap, topic=topic, tail=False), output=KafkaOutput(bootstrap=bootstrap, alerts=f"{topic}.alerts"))
+        prepare(job)
+        flow = job_flow(job)
+    started = time.perf_counter()
+    run_main(flow)
+    print(orjson.dumps({"events": int(events), "seconds": time.perf_counter() - started}).decode())
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])

@@ -1,0 +1,40 @@
+"""`fairstream bench kafka`: replay rate, monitor vs. passthrough through a broker, and verdict latency."""
+
+from __future__ import annotations
+
+import click
+
+from pipeline.bench.kafka import measure_kafka
+from pipeline.cli import console
+from pipeline.cli.errors import reports_errors
+
+
+@click.command()
+@click.option("--bootstrap", help="Kafka to measure against (default: a local tansu broker started for the run).")
+@click.option("--events", default=1_000_000, show_default=True, type=click.IntRange(1), help="Events replayed to measure the producer.")
+@click.option("--flow-events", default=300_000, show_default=True, type=click.IntRange(1), help="Events each flow consumes from Kafka.")
+@click.option("--rate", default=2_000, show_default=True, type=click.IntRange(1), help="Decisions per second in the latency probe.")
+@click.option("--seconds", default=10.0, show_default=True, type=click.FloatRange(1), help="Length of the latency probe.")
+@reports_errors
+def kafka(bootstrap: str | None, events: int, flow_events: int, rate: int, seconds: float) -> None:
+    """Measure the Kafka path end to end, each ratio from one run."""
+    with console.progress() as bar:
+        task = bar.add_task("starting", total=None)
+        result = measure_kafka(
+            bootstrap=bootstrap, events=events, flow_events=flow_events, rate=rate, seconds=seconds,
+            on_step=lambda step: bar.update(task, description=step),
+        )  # fmt: skip
+    console.table(
+        "Kafka end to end (one run, one machine)",
+        ["measure", "value"],
+        [
+            (f"replay of {result.replay_events:,} events", f"{result.replay_rate:,.0f} msg/s"),
+            (f"passthrough (consume, parse, produce), {result.passthrough.events:,} events", f"{result.passthrough.rate:,.0f} ev/s"),
+            (f"monitor (consume, parse, trials, verdicts, alerts), {result.monitor.events:,} events", f"{result.monitor.rate:,.0f} ev/s"),
+            ("monitor / passthrough", f"{result.ratio:.2f}"),
+            (f"verdict latency p50 at {result.latency_rate:,} decisions/s", f"{result.latency_quantile(0.5):,.0f} ms"),
+            ("verdict latency p99", f"{result.latency_quantile(0.99):,.0f} ms"),
+            ("verdicts measured", f"{len(result.latency_ms):,}"),
+        ],
+        right=(1,),
+    )
