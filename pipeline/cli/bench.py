@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from pipeline.cli.bench_hiring import hiring
+from pipeline.cli.bench_kafka import kafka
 from pipeline.cli.bench_throughput import throughput
 
 
@@ -13,5 +14,5 @@ def bench() -> None:
     """Measure throughput and detection behaviour."""
 
 
-for command in (throughput, hiring):
+for command in (throughput, kafka, hiring):
     bench.add_command(command)
