@@ -1,5 +1,35 @@
-"""Estimators of per-group conditional rates (pure)."""
+"""Estimators of per-group rates, means and gaps, with intervals and an anytime-valid gap test (pure)."""
 
+from pipeline.estimators.betting import GapBet, PairQueue, log_wealth_paths
+from pipeline.estimators.intervals import (
+    INTERVALS,
+    IntervalKind,
+    beta_credible,
+    beta_difference,
+    clopper_pearson,
+    clopper_pearson_difference,
+    newcombe_difference,
+    wilson,
+)
+from pipeline.estimators.means import BenefitRate, Mean, hoeffding_bounds, student_t_bounds
 from pipeline.estimators.rate import Rate, map_estimate
 
-__all__ = ["Rate", "map_estimate"]
+__all__ = [
+    "INTERVALS",
+    "BenefitRate",
+    "GapBet",
+    "IntervalKind",
+    "Mean",
+    "PairQueue",
+    "Rate",
+    "beta_credible",
+    "beta_difference",
+    "clopper_pearson",
+    "clopper_pearson_difference",
+    "hoeffding_bounds",
+    "log_wealth_paths",
+    "map_estimate",
+    "newcombe_difference",
+    "student_t_bounds",
+    "wilson",
+]

@@ -1,0 +1,149 @@
+"""Real-valued outcomes per group: a running mean with bounds (delayed impact, ELF) and the long-term benefit rate (ELBERT)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from scipy import stats
+
+from pipeline.errors import InsufficientData
+
+Sides = Literal["both", "lower", "upper"]
+
+NO_OUTCOMES = "no outcomes (n = {n}); the mean is undefined; wait until the group has closed trials"
+TOO_FEW_FOR_T = "the t bounds need n ≥ 2 outcomes; got n = {n}; wait for more closed trials or use hoeffding_bounds"
+NO_DEMAND = "no demand (D = {demand}); the benefit rate is undefined; wait until the group has demand"
+BAD_ALPHA = "alpha must lie in (0, 1); got {alpha}; pass the error rate, e.g. 0.05"
+BAD_SIDES = "sides must be 'both', 'lower' or 'upper'; got {sides!r}; 'lower' bounds the mean from below only"
+BAD_RANGE = "the outcome range needs low < high; got low = {low}, high = {high}; pass the bounds every outcome lies in"
+BAD_GAMMA = "gamma must lie in (0, 1]; got {gamma}; 1 keeps every tick at full weight"
+
+
+@dataclass
+class Mean:
+    """Weighted count `n`, `mean` and sum of squared deviations `m2` of real outcomes (Welford; Chan's merge).
+
+    >>> outcomes = Mean()
+    >>> for x in (1.0, 2.0, 6.0):
+    ...     outcomes.update(x)
+    >>> outcomes.get(), outcomes.m2
+    (3.0, 14.0)
+    """
+
+    n: float = 0
+    mean: float = 0.0
+    m2: float = 0.0
+
+    def update(self, x: float, w: float = 1) -> None:
+        n = self.n + w
+        if n == 0:
+            self.n, self.mean, self.m2 = 0, 0.0, 0.0
+            return
+        delta = x - self.mean
+        self.mean += delta * w / n
+        self.m2 += w * delta * (x - self.mean)
+        self.n = n
+
+    def revert(self, x: float, w: float = 1) -> None:
+        self.update(x, -w)
+
+    def get(self) -> float:
+        if self.n <= 0:
+            raise InsufficientData(NO_OUTCOMES.format(n=self.n))
+        return self.mean
+
+    def __iadd__(self, other: Mean) -> Mean:
+        n = self.n + other.n
+        if n == 0:
+            return self
+        delta = other.mean - self.mean
+        self.m2 += other.m2 + delta * delta * self.n * other.n / n
+        self.mean += delta * other.n / n
+        self.n = n
+        return self
+
+
+def _level(alpha: float, sides: Sides) -> float:
+    """The error allowed in each bounded tail: α/2 for two-sided bounds, α for one-sided ones."""
+    if not 0 < alpha < 1:
+        raise ValueError(BAD_ALPHA.format(alpha=alpha))
+    if sides not in ("both", "lower", "upper"):
+        raise ValueError(BAD_SIDES.format(sides=sides))
+    return alpha / 2 if sides == "both" else alpha
+
+
+def student_t_bounds(mean: Mean, alpha: float, sides: Sides = "both") -> tuple[float, float]:
+    """Student t bounds mean ± t_{1−α/2, n−1}·s/√n (t_{1−α, n−1} for one side; the other end is ±inf).
+
+    Exact for normal outcomes, approximate otherwise (ELF's default for delayed impact).
+
+    >>> outcomes = Mean()
+    >>> for x in (1.0, 2.0, 6.0):
+    ...     outcomes.update(x)
+    >>> [round(bound, 3) for bound in student_t_bounds(outcomes, 0.05, sides="lower")]
+    [-1.46, inf]
+    """
+    tail = _level(alpha, sides)
+    if mean.n < 2:
+        raise InsufficientData(TOO_FEW_FOR_T.format(n=mean.n))
+    half = float(stats.t.ppf(1 - tail, mean.n - 1)) * math.sqrt(mean.m2 / (mean.n - 1) / mean.n)
+    return (-math.inf if sides == "upper" else mean.mean - half), (math.inf if sides == "lower" else mean.mean + half)
+
+
+def hoeffding_bounds(mean: Mean, alpha: float, low: float, high: float, sides: Sides = "both") -> tuple[float, float]:
+    """Hoeffding bounds mean ± (high − low)·sqrt(ln(2/α)/(2n)) for outcomes in [low, high] (ln(1/α) for one side),
+    clipped to [low, high]. Valid for any distribution on that range, at one fixed n.
+
+    >>> outcomes = Mean()
+    >>> for x in (0.0, 1.0) * 50:
+    ...     outcomes.update(x)
+    >>> [round(bound, 4) for bound in hoeffding_bounds(outcomes, 0.05, low=0, high=1)]
+    [0.3642, 0.6358]
+    """
+    tail = _level(alpha, sides)
+    if not low < high:
+        raise ValueError(BAD_RANGE.format(low=low, high=high))
+    center = mean.get()
+    half = (high - low) * math.sqrt(math.log(1 / tail) / (2 * mean.n))
+    return (low if sides == "upper" else max(low, center - half)), (high if sides == "lower" else min(high, center + half))
+
+
+@dataclass
+class BenefitRate:
+    """Long-term benefit rate of one group (ELBERT): cumulative supply S over cumulative demand D, a ratio of sums.
+
+    `discount(γ)` once per evaluation tick weights the supply and demand of tick t by γ^(T − t) at tick T, so old
+    ticks fade geometrically; γ = 1 gives ELBERT's plain cumulative ratio.
+
+    >>> benefit = BenefitRate()
+    >>> benefit.update(supply=1, demand=4)
+    >>> benefit.discount(0.5)
+    >>> benefit.update(supply=3, demand=4)
+    >>> benefit.get()
+    0.5833333333333334
+    """
+
+    supply: float = 0.0
+    demand: float = 0.0
+
+    def update(self, supply: float, demand: float) -> None:
+        self.supply += supply
+        self.demand += demand
+
+    def discount(self, gamma: float) -> None:
+        if not 0 < gamma <= 1:
+            raise ValueError(BAD_GAMMA.format(gamma=gamma))
+        self.supply *= gamma
+        self.demand *= gamma
+
+    def get(self) -> float:
+        if self.demand <= 0:
+            raise InsufficientData(NO_DEMAND.format(demand=self.demand))
+        return self.supply / self.demand
+
+    def __iadd__(self, other: BenefitRate) -> BenefitRate:
+        self.supply += other.supply
+        self.demand += other.demand
+        return self
