@@ -1,0 +1,63 @@
+"""Verdict rules: point, confident and anytime modes, ratios, explicit pairs and hysteresis."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pipeline.estimators import GapBet, INTERVALS
+from pipeline.verdicts.judge import VerdictRule, judge
+
+ESTIMATES = {"a": 0.5, "b": 0.2, "c": 0.4}
+
+
+def test_point_gap_is_max_minus_min_naming_the_pair():
+    verdict = judge(VerdictRule(threshold=0.25), ESTIMATES)
+    assert verdict.pair == ("a", "b") and verdict.gap == pytest.approx(0.3) and verdict.violated
+
+
+def test_hysteresis_separates_violation_from_recovery():
+    rule = VerdictRule(threshold=0.25, hysteresis=0.05)
+    inside_band = judge(rule, {"a": 0.5, "b": 0.27})
+    assert not inside_band.violated and not inside_band.clear
+    assert judge(rule, {"a": 0.5, "b": 0.31}).clear
+
+
+def test_explicit_pairs_ignore_other_groups():
+    verdict = judge(VerdictRule(threshold=0.15, pairs=(("a", "c"),)), ESTIMATES)
+    assert verdict.pair == ("a", "c") and not verdict.violated
+
+
+def test_ratio_rule_is_the_four_fifths_rule():
+    verdict = judge(VerdictRule(threshold=0.8, ratio=True), {"a": 0.5, "b": 0.42})
+    assert verdict.ratio == pytest.approx(0.84) and not verdict.violated
+    assert judge(VerdictRule(threshold=0.8, ratio=True), {"a": 0.5, "b": 0.38}).violated
+
+
+def test_confident_needs_the_whole_interval_beyond_epsilon():
+    counts = {"a": (60, 100), "b": (30, 100)}
+    kind = INTERVALS["wilson"]
+
+    def difference(high, low, alpha):
+        return kind.difference(*counts[high], *counts[low], alpha, 0.5, 0)
+
+    estimates = {g: s / n for g, (s, n) in counts.items()}
+    strict = judge(VerdictRule("confident", threshold=0.2), estimates, difference=difference)
+    loose = judge(VerdictRule("confident", threshold=0.1), estimates, difference=difference)
+    assert strict.gap == pytest.approx(0.3) and not strict.violated  # 0.3 > 0.2, but the interval reaches below 0.2
+    assert loose.violated and loose.interval[0] > 0.1
+
+
+def test_anytime_rejects_only_after_enough_evidence_and_never_clears():
+    rng = np.random.default_rng(1)
+    bet = GapBet(0.1)
+    verdicts = []
+    for _ in range(400):
+        bet.update(float(rng.random() < 0.6), float(rng.random() < 0.2))
+        verdicts.append(judge(VerdictRule("anytime", threshold=0.1), {"a": 0.6, "b": 0.2}, bets={("a", "b"): bet}))
+    assert not verdicts[0].violated and verdicts[-1].violated
+    assert all(v.clear is False for v in verdicts) and verdicts[-1].pair == ("a", "b")
+
+
+def test_fewer_than_two_groups_gives_no_verdict():
+    assert judge(VerdictRule(), {"a": 0.5}).violated is None
