@@ -150,5 +150,5 @@ def _new_bucket(plan: Plan, partitions: int) -> Bucket:
         partitions=partitions,
         lateness=plan.spec.input.lateness,
         tick=plan.monitor.tick,
-        keep_trials=plan.monitor.on_close,
+        keep_trials=plan.monitor.needs_trials,
     )

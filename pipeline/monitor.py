@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
+from pipeline.estimators.betting import GapBet, PairQueue
+from pipeline.estimators.intervals import INTERVALS
 from pipeline.estimators.rate import Rate
 from pipeline.spec.expressions import Expression
 from pipeline.trials.bucket import FINISHED, Report
 from pipeline.trials.outcomes import TickDelta, TrialOutcome
 from pipeline.verdicts.alerts import ESTIMATE, AlertTracker, stamp
-from pipeline.verdicts.gap import between_groups
+from pipeline.verdicts.judge import PartVerdict, VerdictRule, compared_pairs, judge
 
 
 @dataclass(frozen=True)
@@ -19,18 +22,31 @@ class MonitorConfig:
 
     name: str
     metric: str
-    threshold: float
+    rule: VerdictRule
     prior: float | Expression
     confidence: float
     tick: int
     on_close: bool
     buckets: int
+    interval: str = "wilson"
+    min_trials: int = 1
+    window: Literal["cumulative", "sliding", "periodic"] = "cumulative"
+    window_length: int = 0
     estimates: bool = True
+
+    @property
+    def threshold(self) -> float:
+        return self.rule.threshold
+
+    @property
+    def needs_trials(self) -> bool:
+        """Whether buckets must send closed trials one by one (verdict per trial, or betting in close order)."""
+        return self.on_close or self.rule.mode == "anytime"
 
 
 @dataclass
 class Monitor:
-    """Per-group counts of closed trials for every part of the metric, and the alert state."""
+    """Per-group counts of closed trials for every part of the metric, betting tests, and the alert state."""
 
     config: MonitorConfig
     progress: dict[int, int] = field(default_factory=dict)
@@ -42,6 +58,9 @@ class Monitor:
     unmatched: int = 0
     unfinished: int = 0
     next_tick: int | None = None
+    history: deque[tuple[int, TickDelta]] = field(default_factory=deque)
+    queues: dict[tuple[str, str, str], PairQueue] = field(default_factory=dict)
+    bets: dict[tuple[str, str, str], GapBet] = field(default_factory=dict)
     tracker: AlertTracker = field(default_factory=AlertTracker)
 
     def receive(self, report: Report) -> list[dict[str, Any]]:
@@ -70,10 +89,13 @@ class Monitor:
         records: list[dict[str, Any]] = []
         tick = self.next_tick
         while tick <= final:
+            self._expire(tick)
             delta = self.pending.pop(tick, None)
             if delta is not None:
-                self._apply_counts(delta)
+                self._apply(tick, delta)
             records.extend(self._evaluate(tick))
+            if self.config.window == "periodic" and tick % self.config.window_length == 0:
+                self.rates.clear()
             tick += self.config.tick
         self.next_tick = tick
         return records
@@ -87,15 +109,29 @@ class Monitor:
                 records.extend(self._evaluate(trial.closed_at, trial.key))
         return records
 
-    def _apply_counts(self, delta: TickDelta) -> None:
-        for (part, group), (hits, trials) in delta.counts.items():
-            rate = self.rates.setdefault(part, {}).setdefault(group, Rate())
-            rate.hits += hits
-            rate.trials += trials
-        for name, value in delta.totals.items():
-            self.totals[name] = self.totals.get(name, 0.0) + value
+    def _apply(self, tick: int, delta: TickDelta) -> None:
+        if self.config.needs_trials:
+            for trial in sorted(delta.trials, key=lambda trial: (trial.closed_at, trial.key)):
+                self._apply_trial(trial)
+            return
+        self._count(delta, sign=1)
         self.closed += delta.closed
         self.incomplete += delta.incomplete
+        for name, value in delta.totals.items():
+            self.totals[name] = self.totals.get(name, 0.0) + value
+        if self.config.window == "sliding":
+            self.history.append((tick, delta))
+
+    def _count(self, delta: TickDelta, sign: int) -> None:
+        for (part, group), (hits, trials) in delta.counts.items():
+            rate = self.rates.setdefault(part, {}).setdefault(group, Rate())
+            rate.hits += sign * hits
+            rate.trials += sign * trials
+
+    def _expire(self, tick: int) -> None:
+        """Sliding windows: take out the trials that closed `window_length` or longer before `tick`."""
+        while self.history and self.history[0][0] <= tick - self.config.window_length:
+            self._count(self.history.popleft()[1], sign=-1)
 
     def _apply_trial(self, trial: TrialOutcome) -> None:
         self.closed += 1
@@ -104,8 +140,23 @@ class Monitor:
         else:
             for part, group, hit in trial.cells:
                 self.rates.setdefault(part, {}).setdefault(group, Rate()).update(hit)
+                if self.config.rule.mode == "anytime":
+                    self._bet(part, group, float(hit))
         for name, value in trial.totals.items():
             self.totals[name] = self.totals.get(name, 0.0) + value
+
+    def _bet(self, part: str, group: str, outcome: float) -> None:
+        """Feed one outcome to the betting test of every pair of groups it belongs to (pairs open when both groups exist)."""
+        for other in self.rates[part]:
+            if other == group:
+                continue
+            a, b = sorted((group, other))
+            key = (part, a, b)
+            if key not in self.bets:
+                self.bets[key] = GapBet(self.config.threshold)
+                self.queues[key] = PairQueue()
+            for x, y in self.queues[key].push(group == a, outcome):
+                self.bets[key].update(x, y)
 
     def prior(self) -> float | None:
         """The prior mean now: the constant, or the expression over the aggregates (None while undefined)."""
@@ -122,16 +173,17 @@ class Monitor:
         parts: dict[str, Any] = {}
         alerts: list[dict[str, Any]] = []
         for part in sorted(self.rates):
-            body = self._part(self.rates[part], prior)
+            body = self._part(part, prior)
             parts[part] = body
-            kind = self.tracker.update(part, body["violated"])
+            kind = self.tracker.update(part, body["violated"], body["clear"])
             if kind is not None:
                 pair = body["pair"] or []
                 alerts.append(stamp({"metric": config.metric, "part": part, **body}, config.name, kind, instant, part, *pair, *at))
         records = []
         if config.estimates:
-            summary = {
+            summary: dict[str, Any] = {
                 "metric": config.metric,
+                "verdict": config.rule.mode,
                 "prior": prior,
                 "confidence": config.confidence,
                 "trials": {"closed": self.closed, "incomplete": self.incomplete},
@@ -142,26 +194,81 @@ class Monitor:
             records.append(stamp(summary, config.name, ESTIMATE, instant, *at))
         return records + alerts
 
-    def _part(self, rates: dict[str, Rate], prior: float | None) -> dict[str, Any]:
+    def _part(self, part: str, prior: float | None) -> dict[str, Any]:
         config = self.config
+        rates = self.rates[part]
         if prior is None and config.confidence == 0:
             prior = 0.0  # with κ = 0 the prior has no weight
-        groups = {}
-        estimates = {}
+        kind = INTERVALS[config.interval]
+        with_intervals = config.rule.mode != "point"
+        groups: dict[str, Any] = {}
+        estimates: dict[str, float] = {}
         for group in sorted(rates):
             rate = rates[group]
             if rate.trials <= 0:
                 continue
             estimate = rate.get(prior, config.confidence) if prior is not None else None
-            groups[group] = {"estimate": estimate, "hits": rate.hits, "trials": rate.trials}
-            if estimate is not None:
+            cell: dict[str, Any] = {"estimate": estimate, "hits": rate.hits, "trials": rate.trials}
+            if with_intervals and prior is not None:
+                cell["interval"] = list(kind.group(rate.hits, rate.trials, config.rule.alpha, prior, config.confidence))
+            groups[group] = cell
+            if estimate is not None and rate.trials >= config.min_trials:
                 estimates[group] = estimate
-        gap = between_groups(estimates)
-        return {
+        verdict = self._judge(part, estimates, prior)
+        body: dict[str, Any] = {
             "groups": groups,
-            "gap": gap.difference if gap else None,
-            "ratio": gap.ratio if gap else None,
-            "pair": [gap.high, gap.low] if gap else None,
+            "gap": verdict.gap,
+            "ratio": verdict.ratio,
+            "pair": list(verdict.pair) if verdict.pair else None,
             "threshold": config.threshold,
-            "violated": gap.difference > config.threshold if gap else None,
+            "violated": verdict.violated,
+            "clear": verdict.clear,
         }
+        if verdict.interval is not None:
+            body["interval"] = list(verdict.interval)
+        if verdict.log_wealth is not None:
+            body["log_wealth"] = verdict.log_wealth
+        return body
+
+    def _judge(self, part: str, estimates: dict[str, float], prior: float | None) -> PartVerdict:
+        config = self.config
+        rule = config.rule
+        if rule.mode == "point" or prior is None:
+            return judge(rule if prior is not None else VerdictRule(threshold=rule.threshold), estimates)
+        rates = self.rates[part]
+        kind = INTERVALS[config.interval]
+        if rule.mode == "confident":
+
+            def difference(high: str, low: str, alpha: float) -> tuple[float, float]:
+                a, b = rates[high], rates[low]
+                return kind.difference(a.hits, a.trials, b.hits, b.trials, alpha, prior, config.confidence)
+
+            def group_interval(group: str, alpha: float) -> tuple[float, float]:
+                return kind.group(rates[group].hits, rates[group].trials, alpha, prior, config.confidence)
+
+            # an interval lies beyond the recovery band only if its centre does: the MAP gap (beta) or the raw gap (wilson, clopper_pearson)
+            band = rule.threshold - rule.hysteresis
+            if not rule.ratio:
+                raw = {group: rates[group].hits / rates[group].trials for group in estimates}
+                candidates = [
+                    p for p in compared_pairs(list(estimates), rule.pairs)
+                    if max(abs(estimates[p[0]] - estimates[p[1]]), abs(raw[p[0]] - raw[p[1]])) > band
+                ]  # fmt: skip
+                pruned = _PrunedDifference(difference, {frozenset(p) for p in candidates})
+                return judge(rule, estimates, difference=pruned)
+            return judge(rule, estimates, group_interval=group_interval)
+        bets = {(a, b): bet for (bet_part, a, b), bet in self.bets.items() if bet_part == part}
+        return judge(rule, estimates, bets=bets)
+
+
+class _PrunedDifference:
+    """Computes difference intervals only for candidate pairs; for the rest returns a point interval at zero gap."""
+
+    def __init__(self, difference, candidates: set[frozenset[str]]):
+        self.difference = difference
+        self.candidates = candidates
+
+    def __call__(self, high: str, low: str, alpha: float) -> tuple[float, float]:
+        if frozenset((high, low)) in self.candidates:
+            return self.difference(high, low, alpha)
+        return (0.0, 0.0)

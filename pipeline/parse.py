@@ -106,7 +106,7 @@ class RecordParser:
         kind = record.get(self._kind_field)
         checks = self._kinds.get(kind)  # type: ignore[arg-type]
         if checks is None:
-            if kind is None:
+            if kind is None or kind == "":
                 raise _BadRecord("missing_field", f"missing event kind {self._kind_field!r}")
             raise _BadRecord("unknown_kind", f"unknown event kind {kind!r}; known kinds: {', '.join(sorted(self._kinds))}")
         stamp = record.get(self._time_field)

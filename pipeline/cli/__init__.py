@@ -13,6 +13,7 @@ from pipeline.cli.replay import replay
 from pipeline.cli.run import run
 from pipeline.cli.spec import spec
 from pipeline.cli.synth import synth
+from pipeline.cli.tune import tune
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -21,7 +22,7 @@ def cli() -> None:
     """Monitor algorithmic fairness over event streams."""
 
 
-for command in (demo, run, replay, alerts, plot, spec, synth, bench):
+for command in (demo, run, replay, alerts, plot, spec, synth, bench, tune):
     cli.add_command(command)
 
 

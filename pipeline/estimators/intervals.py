@@ -24,7 +24,7 @@ BAD_COUNTS = "hits must lie in [0, trials]; got hits = {s}, trials = {n}; count 
 BAD_ALPHA = "alpha must lie in (0, 1); got {alpha}; pass the error rate, e.g. 0.05 for a 95% interval"
 BAD_PRIOR = "prior must lie in [0, 1] and confidence must be ≥ 0; got prior = {prior}, confidence = {confidence}"
 
-QUADRATURE_POINTS = 2048
+QUADRATURE_POINTS = 512
 """Nodes of the convolution in `beta_difference`; its error falls like 1/QUADRATURE_POINTS."""
 
 
@@ -137,10 +137,10 @@ def beta_difference(s_a: float, n_a: float, s_b: float, n_b: float, alpha: float
 
     P(W − S ≤ d) = E[F_W(S + d)] is integrated over the narrower posterior S at `QUADRATURE_POINTS` midpoints of
     its quantile function, so the integrand stays smooth; the two quantiles are then found by root finding.
-    Deterministic; the bounds are accurate to about 2e-4 (worst with fewer than ~5 trials in a group).
+    Deterministic; the bounds are accurate to about 1e-3 (worst with fewer than ~5 trials in a group).
 
     >>> [round(bound, 3) for bound in beta_difference(30, 50, 20, 50, 0.05, prior=0.5, confidence=0)]
-    [0.004, 0.381]
+    [0.005, 0.38]
     """
     _check(s_a, n_a, alpha)
     _check(s_b, n_b, alpha)
@@ -157,8 +157,18 @@ def _difference_quantiles(wide: _Posterior, narrow: _Posterior, alpha: float) ->
         return wide.atom - narrow.atom, wide.atom - narrow.atom
     nodes = narrow.ppf((np.arange(QUADRATURE_POINTS) + 0.5) / QUADRATURE_POINTS)
 
+    # bracket the root within 12 standard deviations of the mean difference: fewer root-finding steps
+    centre = float(np.mean(wide.ppf((np.arange(64) + 0.5) / 64))) - float(np.mean(nodes))
+    spread = 12 * math.sqrt(wide.variance + narrow.variance) + 1e-9
+    low, high = max(-1.0, centre - spread), min(1.0, centre + spread)
+
     def quantile(q: float) -> float:
-        return optimize.brentq(lambda d: float(np.mean(wide.cdf(nodes + d))) - q, -1.0, 1.0, xtol=1e-9)
+        def excess(d: float) -> float:
+            return float(np.mean(wide.cdf(nodes + d))) - q
+
+        if excess(low) > 0 or excess(high) < 0:
+            return optimize.brentq(excess, -1.0, 1.0, xtol=1e-7)
+        return optimize.brentq(excess, low, high, xtol=1e-7)
 
     return quantile(alpha / 2), quantile(1 - alpha / 2)
 

@@ -22,6 +22,8 @@ MetricType = Literal[
     "conditional_statistical_parity",
     "equal_opportunity",
     "equalized_odds",
+    "predictive_parity",
+    "disparate_impact",
 ]
 Name = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 
@@ -108,30 +110,55 @@ class Metric(_Model):
     """The fairness property: which conditional rate must be equal across groups, and how far apart it may be."""
 
     type: MetricType
-    group: str = Field(description="variable naming the trial's group")
+    group: str | list[str] = Field(description="variable naming the trial's group, or several for intersectional groups (values joined by ' & ')")
     prediction: str = Field(description="boolean variable: the decision (e.g. high risk, hired)")
     label: str | None = Field(None, description="boolean variable: the true outcome (equal_opportunity, equalized_odds)")
     condition: str | None = Field(None, description="variable whose values are the strata (conditional_statistical_parity)")
     groups: Literal["all"] | list[str] = Field("all", description="all groups seen, or the groups to compare")
-    threshold: float = Field(gt=0, le=1, description="largest tolerated gap between groups (ε)")
+    pairs: list[tuple[str, str]] | None = Field(None, description="compare only these pairs of groups instead of every pair")
+    threshold: float = Field(
+        gt=0, le=1, description="largest tolerated gap between groups (ε); for disparate_impact the smallest tolerated ratio (0.8: four-fifths rule)"
+    )
 
     @model_validator(mode="after")
     def _needs_its_variables(self) -> Metric:
-        if self.type in ("equal_opportunity", "equalized_odds") and self.label is None:
+        if self.type in ("equal_opportunity", "equalized_odds", "predictive_parity") and self.label is None:
             raise ValueError(f"{self.type} needs label: the variable holding the true outcome")
         if self.type == "conditional_statistical_parity" and self.condition is None:
             raise ValueError("conditional_statistical_parity needs condition: the variable holding the stratum")
         if isinstance(self.groups, list) and len(set(self.groups)) < 2:
             raise ValueError(f"groups needs at least two distinct groups; got {self.groups}")
+        for pair in self.pairs or ():
+            if pair[0] == pair[1]:
+                raise ValueError(f"a pair compares two different groups; got {list(pair)}")
+            if isinstance(self.groups, list) and not set(pair) <= set(self.groups):
+                raise ValueError(f"pair {list(pair)} names a group outside groups {self.groups}")
         return self
 
 
 class Estimator(_Model):
-    """MAP estimate (S_AB + prior·κ)/(S_B + κ) per group."""
+    """MAP estimate (S_AB + prior·κ)/(S_B + κ) per group, and how a verdict is reached from it."""
 
     prior: float | str = Field(0.5, description="prior mean γ in [0, 1], or an expression over aggregates")
     confidence: float = Field(0.0, ge=0, description="κ: weight of the prior in pseudo-trials; 0 gives the plain ratio")
-    verdict: Literal["point"] = Field("point", description="point: the estimated gap exceeds the threshold")
+    verdict: Literal["point", "confident", "anytime"] = Field(
+        "point",
+        description="point: the estimated gap exceeds the threshold; confident: the gap's 1−α interval lies above it; "
+        "anytime: a test by betting rejects a gap ≤ threshold at level α, valid however often it is checked",
+    )
+    alpha: float = Field(0.05, gt=0, lt=1, description="error level of confident and anytime verdicts (split over compared pairs)")
+    interval: Literal["wilson", "beta", "clopper_pearson"] | None = Field(
+        None,
+        description="intervals: beta (the posterior under the prior: the default when confidence > 0), "
+        "wilson (gap: Newcombe; the default when confidence = 0), clopper_pearson (exact, conservative)",
+    )
+    min_trials: int = Field(1, ge=1, description="a group takes part in verdicts once it has this many trials in the part")
+    hysteresis: float = Field(0.0, ge=0, lt=1, description="a violation ends only when the gap is below threshold − hysteresis")
+
+    @property
+    def interval_kind(self) -> str:
+        """The interval method in force: as given, else beta with a prior and wilson without."""
+        return self.interval or ("beta" if self.confidence > 0 else "wilson")
 
     @model_validator(mode="after")
     def _prior_in_range(self) -> Estimator:
@@ -161,6 +188,19 @@ class Evaluate(_Model):
         return self.every if self.every is not None else self.resolution
 
 
+class Window(_Model):
+    """Which closed trials an evaluation counts: all so far, those closed in the last `length`, or those of the current period."""
+
+    kind: Literal["cumulative", "sliding", "periodic"] = "cumulative"
+    length: Duration | None = Field(None, description="sliding: how far back; periodic: the period (UTC-aligned)")
+
+    @model_validator(mode="after")
+    def _length_when_needed(self) -> Window:
+        if self.kind != "cumulative" and not self.length:
+            raise ValueError(f"a {self.kind} window needs a length, like 365d")
+        return self
+
+
 class Spec(_Model):
     """A monitor: input schema, trial lifecycle, per-trial variables, the metric, the estimator and the cadence."""
 
@@ -173,4 +213,18 @@ class Spec(_Model):
     metric: Metric
     estimator: Estimator = Estimator()
     evaluate: Evaluate = Evaluate(every=DAY)
+    window: Window = Window()
     buckets: int = Field(16, ge=1, le=4096, description="trial buckets: the unit of parallelism; fixed for a recovery store")
+
+    @model_validator(mode="after")
+    def _compatible(self) -> Spec:
+        if self.window.kind != "cumulative":
+            if self.evaluate.every is None:
+                raise ValueError("windows need evaluate: {every: <duration>}")
+            if self.window.length % self.evaluate.every:
+                raise ValueError("the window length must be a multiple of evaluate.every")
+            if self.estimator.verdict == "anytime":
+                raise ValueError("anytime verdicts hold over the whole stream; use a cumulative window")
+        if self.metric.type == "disparate_impact" and self.estimator.verdict == "anytime":
+            raise ValueError("disparate_impact supports point and confident verdicts")
+        return self

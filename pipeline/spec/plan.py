@@ -13,6 +13,7 @@ from pipeline.spec.expressions import Expression, ExprType, compile_expression
 from pipeline.spec.models import Spec, Variable
 from pipeline.trials.layout import Capture, TrialLayout
 from pipeline.trials.outcomes import AggregateRule, MetricCells, Outcomes
+from pipeline.verdicts.judge import VerdictRule
 
 _FIELD_TYPES: dict[str, ExprType] = {"int": "number", "float": "number", "str": "string", "bool": "bool"}
 
@@ -117,8 +118,10 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
 
     derived = _derived(check, derived_sources, variable_types, defaults)
     metric = spec.metric
-    for role in ("group", "prediction", "label", "condition"):
-        name = getattr(metric, role)
+    group_names = [metric.group] if isinstance(metric.group, str) else metric.group
+    references = [(f"group -> {i}" if len(group_names) > 1 else "group", name) for i, name in enumerate(group_names)]
+    references += [(role, getattr(metric, role)) for role in ("prediction", "label", "condition")]
+    for role, name in references:
         if name is None:
             continue
         if name not in spec.variables:
@@ -154,24 +157,37 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
         opens_on=frozenset(spec.trial.opens_on) if spec.trial.opens_on else None,
         close_on=frozenset(spec.trial.close_on or ()),
         close_after=spec.trial.close_after,
+        slot_types=tuple(variable_types[name] for name in slot_names),
     )
     cells = MetricCells(
         type=metric.type,
-        group=metric.group,
+        group=metric.group if isinstance(metric.group, str) else tuple(metric.group),
         prediction=metric.prediction,
         label=metric.label,
         condition=metric.condition,
         groups=frozenset(metric.groups) if isinstance(metric.groups, list) else None,
     )
     assert prior is not None
+    estimator = spec.estimator
     monitor = MonitorConfig(
         name=spec.monitor,
         metric=metric.type,
-        threshold=metric.threshold,
+        rule=VerdictRule(
+            mode=estimator.verdict,
+            threshold=metric.threshold,
+            alpha=estimator.alpha,
+            hysteresis=estimator.hysteresis,
+            ratio=metric.type == "disparate_impact",
+            pairs=tuple(tuple(pair) for pair in metric.pairs) if metric.pairs else None,
+        ),
         prior=prior,
-        confidence=spec.estimator.confidence,
+        confidence=estimator.confidence,
+        interval=estimator.interval_kind,
+        min_trials=estimator.min_trials,
         tick=spec.evaluate.tick,
         on_close=spec.evaluate.on == "close",
+        window=spec.window.kind,
+        window_length=spec.window.length or 0,
         buckets=spec.buckets,
     )
     return Plan(spec, layout, Outcomes(cells, tuple(rules)), monitor)

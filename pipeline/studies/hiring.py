@@ -13,14 +13,11 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
-from bytewax.testing import TestingSink, run_main
 
-from connectors.files import RecordSource
 from connectors.synthetic.hiring import hiring_decisions
-from pipeline.flow import build_flow
 from pipeline.paths import SPECS_DIR
-from pipeline.spec.load import parse_spec, read_yaml
-from pipeline.spec.plan import Plan, build_plan
+from pipeline.spec.plan import Plan
+from pipeline.studies.runs import monitor_records, tuned_plan
 from pipeline.verdicts.alerts import ESTIMATE, VIOLATION
 
 SPEC_PATH = SPECS_DIR / "hiring_demographic_parity.yaml"
@@ -35,22 +32,7 @@ PART = "selection_rate"
 
 def hiring_plan(*, confidence: float, threshold: float, prior: float, path: Path = SPEC_PATH) -> Plan:
     """The bundled hiring spec with its estimator and threshold replaced."""
-    source = str(path)
-    spec = parse_spec(read_yaml(path), source)
-    spec = spec.model_copy(
-        update={
-            "estimator": spec.estimator.model_copy(update={"prior": prior, "confidence": confidence}),
-            "metric": spec.metric.model_copy(update={"threshold": threshold}),
-        }
-    )
-    return build_plan(spec, source)
-
-
-def monitor_records(plan: Plan, events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Every record the monitor flow emits over `events`, run in this process."""
-    records: list[dict[str, Any]] = []
-    run_main(build_flow(plan, RecordSource(lambda: events, batch_size=1000), TestingSink(records)))
-    return records
+    return tuned_plan(path, confidence=confidence, threshold=threshold, prior=prior)
 
 
 @dataclass(frozen=True)

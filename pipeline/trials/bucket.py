@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import copy
-import heapq
 from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.events import Event
 from pipeline.timefmt import ceil_to
-from pipeline.trials.layout import CLOSES, NEVER, SEQ, TrialLayout
+from pipeline.trials.closing import CloseSchedule
+from pipeline.trials.layout import CLOSES, NEVER, SEQ, SLOTS, TrialLayout
 from pipeline.trials.outcomes import Outcomes, TickDelta
 
 FINISHED = NEVER
 """`through` of a bucket whose input has ended: every trial with a close time is closed and reported; trials that wait for a closing event are counted as unfinished."""
+
+MEMO_LIMIT = 4096
+"""Most distinct slot tuples whose outcome a bucket remembers (a few dozen for group × prediction × label)."""
 
 
 @dataclass
@@ -27,9 +30,15 @@ class Report:
     unfinished: int = 0
 
 
+class Trials(dict):
+    """Open trials by dependence key. A dict subclass on purpose: CPython's full collection untracks a plain dict
+    whose values are all untracked (our immutable trial states), and the next insert re-tracks it into the youngest
+    generation, so every young collection re-scans the whole table; a subclass stays tracked in the oldest one."""
+
+
 @dataclass
 class Bucket:
-    """Open trials of the dependence keys that hash to one bucket, with a heap of their close times."""
+    """Open trials of the dependence keys that hash to one bucket, with the schedule of their close times."""
 
     index: int
     layout: TrialLayout
@@ -38,32 +47,44 @@ class Bucket:
     lateness: int
     tick: int
     keep_trials: bool = False
-    trials: dict[str, list[Any]] = field(default_factory=dict)
-    heap: list[tuple[int, int, str]] = field(default_factory=list)
-    due: list[tuple[int, str, list[Any]]] = field(default_factory=list)
+    trials: dict[str, tuple[Any, ...]] = field(default_factory=Trials)
+    closing: CloseSchedule = field(default_factory=CloseSchedule)
+    due: list[tuple[int, str, tuple[Any, ...]]] = field(default_factory=list)
     high: dict[int, int] = field(default_factory=dict)
     through: int | None = None
     seq: int = 0
     unmatched: int = 0
 
+    def __post_init__(self) -> None:
+        self._memo: dict[tuple[Any, ...], tuple[Any, ...]] | None = {} if self._memoizes() else None
+
+    def _memoizes(self) -> bool:
+        """Outcomes are remembered by slot values when trials need not be kept and equal slots mean equal variables."""
+        return not self.keep_trials and self.layout.exact_slots
+
     def receive(self, partition: int, events: list[Event], high: int | None) -> Report | None:
         """Fold a partition's events (in order) into their trials, note the partition's latest time, report ticks now final."""
-        trials = self.trials
+        trials, closing, due = self.trials, self.closing, self.due
         layout = self.layout
+        opens_on, close_on, observe = layout.opens_on, layout.close_on, layout.observe
         for event in events:
-            state = trials.get(event.key)
+            key, time, kind, _ = event
+            state = trials.get(key)
             if state is None:
-                if not layout.may_open(event.kind):
+                if opens_on is not None and kind not in opens_on:
                     self.unmatched += 1
                     continue
                 self.seq += 1
-                state = layout.open(event.time, self.seq)
-                trials[event.key] = state
+                state = layout.open(event, self.seq)
                 if state[CLOSES] != NEVER:
-                    heapq.heappush(self.heap, (state[CLOSES], self.seq, event.key))
-            if layout.observe(state, event):
-                del trials[event.key]
-                self.due.append((event.time, event.key, state))
+                    closing.push((state[CLOSES], self.seq, key))
+            else:
+                state = observe(state, event)
+            if kind in close_on:
+                trials.pop(key, None)
+                due.append((time, key, state))
+            else:
+                trials[key] = state
         if high is not None and high > self.high.get(partition, high - 1):
             self.high[partition] = high
         return self._advance()
@@ -83,15 +104,15 @@ class Bucket:
 
     def _report(self, through: int) -> Report | None:
         deltas: dict[int, TickDelta] = {}
-        heap, trials = self.heap, self.trials
-        while heap and (heap[0][0] <= through or through == FINISHED):
-            closes, seq, key = heapq.heappop(heap)
+        trials, close = self.trials, self._close
+        finished = through == FINISHED
+        for closes, seq, key in self.closing.pop_due(None if finished else through):
             state = trials.get(key)
             if state is not None and state[SEQ] == seq:
                 del trials[key]
-                self._close(deltas, closes, key, state)
+                close(deltas, closes, key, state)
         unfinished = 0
-        if through == FINISHED:
+        if finished:
             unfinished = len(trials)
             trials.clear()
         still_due = []
@@ -105,15 +126,29 @@ class Bucket:
         unmatched, self.unmatched = self.unmatched, 0
         return Report(self.index, through, deltas, unmatched, unfinished)
 
-    def _close(self, deltas: dict[int, TickDelta], closed_at: int, key: str, state: list[Any]) -> None:
-        outcome = self.outcomes.of(closed_at, key, self.layout.values(state))
-        deltas.setdefault(ceil_to(closed_at, self.tick), TickDelta()).add(outcome, self.keep_trials)
+    def _close(self, deltas: dict[int, TickDelta], closed_at: int, key: str, state: tuple[Any, ...]) -> None:
+        tick = ceil_to(closed_at, self.tick)
+        delta = deltas.get(tick)
+        if delta is None:
+            delta = deltas[tick] = TickDelta()
+        memo = self._memo
+        if memo is None:
+            delta.add(self.outcomes.of(closed_at, key, self.layout.values(state)), self.keep_trials)
+            return
+        slots = state[SLOTS:]
+        counted = memo.get(slots)
+        if counted is None:
+            counted = self.outcomes.counted(self.layout.values(state))
+            if len(memo) < MEMO_LIMIT:
+                memo[slots] = counted
+        delta.count(*counted)
 
     def snapshot(self) -> Bucket:
-        """A copy for the recovery store: the compiled layout is shared, the trial state is copied."""
+        """A copy for the recovery store: the compiled layout and the (immutable) trial states are shared, the containers copied."""
         clone = copy.copy(self)
-        clone.trials = {key: list(state) for key, state in self.trials.items()}
-        clone.heap = list(self.heap)
-        clone.due = [(closed_at, key, list(state)) for closed_at, key, state in self.due]
+        clone.trials = Trials(self.trials)
+        clone.closing = self.closing.copy()
+        clone.due = list(self.due)
         clone.high = dict(self.high)
+        clone._memo = {} if self._memo is not None else None
         return clone

@@ -11,9 +11,8 @@ from pipeline.spec.expressions import Expression
 NEVER = 2**62
 """Close time of a trial that closes only on a closing event (or at the end of the input)."""
 
-OPENED, CLOSES, SEQ = 0, 1, 2
-"""Positions in a trial's state list before its variable slots."""
-_SLOTS = 3
+OPENED, CLOSES, SEQ, SLOTS = 0, 1, 2, 3
+"""Positions in a trial's state tuple: open time, close time, open sequence number, then the variable slots."""
 
 
 @dataclass(frozen=True)
@@ -27,16 +26,10 @@ class Capture:
     within: int | None = None
     where: Expression | None = None
 
-    def value(self, fields: dict[str, Any]) -> Any:
-        if self.field is not None:
-            return fields[self.field]
-        assert self.expr is not None
-        return self.expr.evaluate(fields)
-
 
 @dataclass(frozen=True)
 class TrialLayout:
-    """Compiled trial lifecycle and variable extraction; a trial's state is a list `[opened, closes, seq, *slots]`."""
+    """Compiled trial lifecycle and variable extraction; a trial's state is a tuple `(opened, closes, seq, *slots)`."""
 
     slot_names: tuple[str, ...]
     captures: dict[str, tuple[Capture, ...]]
@@ -45,38 +38,50 @@ class TrialLayout:
     opens_on: frozenset[str] | None
     close_on: frozenset[str]
     close_after: int | None
+    slot_types: tuple[str, ...] = ()
+    """The expression type (number, string, bool) of each slot; empty when unknown."""
 
-    def may_open(self, kind: str) -> bool:
-        return self.opens_on is None or kind in self.opens_on
+    @property
+    def exact_slots(self) -> bool:
+        """Whether equal slot values always mean equal variables: no numeric slot, where 1 == 1.0 and 0.0 == -0.0 print differently."""
+        return len(self.slot_types) == len(self.slot_names) and "number" not in self.slot_types
 
-    def open(self, time: int, seq: int) -> list[Any]:
-        closes = time + self.close_after if self.close_after is not None else NEVER
-        return [time, closes, seq, *([None] * len(self.slot_names))]
+    def open(self, event: Event, seq: int) -> tuple[Any, ...]:
+        """The state of a trial that `event` opens, with the event already folded in."""
+        closes = event.time + self.close_after if self.close_after is not None else NEVER
+        slots = [event.time, closes, seq]
+        slots.extend([None] * len(self.slot_names))
+        return self._fold(slots, event, self.captures.get(event.kind, ()))
 
-    def observe(self, state: list[Any], event: Event) -> bool:
-        """Fold one event into the trial; True when the event closes the trial."""
-        for capture in self.captures.get(event.kind, ()):
-            index = capture.slot + _SLOTS
-            if capture.mode == "first":
-                if state[index] is None:
-                    state[index] = capture.value(event.fields)
-            elif capture.mode == "last":
-                state[index] = capture.value(event.fields)
-            elif state[index] is not True:
-                elapsed = event.time - state[OPENED]
-                if capture.within is not None and not 0 <= elapsed <= capture.within:
+    def observe(self, state: tuple[Any, ...], event: Event) -> tuple[Any, ...]:
+        """The trial after one more event: a new state when the event feeds a slot (states are immutable, so snapshots share them)."""
+        captures = self.captures.get(event.kind)
+        if captures is None:
+            return state
+        return self._fold(list(state), event, captures)
+
+    @staticmethod
+    def _fold(slots: list[Any], event: Event, captures: tuple[Capture, ...]) -> tuple[Any, ...]:
+        _, time, _, fields = event
+        for capture in captures:
+            index = capture.slot + SLOTS
+            mode = capture.mode
+            if mode == "exists":
+                if slots[index] is True:
                     continue
-                if capture.where is not None and capture.where.evaluate(event.fields) is not True:
+                if capture.within is not None and not 0 <= time - slots[OPENED] <= capture.within:
                     continue
-                state[index] = True
-        return event.kind in self.close_on
+                if capture.where is not None and capture.where.evaluate(fields) is not True:
+                    continue
+                slots[index] = True
+            elif mode == "last" or slots[index] is None:
+                slots[index] = fields[capture.field] if capture.field is not None else capture.expr.evaluate(fields)  # type: ignore[union-attr]
+        return tuple(slots)
 
-    def values(self, state: list[Any]) -> dict[str, Any]:
+    def values(self, state: tuple[Any, ...]) -> dict[str, Any]:
         """The trial's final variables: captured slots, defaults for what never came, then derived expressions."""
-        values = dict(zip(self.slot_names, state[_SLOTS:]))
-        for name, value in values.items():
-            if value is None:
-                values[name] = self.defaults.get(name)
+        defaults = self.defaults
+        values = {name: defaults.get(name) if value is None else value for name, value in zip(self.slot_names, state[SLOTS:])}
         for name, expr in self.derived:
             values[name] = expr.evaluate(values)
             if values[name] is None:

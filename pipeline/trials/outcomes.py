@@ -15,8 +15,13 @@ PART_NAMES = {
     "conditional_statistical_parity": ("selection_rate",),
     "equal_opportunity": ("true_positive_rate",),
     "equalized_odds": ("true_positive_rate", "false_positive_rate"),
+    "predictive_parity": ("positive_predictive_value",),
+    "disparate_impact": ("selection_rate",),
 }
 """The conditional rates each metric compares across groups, in fairlearn's vocabulary."""
+
+GROUP_JOIN = " & "
+"""Joins the values of several group variables into one intersectional group name."""
 
 
 @dataclass(frozen=True)
@@ -24,22 +29,29 @@ class MetricCells:
     """Maps a closed trial's variables to the cells it counts in; a trial missing a needed value is incomplete."""
 
     type: str
-    group: str
+    group: str | tuple[str, ...]
     prediction: str
     label: str | None = None
     condition: str | None = None
     groups: frozenset[str] | None = None
 
+    def group_of(self, values: dict[str, Any]) -> str | None:
+        """The trial's group name; None when a group variable is missing."""
+        if isinstance(self.group, str):
+            value = values.get(self.group)
+            return None if value is None else str(value)
+        parts = [values.get(name) for name in self.group]
+        return None if any(part is None for part in parts) else GROUP_JOIN.join(map(str, parts))
+
     def cells(self, values: dict[str, Any]) -> list[Cell] | None:
-        group = values.get(self.group)
+        group = self.group_of(values)
         hit = values.get(self.prediction)
         if group is None or hit is None:
             return None
-        group = str(group)
         if self.groups is not None and group not in self.groups:
             return []
         hit = bool(hit)
-        if self.type == "demographic_parity":
+        if self.type in ("demographic_parity", "disparate_impact"):
             return [("selection_rate", group, hit)]
         if self.type == "conditional_statistical_parity":
             stratum = values.get(self.condition)  # type: ignore[arg-type]
@@ -49,6 +61,8 @@ class MetricCells:
         label = values.get(self.label)  # type: ignore[arg-type]
         if label is None:
             return None
+        if self.type == "predictive_parity":
+            return [("positive_predictive_value", group, bool(label))] if hit else []
         if label:
             return [("true_positive_rate", group, hit)]
         if self.type == "equalized_odds":
@@ -95,21 +109,26 @@ class TickDelta:
     trials: list[TrialOutcome] = field(default_factory=list)
 
     def add(self, outcome: TrialOutcome, keep_trial: bool) -> None:
+        self.count(outcome.cells, outcome.totals)
+        if keep_trial:
+            self.trials.append(outcome)
+
+    def count(self, cells: list[Cell] | None, totals: dict[str, float]) -> None:
+        """Count one closed trial by its cells (None: incomplete) and aggregate contributions."""
         self.closed += 1
-        if outcome.cells is None:
+        if cells is None:
             self.incomplete += 1
         else:
-            for part, group, hit in outcome.cells:
-                cell = self.counts.get((part, group))
+            counts = self.counts
+            for part, group, hit in cells:
+                cell = counts.get((part, group))
                 if cell is None:
-                    self.counts[(part, group)] = [int(hit), 1]
+                    counts[(part, group)] = [int(hit), 1]
                 else:
                     cell[0] += hit
                     cell[1] += 1
-        for name, value in outcome.totals.items():
+        for name, value in totals.items():
             self.totals[name] = self.totals.get(name, 0.0) + value
-        if keep_trial:
-            self.trials.append(outcome)
 
     def __iadd__(self, other: TickDelta) -> TickDelta:
         for key, (hits, n) in other.counts.items():
@@ -132,5 +151,8 @@ class Outcomes:
     aggregates: tuple[AggregateRule, ...] = ()
 
     def of(self, closed_at: int, key: str, values: dict[str, Any]) -> TrialOutcome:
-        totals = {rule.name: rule.contribution(values) for rule in self.aggregates}
-        return TrialOutcome(closed_at, key, self.metric.cells(values), totals)
+        return TrialOutcome(closed_at, key, *self.counted(values))
+
+    def counted(self, values: dict[str, Any]) -> tuple[list[Cell] | None, dict[str, float]]:
+        """What a trial with these variables counts in: its cells and its aggregate contributions."""
+        return self.metric.cells(values), {rule.name: rule.contribution(values) for rule in self.aggregates}

@@ -32,14 +32,20 @@ def stamp(record: dict[str, Any], monitor: str, kind: str, instant: int, *names:
 
 
 class AlertTracker:
-    """Remembers which parts are in violation and emits a record only when that changes."""
+    """Remembers which parts are in violation: a violation starts when a verdict turns violated and ends only when it
+    turns clear (below the threshold by the hysteresis margin), so an estimate flapping around ε raises no storm."""
 
     def __init__(self) -> None:
         self.violated: dict[str, bool] = {}
 
-    def update(self, part: str, violated: bool | None) -> str | None:
+    def update(self, part: str, violated: bool | None, clear: bool | None) -> str | None:
         """The record type to emit for this part now (VIOLATION, RECOVERED), or None; an undefined verdict changes nothing."""
-        if violated is None or violated == self.violated.get(part, False):
+        if self.violated.get(part, False):
+            if clear:
+                self.violated[part] = False
+                return RECOVERED
             return None
-        self.violated[part] = violated
-        return VIOLATION if violated else RECOVERED
+        if violated:
+            self.violated[part] = True
+            return VIOLATION
+        return None

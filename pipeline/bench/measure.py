@@ -1,0 +1,94 @@
+"""One timed flow in a fresh process: `python -m pipeline.bench.measure FLOW SPEC INPUT` prints its measurement as JSON.
+
+FLOW is `passthrough` (read + parse into a counting sink, the ceiling) or `monitor` (the full
+dataflow). Only `run_main` is timed; peak RSS is this process's, so each flow is measured alone.
+"""
+
+from __future__ import annotations
+
+import resource
+import sys
+import time
+from collections import Counter
+from typing import Any, Callable, Iterable, Iterator
+
+import bytewax.operators as op
+import orjson
+from bytewax.dataflow import Dataflow
+from bytewax.testing import run_main
+
+from connectors.files import RecordSource, jsonl_lines
+from pipeline.bench.sink import CountingSink
+from pipeline.flow import build_flow, parsed_stream
+from pipeline.spec.load import load_plan
+from pipeline.spec.plan import Plan
+from pipeline.verdicts.alerts import ESTIMATE
+
+FLOWS = ("passthrough", "monitor")
+
+
+class CountedRecords:
+    """Wraps a record factory and counts the records handed out (the same for both flows)."""
+
+    def __init__(self, open_records: Callable[[], Iterable[Any]]):
+        self._open_records = open_records
+        self.count = 0
+
+    def __call__(self) -> Iterator[Any]:
+        for self.count, record in enumerate(self._open_records(), 1):
+            yield record
+
+
+def tally_parsed(counts: Counter, item: Any) -> None:
+    """A parse-step item `("p<partition>", (partition, events, dead))`: count its events and dead letters."""
+    _, (_, events, dead) = item
+    counts["events"] += len(events)
+    counts["dead_letters"] += len(dead)
+
+
+def tally_records(counts: Counter, record: dict[str, Any]) -> None:
+    """An output record: count it by type; keep the closed-trial count of the latest estimate."""
+    counts[record["type"]] += 1
+    if record["type"] == ESTIMATE:
+        counts["trials_closed"] = record["trials"]["closed"]
+
+
+def passthrough_flow(plan: Plan, source: RecordSource, sink: CountingSink) -> Dataflow:
+    """The monitor's own read and parse steps, straight into the sink."""
+    flow = Dataflow("passthrough")
+    op.output("count", parsed_stream(flow, plan, source, strings=False), sink)
+    return flow
+
+
+def measure(flow_name: str, spec: str, input_path: str) -> dict[str, Any]:
+    """Build and run one flow over the JSON-lines input (the source `fairstream run` uses); return its time, events read, peak RSS and counts."""
+    plan = load_plan(spec)
+    records = CountedRecords(jsonl_lines(input_path))
+    source = RecordSource(records)
+    if flow_name == "passthrough":
+        sink = CountingSink(tally_parsed)
+        flow = passthrough_flow(plan, source, sink)
+    else:
+        sink = CountingSink(tally_records)
+        flow = build_flow(plan, source, sink)
+    started = time.perf_counter()
+    run_main(flow)
+    seconds = time.perf_counter() - started
+    return {
+        "flow": flow_name,
+        "events": records.count,
+        "seconds": seconds,
+        "peak_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+        "counts": dict(sink.counts),
+    }
+
+
+def main(argv: list[str]) -> None:
+    flow_name, spec, input_path = argv
+    if flow_name not in FLOWS:
+        raise SystemExit(f"FLOW must be one of {', '.join(FLOWS)}; got {flow_name!r}")
+    sys.stdout.buffer.write(orjson.dumps(measure(flow_name, spec, input_path)) + b"\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,147 @@
+"""Throughput of the monitor against its own read+parse ceiling, on one generated COMPAS-shaped stream, each flow in a fresh process."""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import orjson
+
+from connectors.synthetic.compas_like import compas_like_events, write_jsonl
+from pipeline.errors import FairstreamError, InputError
+from pipeline.paths import SPECS_DIR
+from pipeline.verdicts.alerts import ESTIMATE, RECOVERED, VIOLATION
+
+SPEC = SPECS_DIR / "compas_equalized_odds.yaml"
+"""The monitor under test: equalized odds of COMPAS-shaped scores across race groups."""
+
+PER_DAY = 250.0
+"""Screenings a day in the generated stream: 1 M events span about seven years, with ~180 k trials open at a time."""
+
+SEED = 2013
+
+
+@dataclass(frozen=True)
+class Run:
+    """One flow run in its own process: records read, seconds inside `run_main`, peak RSS, and what reached the sink."""
+
+    flow: str
+    events: int
+    seconds: float
+    peak_rss_mib: float
+    counts: dict[str, int]
+
+    @property
+    def rate(self) -> float:
+        """Events per second."""
+        return self.events / self.seconds
+
+
+@dataclass(frozen=True)
+class FlowResult:
+    """All runs of one flow; the figures reported are medians over them."""
+
+    flow: str
+    runs: tuple[Run, ...]
+
+    @property
+    def events(self) -> int:
+        return self.runs[0].events
+
+    @property
+    def rate(self) -> float:
+        return statistics.median(run.rate for run in self.runs)
+
+    @property
+    def seconds(self) -> float:
+        return statistics.median(run.seconds for run in self.runs)
+
+    @property
+    def peak_rss_mib(self) -> float:
+        return statistics.median(run.peak_rss_mib for run in self.runs)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return self.runs[-1].counts
+
+
+@dataclass(frozen=True)
+class ThroughputResult:
+    """The passthrough ceiling and the full monitor on the same stream."""
+
+    events: int
+    path: Path | None
+    passthrough: FlowResult
+    monitor: FlowResult
+
+    @property
+    def ratio(self) -> float:
+        """Monitor events/s over passthrough events/s (the issue's target: at least 0.5)."""
+        return self.monitor.rate / self.passthrough.rate
+
+    @property
+    def alerts(self) -> int:
+        """Violation and recovery records the monitor produced."""
+        counts = self.monitor.counts
+        return counts.get(VIOLATION, 0) + counts.get(RECOVERED, 0)
+
+    @property
+    def estimates(self) -> int:
+        return self.monitor.counts.get(ESTIMATE, 0)
+
+    @property
+    def trials_closed(self) -> int:
+        """Closed trials in the monitor's last estimate: one per generated defendant."""
+        return self.monitor.counts.get("trials_closed", 0)
+
+
+def measure_throughput(
+    events: int = 1_000_000,
+    *,
+    repeat: int = 1,
+    keep: str | Path | None = None,
+    seed: int = SEED,
+    on_step: Callable[[str], None] = lambda _step: None,
+) -> ThroughputResult:
+    """Generate `events` COMPAS-shaped events once (into `keep`, or a temporary file), then time each flow `repeat` times, alternating."""
+    if events < 1 or repeat < 1:
+        raise InputError(f"events and repeat must be at least 1; got events={events}, repeat={repeat}")
+    with tempfile.TemporaryDirectory(prefix="fairstream-bench-") as scratch:
+        path = Path(keep) if keep is not None else Path(scratch) / "compas_like.jsonl"
+        on_step(f"generating {events:,} COMPAS-shaped events into {path}")
+        stream = compas_like_events(events, seed, per_day=PER_DAY)  # at least one event per defendant
+        write_jsonl(path, itertools.islice(stream, events))
+        runs: dict[str, list[Run]] = {"passthrough": [], "monitor": []}
+        for round_ in range(1, repeat + 1):
+            for flow in runs:
+                on_step(f"run {round_}/{repeat}: {flow} over {events:,} events")
+                runs[flow].append(_run_child(flow, path))
+    return ThroughputResult(
+        events=events,
+        path=Path(keep) if keep is not None else None,
+        passthrough=FlowResult("passthrough", tuple(runs["passthrough"])),
+        monitor=FlowResult("monitor", tuple(runs["monitor"])),
+    )
+
+
+def _run_child(flow: str, path: Path) -> Run:
+    """Run one flow in a fresh interpreter, so its peak RSS is its own."""
+    command = [sys.executable, "-m", "pipeline.bench.measure", flow, str(SPEC), str(path)]
+    child = subprocess.run(command, capture_output=True, text=True)
+    if child.returncode != 0:
+        tail = "\n".join(child.stderr.strip().splitlines()[-5:])
+        raise FairstreamError(f"the {flow} benchmark process failed (exit code {child.returncode}):\n{tail}")
+    found: dict[str, Any] = orjson.loads(child.stdout.strip().splitlines()[-1])
+    return Run(
+        flow=flow,
+        events=found["events"],
+        seconds=found["seconds"],
+        peak_rss_mib=found["peak_rss_kib"] / 1024,
+        counts=found["counts"],
+    )

@@ -1,0 +1,36 @@
+"""Run a bundled spec's monitor in this process over in-memory events, with its estimator or threshold replaced for a study."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bytewax.testing import TestingSink, run_main
+
+from connectors.files import RecordSource
+from pipeline.flow import build_flow
+from pipeline.spec.load import parse_spec, read_yaml
+from pipeline.spec.plan import Plan, build_plan
+
+
+def tuned_plan(path: Path, *, confidence: float, threshold: float | None = None, prior: float | str | None = None) -> Plan:
+    """The spec at `path` with κ replaced, and ε and the prior too when given (None keeps the spec's)."""
+    source = str(path)
+    spec = parse_spec(read_yaml(path), source)
+    estimator = {"confidence": confidence} if prior is None else {"confidence": confidence, "prior": prior}
+    metric = {} if threshold is None else {"threshold": threshold}
+    spec = spec.model_copy(
+        update={
+            "estimator": spec.estimator.model_copy(update=estimator),
+            "metric": spec.metric.model_copy(update=metric),
+        }
+    )
+    return build_plan(spec, source)
+
+
+def monitor_records(plan: Plan, events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every record the monitor flow emits over `events`, run in this process."""
+    records: list[dict[str, Any]] = []
+    run_main(build_flow(plan, RecordSource(lambda: events, batch_size=1000), TestingSink(records)))
+    return records
