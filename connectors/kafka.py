@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import orjson
@@ -9,7 +10,7 @@ from bytewax.connectors.kafka import KafkaSink, KafkaSinkMessage, KafkaSource
 from bytewax.inputs import StatefulSourcePartition
 
 from pipeline.errors import ConnectorError
-from pipeline.events import RawRecord
+from pipeline.events import IDLE, RawRecord
 
 PRODUCER_CONFIG = {"partitioner": "murmur2_random", "enable.idempotence": "true", "acks": "all"}
 """librdkafka settings for every producer: murmur2 places a key on the partition kafka-python and Java choose."""
@@ -60,13 +61,28 @@ def partition_counts(bootstrap: str, topics: list[str], timeout: float = 15.0) -
 
 
 class _RecordPartition(StatefulSourcePartition[RawRecord, Any]):
-    """Wraps bytewax's Kafka partition: each message becomes `RawRecord(partition, offset, value)`."""
+    """Wraps bytewax's Kafka partition: each message becomes `RawRecord(partition, offset, value)`.
 
-    def __init__(self, inner: StatefulSourcePartition):
+    After `idle_after` seconds without a message it sends one `IDLE` marker, so a partition with no
+    traffic stops holding the watermark back (its next message makes it count again).
+    """
+
+    def __init__(self, inner: StatefulSourcePartition, partition: int, idle_after: float | None):
         self._inner = inner
+        self._partition = partition
+        self._idle_after = idle_after
+        self._last_message = time.monotonic()
+        self._idle = False
 
     def next_batch(self) -> list[RawRecord]:
-        return [RawRecord(msg.partition, msg.offset, msg.value) for msg in self._inner.next_batch()]
+        batch = [RawRecord(msg.partition, msg.offset, msg.value) for msg in self._inner.next_batch()]
+        now = time.monotonic()
+        if batch:
+            self._last_message, self._idle = now, False
+        elif self._idle_after is not None and not self._idle and now - self._last_message >= self._idle_after:
+            self._idle = True
+            return [RawRecord(self._partition, IDLE, None)]
+        return batch
 
     def next_awake(self):
         return self._inner.next_awake()
@@ -79,14 +95,25 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, Any]):
 
 
 class RecordKafkaSource(KafkaSource):
-    """bytewax's `KafkaSource` (offsets kept in the recovery store) yielding `RawRecord`s."""
+    """bytewax's `KafkaSource` (offsets kept in the recovery store) yielding `RawRecord`s, with idle markers when tailing."""
+
+    def __init__(self, *args: Any, idle_after: float | None = None, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._idle_after = idle_after
 
     def build_part(self, step_id: str, for_part: str, resume_state: Any) -> _RecordPartition:  # type: ignore[override]
-        return _RecordPartition(super().build_part(step_id, for_part, resume_state))
+        partition = int(for_part.split("-", 1)[0])
+        return _RecordPartition(super().build_part(step_id, for_part, resume_state), partition, self._idle_after)
 
 
-def kafka_source(bootstrap: str, topic: str, *, tail: bool = True, batch_size: int = 1000) -> RecordKafkaSource:
-    return RecordKafkaSource([bootstrap], [topic], tail=tail, batch_size=batch_size, add_config=dict(CONSUMER_CONFIG))
+IDLE_AFTER = 5.0
+"""Seconds without a message after which a tailed partition stops holding the watermark back."""
+
+
+def kafka_source(bootstrap: str, topic: str, *, tail: bool = True, batch_size: int = 1000, idle_after: float | None = IDLE_AFTER) -> RecordKafkaSource:
+    return RecordKafkaSource(
+        [bootstrap], [topic], tail=tail, batch_size=batch_size, add_config=dict(CONSUMER_CONFIG), idle_after=idle_after if tail else None
+    )
 
 
 def kafka_sink(bootstrap: str, alerts_topic: str) -> KafkaSink:

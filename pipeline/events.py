@@ -5,23 +5,43 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 
+IDLE = -2
+"""The offset of a marker record a source sends when its partition has been at the end of its log for a while."""
+
+
+class RawRecord(NamedTuple):
+    """What a source yields: the input partition, the position in it, and the payload (JSON text or a dict)."""
+
+    partition: int
+    offset: int
+    payload: Any
+
+
 class Event(NamedTuple):
-    """One validated decision-system event: its dependence key, event time (epoch seconds), kind and fields."""
+    """One validated decision-system event: its dependence key, event time (epoch milliseconds), kind and fields.
+
+    `origin` is the raw record it was read from, kept so that a late event is dead-lettered as it arrived.
+    """
 
     key: str
     time: int
     kind: str
     fields: dict[str, Any]
+    origin: RawRecord | None = None
 
 
 class DeadLetter(NamedTuple):
-    """A record the pipeline could not use, with the reason; it is written out and counted, never dropped."""
+    """A record the pipeline could not use, with the reason; it is written out and counted, never dropped.
+
+    `count` is the running number of dead letters of its input partition, this one included.
+    """
 
     reason: str
     detail: str
     record: str
     partition: int
     offset: int
+    count: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -31,12 +51,5 @@ class DeadLetter(NamedTuple):
             "record": self.record,
             "partition": self.partition,
             "offset": self.offset,
+            "count": self.count,
         }
-
-
-class RawRecord(NamedTuple):
-    """What a source yields: the input partition, the position in it, and the payload (JSON text or a dict)."""
-
-    partition: int
-    offset: int
-    payload: Any

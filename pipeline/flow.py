@@ -11,14 +11,15 @@ from bytewax.inputs import Source
 from bytewax.operators import StatefulLogic
 from bytewax.outputs import Sink
 
-from pipeline.events import DeadLetter, Event, RawRecord
+from pipeline.events import IDLE, DeadLetter, Event, RawRecord
 from pipeline.monitor import Monitor
 from pipeline.parse import RecordParser
 from pipeline.spec.plan import Plan
 from pipeline.trials.bucket import Bucket, Report
 from pipeline.trials.clock import PartitionClock
 
-PartitionBatch = tuple[int, list[Event], list[DeadLetter]]
+PartitionBatch = tuple[int, list[Event], list[DeadLetter], bool]
+"""(input partition, its events in order, its dead letters, whether the partition reported itself idle)."""
 
 
 class _Parse:
@@ -28,14 +29,20 @@ class _Parse:
         self._parse = parser.parse
 
     def __call__(self, batch: list[RawRecord]) -> list[tuple[str, PartitionBatch]]:
-        groups: dict[int, PartitionBatch] = {}
+        groups: dict[int, tuple[int, list[Event], list[DeadLetter]]] = {}
+        idle: set[int] = set()
         for raw in batch:
+            if raw.offset == IDLE:
+                idle.add(raw.partition)
+                continue
             item = self._parse(raw)
             group = groups.get(raw.partition)
             if group is None:
                 group = groups[raw.partition] = (raw.partition, [], [])
             (group[1] if type(item) is Event else group[2]).append(item)
-        return [(f"p{partition}", group) for partition, group in groups.items()]
+        out = [(f"p{partition}", (*group, False)) for partition, group in groups.items()]
+        out.extend((f"p{partition}", (partition, [], [], True)) for partition in sorted(idle - groups.keys()))
+        return out
 
 
 class _ClockLogic(StatefulLogic):
@@ -46,32 +53,32 @@ class _ClockLogic(StatefulLogic):
         self.buckets = buckets
 
     def on_item(self, value: PartitionBatch) -> tuple[list[tuple[Any, ...]], bool]:
-        partition, events, dead = value
-        self.clock.partition = partition
-        before = self.clock.high
-        accepted, late = self.clock.admit(events)
-        out: list[tuple[Any, ...]] = [("dead", letter) for letter in dead]
-        out.extend(("dead", letter) for letter in late)
-        routed = self.clock.route(accepted, self.buckets)
-        high = self.clock.high
+        partition, events, dead, idle = value
+        clock = self.clock
+        clock.partition = partition
+        if idle:
+            return [("bucket", f"b{bucket}", (bucket, partition, [], clock.high, True)) for bucket in range(self.buckets)], StatefulLogic.RETAIN
+        before = clock.high
+        accepted, late = clock.admit(events)
+        out: list[tuple[Any, ...]] = [("dead", letter) for letter in clock.count(dead, late)]
+        routed = clock.route(accepted, self.buckets)
+        high = clock.high
         for bucket in range(self.buckets) if high != before else sorted(routed):
-            out.append(("bucket", f"b{bucket}", (bucket, partition, routed.get(bucket, []), high)))
+            out.append(("bucket", f"b{bucket}", (bucket, partition, routed.get(bucket, []), high, False)))
         return out, StatefulLogic.RETAIN
 
     def snapshot(self) -> PartitionClock:
-        clock = PartitionClock(self.clock.partition, self.clock.lateness)
-        clock.high = self.clock.high
-        return clock
+        return copy.copy(self.clock)
 
 
 class _BucketLogic(StatefulLogic):
     def __init__(self, bucket: Bucket):
         self.bucket = bucket
 
-    def on_item(self, value: tuple[int, int, list[Event], int | None]) -> tuple[list[Report], bool]:
-        index, partition, events, high = value
+    def on_item(self, value: tuple[int, int, list[Event], int | None, bool]) -> tuple[list[Report], bool]:
+        index, partition, events, high, idle = value
         self.bucket.index = index
-        report = self.bucket.receive(partition, events, high)
+        report = self.bucket.receive(partition, events, high, idle)
         return ([report] if report is not None else []), StatefulLogic.RETAIN
 
     def on_eof(self) -> tuple[list[Report], bool]:
@@ -128,10 +135,10 @@ def build_flow(
         return _MonitorLogic(resume or Monitor(plan.monitor))
 
     clocked = op.key_rm("unkey-clock", op.stateful("clock", parsed, clock_logic))
-    # ("dead", DeadLetter) | ("bucket", "b<i>", (i, partition, [Event], high))
+    # ("dead", DeadLetter) | ("bucket", "b<i>", (i, partition, [Event], high, idle))
     split = op.branch("split-dead", clocked, lambda item: item[0] == "dead")
     dead = op.map("dead-record", split.trues, lambda item: item[1].to_json())
-    to_buckets = op.map("key-bucket", split.falses, lambda item: item[1:])  # ("b<i>", (i, partition, [Event], high))
+    to_buckets = op.map("key-bucket", split.falses, lambda item: item[1:])  # ("b<i>", (i, partition, [Event], high, idle))
     reports = op.stateful("trials", to_buckets, bucket_logic)  # ("b<i>", Report)
     to_monitor = op.map("key-monitor", reports, lambda item: ("monitor", item[1]))
     records = op.key_rm("unkey-monitor", op.stateful("monitor", to_monitor, monitor_logic))  # record dict

@@ -74,6 +74,7 @@ class RecordParser:
         self._key_field = schema.key
         self._kind_field = schema.kind
         self._parse_time = time_parser(schema.time_format)
+        self._strings = strings
         self._kinds = {
             kind: tuple((name, _checker(name, ftype, strings)) for name, ftype in fields.items())
             for kind, fields in schema.kinds.items()
@@ -83,7 +84,7 @@ class RecordParser:
         payload = raw.payload
         try:
             if isinstance(payload, dict):
-                record = payload
+                record = dict(payload) if self._strings else payload  # converted in place: keep the row as it came
             else:
                 try:
                     record = orjson.loads(payload)
@@ -91,11 +92,11 @@ class RecordParser:
                     raise _BadRecord("not_json", str(err)) from None
                 if not isinstance(record, dict):
                     raise _BadRecord("not_object", f"expected a JSON object; got {type(record).__name__}")
-            return self._event(record)
+            return self._event(record, raw)
         except _BadRecord as bad:
-            return DeadLetter(bad.reason, bad.detail, _text(payload), raw.partition, raw.offset)
+            return DeadLetter(bad.reason, bad.detail, record_text(payload), raw.partition, raw.offset)
 
-    def _event(self, record: dict[str, Any]) -> Event:
+    def _event(self, record: dict[str, Any], raw: RawRecord) -> Event:
         key = record.get(self._key_field)
         if key is None or key == "":
             raise _BadRecord("missing_field", f"missing dependence key {self._key_field!r}")
@@ -123,12 +124,13 @@ class RecordParser:
             checked = check(value)
             if checked is not value:
                 record[name] = checked
-        return Event(key, time, kind, record)
+        return Event(key, time, kind, record, raw)
 
 
-def _text(payload: Any) -> str:
+def record_text(payload: Any) -> str:
+    """A raw payload as text for a dead letter: lines without their line break, dicts as JSON."""
     if isinstance(payload, bytes):
-        return payload.decode("utf-8", errors="replace")
+        return payload.decode("utf-8", errors="replace").rstrip("\r\n")
     if isinstance(payload, str):
-        return payload
+        return payload.rstrip("\r\n")
     return orjson.dumps(payload, default=str).decode()

@@ -40,10 +40,10 @@ class CountedRecords:
 
 
 def tally_parsed(counts: Counter, item: Any) -> None:
-    """A parse-step item `("p<partition>", (partition, events, dead))`: count its events and dead letters."""
-    _, (_, events, dead) = item
-    counts["events"] += len(events)
-    counts["dead_letters"] += len(dead)
+    """A parse-step item `("p<partition>", (partition, events, dead, …))`: count its events and dead letters."""
+    batch = item[1]
+    counts["events"] += len(batch[1])
+    counts["dead_letters"] += len(batch[2])
 
 
 def tally_records(counts: Counter, record: dict[str, Any]) -> None:
@@ -61,7 +61,7 @@ def passthrough_flow(plan: Plan, source: RecordSource, sink: CountingSink) -> Da
 
 
 def measure(flow_name: str, spec: str, input_path: str) -> dict[str, Any]:
-    """Build and run one flow over the JSON-lines input (the source `fairstream run` uses); return its time, events read, peak RSS and counts."""
+    """Build and run one flow over the JSON-lines input (the source `fairstream run` uses); return its time, events read, RSS and counts."""
     plan = load_plan(spec)
     records = CountedRecords(jsonl_lines(input_path))
     source = RecordSource(records)
@@ -71,6 +71,7 @@ def measure(flow_name: str, spec: str, input_path: str) -> dict[str, Any]:
     else:
         sink = CountingSink(tally_records)
         flow = build_flow(plan, source, sink)
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     started = time.perf_counter()
     run_main(flow)
     seconds = time.perf_counter() - started
@@ -78,6 +79,7 @@ def measure(flow_name: str, spec: str, input_path: str) -> dict[str, Any]:
         "flow": flow_name,
         "events": records.count,
         "seconds": seconds,
+        "rss_before_kib": rss_before,
         "peak_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
         "counts": dict(sink.counts),
     }

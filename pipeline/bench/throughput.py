@@ -29,11 +29,12 @@ SEED = 2013
 
 @dataclass(frozen=True)
 class Run:
-    """One flow run in its own process: records read, seconds inside `run_main`, peak RSS, and what reached the sink."""
+    """One flow run in its own process: records read, seconds inside `run_main`, RSS after imports and at peak, and what reached the sink."""
 
     flow: str
     events: int
     seconds: float
+    start_rss_mib: float
     peak_rss_mib: float
     counts: dict[str, int]
 
@@ -61,6 +62,10 @@ class FlowResult:
     @property
     def seconds(self) -> float:
         return statistics.median(run.seconds for run in self.runs)
+
+    @property
+    def start_rss_mib(self) -> float:
+        return statistics.median(run.start_rss_mib for run in self.runs)
 
     @property
     def peak_rss_mib(self) -> float:
@@ -142,6 +147,7 @@ def _run_child(flow: str, path: Path) -> Run:
         flow=flow,
         events=found["events"],
         seconds=found["seconds"],
+        start_rss_mib=found["rss_before_kib"] / 1024,
         peak_rss_mib=found["peak_rss_kib"] / 1024,
         counts=found["counts"],
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from pipeline.cli.bench_detection import detection
 from pipeline.cli.bench_hiring import hiring
 from pipeline.cli.bench_kafka import kafka
 from pipeline.cli.bench_throughput import throughput
@@ -14,5 +15,5 @@ def bench() -> None:
     """Measure throughput and detection behaviour."""
 
 
-for command in (throughput, kafka, hiring):
+for command in (throughput, kafka, hiring, detection):
     bench.add_command(command)

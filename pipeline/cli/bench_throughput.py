@@ -27,12 +27,12 @@ def throughput(events: int, repeat: int, keep: str | None) -> None:
     )
     console.table(
         "Throughput (time inside run_main; peak RSS of each flow's own process)",
-        ["flow", "events", "seconds", "events/s", "peak RSS MiB"],
+        ["flow", "events", "seconds", "events/s", "RSS after imports MiB", "peak RSS MiB"],
         [
-            (flow.flow, f"{flow.events:,}", f"{flow.seconds:.2f}", f"{flow.rate:,.0f}", f"{flow.peak_rss_mib:.0f}")
+            (flow.flow, f"{flow.events:,}", f"{flow.seconds:.2f}", f"{flow.rate:,.0f}", f"{flow.start_rss_mib:.0f}", f"{flow.peak_rss_mib:.0f}")
             for flow in (result.passthrough, result.monitor)
         ],
-        right=(1, 2, 3, 4),
+        right=(1, 2, 3, 4, 5),
     )
     console.console.print(f"monitor / passthrough: {result.ratio:.2f} (target ≥ 0.50)")
     console.console.print(

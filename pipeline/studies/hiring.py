@@ -16,9 +16,10 @@ import numpy as np
 
 from connectors.synthetic.hiring import hiring_decisions
 from pipeline.paths import SPECS_DIR
-from pipeline.spec.plan import Plan
+from pipeline.spec.plan import Plan, build_plan
 from pipeline.studies.runs import monitor_records, tuned_plan
 from pipeline.verdicts.alerts import ESTIMATE, VIOLATION
+from pipeline.verdicts.judge import Mode
 
 SPEC_PATH = SPECS_DIR / "hiring_demographic_parity.yaml"
 
@@ -30,9 +31,20 @@ PART = "selection_rate"
 """The part of the estimates that demographic parity compares."""
 
 
-def hiring_plan(*, confidence: float, threshold: float, prior: float, path: Path = SPEC_PATH) -> Plan:
-    """The bundled hiring spec with its estimator and threshold replaced."""
-    return tuned_plan(path, confidence=confidence, threshold=threshold, prior=prior)
+def hiring_plan(
+    *,
+    confidence: float,
+    threshold: float,
+    prior: float,
+    verdict: Mode = "point",
+    alpha: float = 0.05,
+    interval: str | None = None,
+    path: Path = SPEC_PATH,
+) -> Plan:
+    """The bundled hiring spec with its estimator and threshold replaced; `interval` None is the default for κ (beta when κ > 0)."""
+    spec = tuned_plan(path, confidence=confidence, threshold=threshold, prior=prior).spec
+    estimator = spec.estimator.model_copy(update={"verdict": verdict, "alpha": alpha, "interval": interval})
+    return build_plan(spec.model_copy(update={"estimator": estimator}), str(path))
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,7 @@ class Bucket:
     closing: CloseSchedule = field(default_factory=CloseSchedule)
     due: list[tuple[int, str, tuple[Any, ...]]] = field(default_factory=list)
     high: dict[int, int] = field(default_factory=dict)
+    idle: set[int] = field(default_factory=set)
     through: int | None = None
     seq: int = 0
     unmatched: int = 0
@@ -62,13 +63,16 @@ class Bucket:
         """Outcomes are remembered by slot values when trials need not be kept and equal slots mean equal variables."""
         return not self.keep_trials and self.layout.exact_slots
 
-    def receive(self, partition: int, events: list[Event], high: int | None) -> Report | None:
-        """Fold a partition's events (in order) into their trials, note the partition's latest time, report ticks now final."""
+    def receive(self, partition: int, events: list[Event], high: int | None, idle: bool = False) -> Report | None:
+        """Fold a partition's events (in order) into their trials, note the partition's latest time, report ticks now final.
+
+        An `idle` partition (at the end of its log for a while) stops holding the watermark back until it has events again.
+        """
         trials, closing, due = self.trials, self.closing, self.due
         layout = self.layout
         opens_on, close_on, observe = layout.opens_on, layout.close_on, layout.observe
         for event in events:
-            key, time, kind, _ = event
+            key, time, kind = event[0], event[1], event[2]
             state = trials.get(key)
             if state is None:
                 if opens_on is not None and kind not in opens_on:
@@ -87,6 +91,10 @@ class Bucket:
                 trials[key] = state
         if high is not None and high > self.high.get(partition, high - 1):
             self.high[partition] = high
+        if idle:
+            self.idle.add(partition)
+        elif events:
+            self.idle.discard(partition)
         return self._advance()
 
     def finish(self) -> Report | None:
@@ -94,9 +102,12 @@ class Bucket:
         return self._report(FINISHED)
 
     def _advance(self) -> Report | None:
-        if len(self.high) < self.partitions:
+        if len(self.high.keys() | self.idle) < self.partitions:
             return None
-        watermark = min(self.high.values()) - self.lateness
+        active = [high for partition, high in self.high.items() if partition not in self.idle]
+        if not active:
+            return None
+        watermark = min(active) - self.lateness
         through = ceil_to(watermark, self.tick) - self.tick
         if self.through is not None and through <= self.through:
             return None
@@ -150,5 +161,6 @@ class Bucket:
         clone.closing = self.closing.copy()
         clone.due = list(self.due)
         clone.high = dict(self.high)
+        clone.idle = set(self.idle)
         clone._memo = {} if self._memo is not None else None
         return clone

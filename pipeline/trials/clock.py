@@ -7,6 +7,8 @@ import zlib
 import orjson
 
 from pipeline.events import DeadLetter, Event
+from pipeline.parse import record_text
+from pipeline.timefmt import format_instant
 
 
 def bucket_of(key: str, buckets: int) -> int:
@@ -21,6 +23,16 @@ class PartitionClock:
         self.partition = partition
         self.lateness = lateness
         self.high: int | None = None
+        self.dead_letters = 0
+
+    def count(self, *groups: list[DeadLetter]) -> list[DeadLetter]:
+        """Number the partition's dead letters in offset order with a running count."""
+        ordered = sorted((letter for group in groups for letter in group), key=lambda letter: letter.offset)
+        numbered = []
+        for letter in ordered:
+            self.dead_letters += 1
+            numbered.append(letter._replace(count=self.dead_letters))
+        return numbered
 
     def admit(self, events: list[Event]) -> tuple[list[Event], list[DeadLetter]]:
         """Split a batch (in partition order) into on-time events and dead letters for late ones."""
@@ -29,13 +41,14 @@ class PartitionClock:
         high = self.high
         for event in events:
             if high is not None and event.time < high - self.lateness:
+                origin = event.origin
                 late.append(
                     DeadLetter(
                         "late",
-                        f"event time {event.time} is older than the partition's watermark {high - self.lateness}",
-                        orjson.dumps(event.fields, default=str).decode(),
+                        f"event time {format_instant(event.time)} is older than the partition's watermark {format_instant(high - self.lateness)}",
+                        record_text(origin.payload) if origin is not None else orjson.dumps(event.fields, default=str).decode(),
                         self.partition,
-                        -1,
+                        origin.offset if origin is not None else -1,
                     )
                 )
                 continue

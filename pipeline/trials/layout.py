@@ -62,7 +62,7 @@ class TrialLayout:
 
     @staticmethod
     def _fold(slots: list[Any], event: Event, captures: tuple[Capture, ...]) -> tuple[Any, ...]:
-        _, time, _, fields = event
+        time, fields = event[1], event[3]
         for capture in captures:
             index = capture.slot + SLOTS
             mode = capture.mode

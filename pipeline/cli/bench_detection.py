@@ -1,0 +1,58 @@
+"""`fairstream bench detection`: false alarms and detection delay of the hiring monitor under each verdict mode."""
+
+from __future__ import annotations
+
+import time
+
+import click
+
+from pipeline.cli import console
+from pipeline.cli.errors import reports_errors
+from pipeline.studies.detection import MODES, PRIOR, run_detection
+from pipeline.studies.hiring import FAIR, UNFAIR
+
+
+@click.command()
+@click.option("--seeds", default=100, show_default=True, type=click.IntRange(1), help="Seeds 0..S-1; each gives one fair and one unfair stream.")
+@click.option("--n", "decisions", default=1000, show_default=True, type=click.IntRange(1), help="Decisions per stream.")
+@click.option("--confidence", default=24.0, show_default=True, type=click.FloatRange(0), help="κ: weight of the prior in pseudo-trials.")
+@click.option("--threshold", default=0.1, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True), help="ε: largest tolerated gap in hire rate.")
+@click.option("--alpha", default=0.05, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True), help="α: error level of confident and anytime verdicts.")
+@reports_errors
+def detection(seeds: int, decisions: int, confidence: float, threshold: float, alpha: float) -> None:
+    """Run the hiring monitor in every verdict mode over the same seeded fair and unfair streams; report false alarms and detection delay."""
+    started = time.perf_counter()
+    with console.progress() as progress:
+        task = progress.add_task("monitoring", total=2 * seeds * len(MODES))
+        study = run_detection(
+            seeds, decisions, confidence=confidence, threshold=threshold, alpha=alpha, on_run=lambda _mode, _run: progress.advance(task)
+        )
+    elapsed = time.perf_counter() - started
+    fair, unfair = (f"{male}/{female}" for male, female in (FAIR, UNFAIR))
+    console.console.print(
+        f"{seeds} fair ({fair}) and {seeds} unfair ({unfair}) streams × {decisions} decisions; "
+        f"prior {PRIOR}, κ = {confidence:g}, ε = {threshold}, α = {alpha}"
+    )
+    console.table(
+        "Hiring demographic parity by verdict mode",
+        ["mode", "false alarms: any", "at the end", "delay: median", "p10", "p90", "undetected"],
+        [
+            (
+                s.mode,
+                f"{s.false_alarm_rate:.3f}",
+                f"{s.false_alarm_rate_at_end:.3f}",
+                _decisions(s.delay_median),
+                _decisions(s.delay_p10),
+                _decisions(s.delay_p90),
+                f"{s.unfair_missed} / {seeds}",
+            )
+            for s in study.modes
+        ],
+        right=range(1, 7),
+    )
+    console.console.print("false alarms: share of fair streams; delay: decisions until the first violation alert on unfair ones")
+    console.console.print(f"{2 * seeds * len(MODES)} runs in {elapsed:.1f} s")
+
+
+def _decisions(value: float | None) -> str:
+    return console.fmt(value) if value is None else f"{value:g}"

@@ -1,0 +1,41 @@
+"""The throughput benchmark on a small stream: both flows run in their own processes, read every event and report rates (speed is not asserted)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.bench.throughput import SPEC, measure_throughput
+
+EVENTS = 20_000
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory):
+    return measure_throughput(EVENTS, keep=tmp_path_factory.mktemp("bench") / "stream.jsonl")
+
+
+def test_both_flows_read_every_generated_event(result):
+    assert result.passthrough.events == result.monitor.events == EVENTS
+    assert result.passthrough.counts == {"events": EVENTS, "dead_letters": 0}
+
+
+def test_rates_memory_and_ratio_are_positive(result):
+    for flow in (result.passthrough, result.monitor):
+        assert flow.rate > 0 and flow.seconds > 0 and flow.peak_rss_mib >= flow.start_rss_mib > 0
+    assert result.ratio > 0
+
+
+def test_the_monitor_closes_one_trial_per_screened_defendant(result):
+    with result.path.open() as handle:
+        screened = sum('"SCREEN"' in line for line in handle)
+    assert result.trials_closed == screened
+    assert result.estimates > 0 and result.monitor.counts.get("pipeline.dead_letter", 0) == 0
+
+
+def test_the_kept_stream_has_the_requested_size(result):
+    with result.path.open() as handle:
+        assert sum(1 for _ in handle) == EVENTS
+
+
+def test_the_spec_under_test_exists():
+    assert SPEC.is_file()

@@ -1,0 +1,76 @@
+"""Bad records on the decisions topic land on `<alerts>.dlq` with their reason while the tailing monitor keeps running."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import orjson
+import pytest
+from confluent_kafka import Producer
+
+from connectors.alerts import subscribe
+from connectors.kafka import PRODUCER_CONFIG, dead_letter_topic, ensure_topics
+from pipeline.errors import ConnectorError
+from tests.conftest import SPECS
+
+pytestmark = pytest.mark.kafka
+
+GOOD = {"event": "SCREEN", "id": "1", "date": "2014-01-10", "race": "Other", "sex": "Male", "age_cat": "25 - 45", "decile_score": 3}
+BAD = [
+    (b"{not json", "not_json"),
+    (b"[1, 2]", "not_object"),
+    (orjson.dumps({**GOOD, "id": None}), "missing_field"),
+    (orjson.dumps({**GOOD, "id": "2", "date": "yesterday"}), "bad_time"),
+    (orjson.dumps({**GOOD, "id": "3", "decile_score": "high"}), "wrong_type"),
+    (orjson.dumps({**GOOD, "id": "4", "event": "APPEAL"}), "unknown_kind"),
+    (orjson.dumps({**GOOD, "id": "5", "date": "2013-01-10"}), "late"),
+]
+
+
+def dead_letters(bootstrap: str, topic: str) -> list[dict]:
+    try:
+        return list(subscribe(bootstrap, topic, poll_seconds=0.2))
+    except ConnectorError:
+        return []
+
+
+def wait_for(bootstrap: str, topic: str, count: int, seconds: float = 60) -> list[dict]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = dead_letters(bootstrap, topic)
+        if len(found) >= count:
+            return found
+        time.sleep(0.3)
+    return dead_letters(bootstrap, topic)
+
+
+def test_each_bad_record_is_dead_lettered_with_its_reason_while_the_monitor_runs(kafka_bootstrap, topic):
+    alerts = f"{topic}-alerts"
+    ensure_topics(kafka_bootstrap, {topic: 1})
+    monitor = subprocess.Popen(
+        [sys.executable, "-m", "pipeline.cli", "run", str(SPECS / "compas_equalized_odds.yaml"), "--bootstrap", kafka_bootstrap, "--topic", topic, "--alerts", alerts],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        producer = Producer({"bootstrap.servers": kafka_bootstrap, **PRODUCER_CONFIG})
+        producer.produce(topic, orjson.dumps(GOOD), b"1")
+        for value, _reason in BAD:
+            producer.produce(topic, value, b"x")
+        producer.flush(10)
+        letters = wait_for(kafka_bootstrap, dead_letter_topic(alerts), len(BAD))
+        assert [(letter["reason"], letter["record"].encode()) for letter in letters] == [(reason, value) for value, reason in BAD]
+        assert [letter["offset"] for letter in letters] == list(range(1, len(BAD) + 1))
+        assert monitor.poll() is None, "the monitor stopped on bad input"
+
+        producer.produce(topic, b"\xff\xfe", b"y")
+        producer.flush(10)
+        letters = wait_for(kafka_bootstrap, dead_letter_topic(alerts), len(BAD) + 1)
+        assert [letter["reason"] for letter in letters][-1] == "not_json"
+        assert [letter["count"] for letter in letters] == list(range(1, len(BAD) + 2))
+        assert monitor.poll() is None
+    finally:
+        monitor.terminate()
+        monitor.wait(10)
