@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pipeline.estimators.betting import GapBet, PairQueue
 from pipeline.estimators.intervals import INTERVALS
+from pipeline.estimators.means import Mean, hoeffding_bounds, student_t_bounds
 from pipeline.estimators.rate import Rate
 from pipeline.spec.expressions import Expression
 from pipeline.trials.bucket import FINISHED, Report
@@ -29,6 +30,9 @@ class MonitorConfig:
     on_close: bool
     buckets: int
     interval: str = "wilson"
+    bounds: str = "student_t"
+    outcome_range: tuple[float, float] | None = None
+    discount: float = 1.0
     min_trials: int = 1
     window: Literal["cumulative", "sliding", "periodic"] = "cumulative"
     window_length: int = 0
@@ -37,6 +41,11 @@ class MonitorConfig:
     @property
     def threshold(self) -> float:
         return self.rule.threshold
+
+    @property
+    def measures(self) -> bool:
+        """Whether the metric compares sums of numbers (mean outcomes, benefit rates) rather than rates of events."""
+        return self.metric in ("delayed_impact", "benefit_rate")
 
     @property
     def needs_trials(self) -> bool:
@@ -52,6 +61,7 @@ class Monitor:
     progress: dict[int, int] = field(default_factory=dict)
     pending: dict[int, TickDelta] = field(default_factory=dict)
     rates: dict[str, dict[str, Rate]] = field(default_factory=dict)
+    sums: dict[str, dict[str, list[float]]] = field(default_factory=dict)
     totals: dict[str, float] = field(default_factory=dict)
     closed: int = 0
     incomplete: int = 0
@@ -96,6 +106,12 @@ class Monitor:
             records.extend(self._evaluate(tick))
             if self.config.window == "periodic" and tick % self.config.window_length == 0:
                 self.rates.clear()
+                self.sums.clear()
+            if self.config.discount < 1:
+                for groups in self.sums.values():
+                    for cell in groups.values():
+                        cell[0] *= self.config.discount
+                        cell[1] *= self.config.discount
             tick += self.config.tick
         self.next_tick = tick
         return records
@@ -123,6 +139,12 @@ class Monitor:
             self.history.append((tick, delta))
 
     def _count(self, delta: TickDelta, sign: int) -> None:
+        if self.config.measures:
+            for (part, group), numbers in delta.counts.items():
+                cell = self.sums.setdefault(part, {}).setdefault(group, [0.0] * len(numbers))
+                for index, number in enumerate(numbers):
+                    cell[index] += sign * number
+            return
         for (part, group), (hits, trials) in delta.counts.items():
             rate = self.rates.setdefault(part, {}).setdefault(group, Rate())
             rate.hits += sign * hits
@@ -137,6 +159,12 @@ class Monitor:
         self.closed += 1
         if trial.cells is None:
             self.incomplete += 1
+        elif self.config.measures:
+            for part, group, numbers in trial.cells:
+                cell = self.sums.setdefault(part, {}).setdefault(group, [0.0] * (len(numbers) + 1))  # type: ignore[arg-type]
+                for index, number in enumerate(numbers):  # type: ignore[arg-type]
+                    cell[index] += number
+                cell[-1] += 1
         else:
             for part, group, hit in trial.cells:
                 self.rates.setdefault(part, {}).setdefault(group, Rate()).update(hit)
@@ -172,8 +200,8 @@ class Monitor:
         at = () if trial_key is None else (trial_key,)
         parts: dict[str, Any] = {}
         alerts: list[dict[str, Any]] = []
-        for part in sorted(self.rates):
-            body = self._part(part, prior)
+        for part in sorted(self.sums) if config.measures else sorted(self.rates):
+            body = self._measure_part(part) if config.measures else self._part(part, prior)
             parts[part] = body
             kind = self.tracker.update(part, body["violated"], body["clear"])
             if kind is not None:
@@ -229,6 +257,56 @@ class Monitor:
         if verdict.log_wealth is not None:
             body["log_wealth"] = verdict.log_wealth
         return body
+
+    def _measure_part(self, part: str) -> dict[str, Any]:
+        """Mean outcomes (with bounds) or benefit rates per group, judged on their gap."""
+        config = self.config
+        groups: dict[str, Any] = {}
+        estimates: dict[str, float] = {}
+        means: dict[str, Mean] = {}
+        for group, cell in sorted(self.sums[part].items()):
+            trials = cell[-1]
+            if trials <= 0:
+                continue
+            if part == "mean_outcome":
+                mean = cell[0] / trials
+                means[group] = Mean(trials, mean, max(0.0, cell[1] - trials * mean * mean))
+                groups[group] = {"estimate": mean, "trials": trials}
+                if trials >= 2:
+                    groups[group]["interval"] = list(self._bounds(means[group], config.rule.alpha))
+            else:
+                if cell[1] <= 0:
+                    continue
+                mean = cell[0] / cell[1]
+                groups[group] = {"estimate": mean, "supply": cell[0], "demand": cell[1], "trials": trials}
+            needed = max(2, config.min_trials) if part == "mean_outcome" else config.min_trials
+            if trials >= needed:
+                estimates[group] = mean
+
+        def difference(high: str, low: str, alpha: float) -> tuple[float, float]:
+            low_a, high_a = self._bounds(means[high], alpha / 2)
+            low_b, high_b = self._bounds(means[low], alpha / 2)
+            return low_a - high_b, high_a - low_b
+
+        verdict = judge(config.rule, estimates, difference=difference if part == "mean_outcome" else None)
+        body: dict[str, Any] = {
+            "groups": groups,
+            "gap": verdict.gap,
+            "ratio": verdict.ratio,
+            "pair": list(verdict.pair) if verdict.pair else None,
+            "threshold": config.threshold,
+            "violated": verdict.violated,
+            "clear": verdict.clear,
+        }
+        if verdict.interval is not None:
+            body["interval"] = list(verdict.interval)
+        return body
+
+    def _bounds(self, mean: Mean, alpha: float) -> tuple[float, float]:
+        if self.config.bounds == "hoeffding":
+            low, high = self.config.outcome_range  # type: ignore[misc]
+            return hoeffding_bounds(mean, alpha, low, high)
+        return student_t_bounds(mean, alpha)
 
     def _judge(self, part: str, estimates: dict[str, float], prior: float | None) -> PartVerdict:
         config = self.config

@@ -60,6 +60,12 @@ class FlowResult:
         return statistics.median(run.rate for run in self.runs)
 
     @property
+    def rate_range(self) -> tuple[float, float]:
+        """Slowest and fastest run, to show how noisy the machine was."""
+        rates = [run.rate for run in self.runs]
+        return min(rates), max(rates)
+
+    @property
     def seconds(self) -> float:
         return statistics.median(run.seconds for run in self.runs)
 
@@ -98,6 +104,7 @@ class ThroughputResult:
 
     @property
     def estimates(self) -> int:
+        """Periodic estimate records the monitor produced."""
         return self.monitor.counts.get(ESTIMATE, 0)
 
     @property

@@ -13,19 +13,40 @@ from pipeline.studies.hiring import FAIR, UNFAIR
 
 
 @click.command()
-@click.option("--seeds", default=100, show_default=True, type=click.IntRange(1), help="Seeds 0..S-1; each gives one fair and one unfair stream.")
+@click.option(
+    "--seeds", default=100, show_default=True, type=click.IntRange(1), help="Seeds 0..S-1; each gives one fair and one unfair stream."
+)
 @click.option("--n", "decisions", default=1000, show_default=True, type=click.IntRange(1), help="Decisions per stream.")
 @click.option("--confidence", default=24.0, show_default=True, type=click.FloatRange(0), help="κ: weight of the prior in pseudo-trials.")
-@click.option("--threshold", default=0.1, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True), help="ε: largest tolerated gap in hire rate.")
-@click.option("--alpha", default=0.05, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True), help="α: error level of confident and anytime verdicts.")
+@click.option(
+    "--threshold",
+    default=0.1,
+    show_default=True,
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    help="ε: largest tolerated gap in hire rate.",
+)
+@click.option(
+    "--alpha",
+    default=0.05,
+    show_default=True,
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    help="α: error level of confident and anytime verdicts.",
+)
+@click.option("--jobs", default=2, show_default=True, type=click.IntRange(1), help="Processes that monitor seeds side by side.")
 @reports_errors
-def detection(seeds: int, decisions: int, confidence: float, threshold: float, alpha: float) -> None:
+def detection(seeds: int, decisions: int, confidence: float, threshold: float, alpha: float, jobs: int) -> None:
     """Run the hiring monitor in every verdict mode over the same seeded fair and unfair streams; report false alarms and detection delay."""
     started = time.perf_counter()
     with console.progress() as progress:
         task = progress.add_task("monitoring", total=2 * seeds * len(MODES))
         study = run_detection(
-            seeds, decisions, confidence=confidence, threshold=threshold, alpha=alpha, on_run=lambda _mode, _run: progress.advance(task)
+            seeds,
+            decisions,
+            confidence=confidence,
+            threshold=threshold,
+            alpha=alpha,
+            workers=jobs,
+            on_run=lambda _mode, _run: progress.advance(task),
         )
     elapsed = time.perf_counter() - started
     fair, unfair = (f"{male}/{female}" for male, female in (FAIR, UNFAIR))

@@ -24,6 +24,8 @@ MetricType = Literal[
     "equalized_odds",
     "predictive_parity",
     "disparate_impact",
+    "delayed_impact",
+    "benefit_rate",
 ]
 Name = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 
@@ -111,9 +113,13 @@ class Metric(_Model):
 
     type: MetricType
     group: str | list[str] = Field(description="variable naming the trial's group, or several for intersectional groups (values joined by ' & ')")
-    prediction: str = Field(description="boolean variable: the decision (e.g. high risk, hired)")
+    prediction: str | None = Field(None, description="boolean variable: the decision (e.g. high risk, hired); all rate metrics")
     label: str | None = Field(None, description="boolean variable: the true outcome (equal_opportunity, equalized_odds)")
     condition: str | None = Field(None, description="variable whose values are the strata (conditional_statistical_parity)")
+    outcome: str | None = Field(None, description="numeric variable observed later (delayed_impact): its mean per group is compared")
+    supply: str | None = Field(None, description="numeric variable: benefit granted (benefit_rate)")
+    demand: str | None = Field(None, description="numeric variable: benefit sought (benefit_rate)")
+    discount: float = Field(1.0, gt=0, le=1, description="benefit_rate: weight kept per evaluation tick (1: plain cumulative)")
     groups: Literal["all"] | list[str] = Field("all", description="all groups seen, or the groups to compare")
     pairs: list[tuple[str, str]] | None = Field(None, description="compare only these pairs of groups instead of every pair")
     threshold: float = Field(
@@ -122,6 +128,12 @@ class Metric(_Model):
 
     @model_validator(mode="after")
     def _needs_its_variables(self) -> Metric:
+        if self.type == "delayed_impact" and self.outcome is None:
+            raise ValueError("delayed_impact needs outcome: the numeric variable whose group means are compared")
+        if self.type == "benefit_rate" and (self.supply is None or self.demand is None):
+            raise ValueError("benefit_rate needs supply and demand: numeric variables per trial")
+        if self.type not in ("delayed_impact", "benefit_rate") and self.prediction is None:
+            raise ValueError(f"{self.type} needs prediction: the boolean variable holding the decision")
         if self.type in ("equal_opportunity", "equalized_odds", "predictive_parity") and self.label is None:
             raise ValueError(f"{self.type} needs label: the variable holding the true outcome")
         if self.type == "conditional_statistical_parity" and self.condition is None:
@@ -152,6 +164,8 @@ class Estimator(_Model):
         description="intervals: beta (the posterior under the prior: the default when confidence > 0), "
         "wilson (gap: Newcombe; the default when confidence = 0), clopper_pearson (exact, conservative)",
     )
+    bounds: Literal["student_t", "hoeffding"] = Field("student_t", description="delayed_impact: bounds on a group's mean outcome")
+    outcome_range: tuple[float, float] | None = Field(None, description="delayed_impact with hoeffding: the range every outcome lies in")
     min_trials: int = Field(1, ge=1, description="a group takes part in verdicts once it has this many trials in the part")
     hysteresis: float = Field(0.0, ge=0, lt=1, description="a violation ends only when the gap is below threshold − hysteresis")
 
@@ -225,6 +239,10 @@ class Spec(_Model):
                 raise ValueError("the window length must be a multiple of evaluate.every")
             if self.estimator.verdict == "anytime":
                 raise ValueError("anytime verdicts hold over the whole stream; use a cumulative window")
-        if self.metric.type == "disparate_impact" and self.estimator.verdict == "anytime":
-            raise ValueError("disparate_impact supports point and confident verdicts")
+        if self.metric.type in ("disparate_impact", "delayed_impact") and self.estimator.verdict == "anytime":
+            raise ValueError(f"{self.metric.type} supports point and confident verdicts")
+        if self.metric.type == "benefit_rate" and self.estimator.verdict != "point":
+            raise ValueError("benefit_rate supports point verdicts")
+        if self.metric.type == "delayed_impact" and self.estimator.bounds == "hoeffding" and self.estimator.outcome_range is None:
+            raise ValueError("hoeffding bounds need estimator.outcome_range: [low, high]")
         return self

@@ -120,7 +120,7 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
     metric = spec.metric
     group_names = [metric.group] if isinstance(metric.group, str) else metric.group
     references = [(f"group -> {i}" if len(group_names) > 1 else "group", name) for i, name in enumerate(group_names)]
-    references += [(role, getattr(metric, role)) for role in ("prediction", "label", "condition")]
+    references += [(role, getattr(metric, role)) for role in ("prediction", "label", "condition", "outcome", "supply", "demand")]
     for role, name in references:
         if name is None:
             continue
@@ -128,6 +128,8 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
             check.fail(f"metric -> {role}", f"unknown variable {name!r}; variables: {', '.join(spec.variables)}")
         elif role in ("prediction", "label") and variable_types.get(name) not in ("bool", None):
             check.fail(f"metric -> {role}", f"must name a boolean variable; {name!r} is a {variable_types[name]}")
+        elif role in ("outcome", "supply", "demand") and variable_types.get(name) not in ("number", None):
+            check.fail(f"metric -> {role}", f"must name a numeric variable; {name!r} is a {variable_types[name]}")
 
     rules = []
     for name, aggregate in spec.aggregates.items():
@@ -165,6 +167,9 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
         prediction=metric.prediction,
         label=metric.label,
         condition=metric.condition,
+        outcome=metric.outcome,
+        supply=metric.supply,
+        demand=metric.demand,
         groups=frozenset(metric.groups) if isinstance(metric.groups, list) else None,
     )
     assert prior is not None
@@ -183,6 +188,9 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
         prior=prior,
         confidence=estimator.confidence,
         interval=estimator.interval_kind,
+        bounds=estimator.bounds,
+        outcome_range=estimator.outcome_range,
+        discount=metric.discount,
         min_trials=estimator.min_trials,
         tick=spec.evaluate.tick,
         on_close=spec.evaluate.on == "close",

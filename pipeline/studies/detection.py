@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from connectors.synthetic.hiring import hiring_decisions
-from pipeline.studies.hiring import FAIR, UNFAIR, Run, hiring_plan, summarize_run
 from pipeline.spec.plan import Plan
+from pipeline.studies.hiring import FAIR, UNFAIR, Run, hiring_plan, summarize_run
 from pipeline.studies.runs import monitor_records
 from pipeline.verdicts.judge import Mode
 

@@ -7,8 +7,9 @@ from typing import Any, Literal
 
 from pipeline.spec.expressions import Expression
 
-Cell = tuple[str, str, bool]
-"""(part, group, hit): the trial is in the part's conditioning set for its group, and hit says whether the predicted event happened."""
+Cell = tuple[str, str, bool | tuple[float, ...]]
+"""(part, group, value): for rates, whether the predicted event happened for a trial in the part's conditioning set;
+for measures, the numbers to sum: (x, x²) of a mean outcome, (supply, demand) of a benefit rate."""
 
 PART_NAMES = {
     "demographic_parity": ("selection_rate",),
@@ -17,6 +18,8 @@ PART_NAMES = {
     "equalized_odds": ("true_positive_rate", "false_positive_rate"),
     "predictive_parity": ("positive_predictive_value",),
     "disparate_impact": ("selection_rate",),
+    "delayed_impact": ("mean_outcome",),
+    "benefit_rate": ("benefit_rate",),
 }
 """The conditional rates each metric compares across groups, in fairlearn's vocabulary."""
 
@@ -30,9 +33,12 @@ class MetricCells:
 
     type: str
     group: str | tuple[str, ...]
-    prediction: str
+    prediction: str | None
     label: str | None = None
     condition: str | None = None
+    outcome: str | None = None
+    supply: str | None = None
+    demand: str | None = None
     groups: frozenset[str] | None = None
 
     def group_of(self, values: dict[str, Any]) -> str | None:
@@ -44,8 +50,10 @@ class MetricCells:
         return None if any(part is None for part in parts) else GROUP_JOIN.join(map(str, parts))
 
     def cells(self, values: dict[str, Any]) -> list[Cell] | None:
+        if self.type in ("delayed_impact", "benefit_rate"):
+            return self._measures(values)
         group = self.group_of(values)
-        hit = values.get(self.prediction)
+        hit = values.get(self.prediction)  # type: ignore[arg-type]
         if group is None or hit is None:
             return None
         if self.groups is not None and group not in self.groups:
@@ -68,6 +76,22 @@ class MetricCells:
         if self.type == "equalized_odds":
             return [("false_positive_rate", group, hit)]
         return []
+
+
+    def _measures(self, values: dict[str, Any]) -> list[Cell] | None:
+        group = self.group_of(values)
+        if self.type == "delayed_impact":
+            numbers = (values.get(self.outcome),)  # type: ignore[arg-type]
+        else:
+            numbers = (values.get(self.supply), values.get(self.demand))  # type: ignore[arg-type]
+        if group is None or any(number is None for number in numbers):
+            return None
+        if self.groups is not None and group not in self.groups:
+            return []
+        if self.type == "delayed_impact":
+            x = float(numbers[0])
+            return [("mean_outcome", group, (x, x * x))]
+        return [("benefit_rate", group, (float(numbers[0]), float(numbers[1])))]
 
 
 @dataclass(frozen=True)
@@ -102,7 +126,8 @@ class TrialOutcome:
 class TickDelta:
     """What one bucket's trials closed in one tick contribute: cell counts, totals, and (on request) the trials themselves."""
 
-    counts: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+    counts: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+    """Per (part, group): [hits, trials] for rates, [*sums, trials] for measures."""
     totals: dict[str, float] = field(default_factory=dict)
     closed: int = 0
     incomplete: int = 0
@@ -122,7 +147,14 @@ class TickDelta:
             counts = self.counts
             for part, group, hit in cells:
                 cell = counts.get((part, group))
-                if cell is None:
+                if hit.__class__ is tuple:  # a measure: sum its numbers, count it last
+                    if cell is None:
+                        counts[(part, group)] = [*hit, 1]
+                    else:
+                        for index, number in enumerate(hit):
+                            cell[index] += number
+                        cell[-1] += 1
+                elif cell is None:
                     counts[(part, group)] = [int(hit), 1]
                 else:
                     cell[0] += hit
@@ -131,10 +163,13 @@ class TickDelta:
             self.totals[name] = self.totals.get(name, 0.0) + value
 
     def __iadd__(self, other: TickDelta) -> TickDelta:
-        for key, (hits, n) in other.counts.items():
-            cell = self.counts.setdefault(key, [0, 0])
-            cell[0] += hits
-            cell[1] += n
+        for key, sums in other.counts.items():
+            cell = self.counts.get(key)
+            if cell is None:
+                self.counts[key] = list(sums)
+            else:
+                for index, number in enumerate(sums):
+                    cell[index] += number
         for name, value in other.totals.items():
             self.totals[name] = self.totals.get(name, 0.0) + value
         self.closed += other.closed

@@ -1,0 +1,65 @@
+"""Runtime fairness shields (pure): they flip some raw decisions so that the running fairness value stays in a target.
+
+Energy shields flip with a probability ζ(fairness) that grows away from a pivot; `synthesize` picks the least steep
+member of a monotone family that meets a bound on violations.
+"""
+
+from pipeline.shields.drift import (
+    ONE_GROUP,
+    TWO_GROUPS,
+    bias,
+    drift,
+    expected_interference,
+    fixpoint,
+    group_interference,
+    required_energy,
+)
+from pipeline.shields.energy import STEEPNESS, Energy, Exponential, MonotoneEnergy, MonotoneFamily, Polynomial
+from pipeline.shields.errors import ShieldError
+from pipeline.shields.shield import (
+    AdaptiveCounts,
+    AdaptiveShield,
+    Counts,
+    EnergyShield,
+    GroupCounts,
+    GroupShield,
+    Verdict,
+    uniform,
+)
+from pipeline.shields.synthesis import Synthesis, synthesize
+from pipeline.shields.target import Target
+from pipeline.shields.violations import Violations, tail_bound, violations
+
+__all__ = [
+    "ONE_GROUP",
+    "STEEPNESS",
+    "TWO_GROUPS",
+    "AdaptiveCounts",
+    "AdaptiveShield",
+    "Counts",
+    "Energy",
+    "EnergyShield",
+    "Exponential",
+    "GroupCounts",
+    "GroupShield",
+    "MonotoneEnergy",
+    "MonotoneFamily",
+    "Polynomial",
+    "ShieldError",
+    "Synthesis",
+    "Target",
+    "Verdict",
+    "Violations",
+    "bias",
+    "drift",
+    "expected_interference",
+    "fixpoint",
+    "group_interference",
+    "required_energy",
+    "synthesize",
+    "tail_bound",
+    "uniform",
+    "violations",
+]
+
+# Baseline shields (naive, FinHzn, Static-Fair, Dynamic): imports and their `__all__` entries go below.

@@ -1,0 +1,148 @@
+"""The FinHzn shield of the fairness-shield paper: over a horizon of T candidates, flip the least expected cost of
+decisions such that the demographic-parity gap φ = |r_a − r_b| is at most κ after the T-th candidate, on every run.
+
+Synthesis is dynamic programming over counters (Def. 1, Eqs. 3–4, Thm 1). The value v(μ) of the counts μ after t
+candidates is the least expected flip cost still to pay:
+
+    v(μ) = 0 if φ(μ) ≤ κ, else ∞                                          (t = T)
+    v(μ) = Σ_{g,r,c} θ(g,r,c) · min(v(μ + (g,r)), c + v(μ + (g,1−r)))     (t < T)
+
+where θ is the `ArrivalModel`. A group whose successors are both ∞ makes v(μ) = ∞ even when θ gives it weight 0, so a
+finite value means that some choice of decisions reaches φ ≤ κ whatever groups and proposals arrive: a run that starts at
+a finite value ends fair, and the root is always finite because rejecting everyone gives φ = 0. The counts after t
+candidates are (seen_a, accepted_a, accepted_b), about T⁴/24 states over the horizon (4.4 M for T = 100); the table is
+filled one layer of t at a time with numpy, and `decide` is two lookups: keep the proposed r when
+v(μ + (g,r)) ≤ c + v(μ + (g,1−r)), else flip (ties kept). The cost c is the candidate's own; the table averages over the
+cost levels of θ.
+
+`offset` adds counts from before the horizon to the final gap: the history a Dynamic periodic shield conditions on.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pipeline.shields.arrivals import ArrivalModel
+from pipeline.shields.counters import Candidate, ParityCounts
+from pipeline.shields.errors import ShieldError
+from pipeline.shields.verdict import Verdict
+
+BAD_HORIZON = "horizon T must be an integer ≥ 1; got {horizon!r}"
+BAD_KAPPA = "threshold κ must lie in [0, 1]; got {kappa!r}; φ is a difference of two rates"
+PAST_HORIZON = "no candidate is left in the horizon T = {horizon}; got counts of {total} candidates; hint: use a periodic shield on longer streams"
+
+
+def _offset(t: int, seen_a):
+    """Index of the first state with `seen_a` members of group a in layer t: Σ_{m < seen_a} (m + 1)(t − m + 1)."""
+    n = seen_a
+    return (t + 2) * n * (n + 1) // 2 - n * (n + 1) * (2 * n + 1) // 6
+
+
+def _rank(t: int, seen_a, accepted_a, accepted_b):
+    """Index of the counts (seen_a, accepted_a, accepted_b) within layer t; works on ints and on numpy arrays."""
+    return _offset(t, seen_a) + accepted_a * (t - seen_a + 1) + accepted_b
+
+
+def _layer(t: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every (seen_a, accepted_a, accepted_b) after t candidates, in rank order."""
+    seen = np.arange(t + 1)
+    sizes = (seen + 1) * (t - seen + 1)
+    seen_a = np.repeat(seen, sizes)
+    within = np.arange(sizes.sum()) - np.repeat(_offset(t, seen), sizes)
+    width = t - seen_a + 1
+    return seen_a, within // width, within % width
+
+
+def _terminal(horizon: int, kappa: float, offset: ParityCounts) -> np.ndarray:
+    """0 where the gap of offset + counts is ≤ κ, else ∞; an empty group's rate is 0, as in `ParityCounts.rate`."""
+    seen_a, accepted_a, accepted_b = _layer(horizon)
+    seen_a, accepted_a = seen_a + offset.seen_a, accepted_a + offset.accepted_a
+    seen_b, accepted_b = horizon - (seen_a - offset.seen_a) + offset.seen_b, accepted_b + offset.accepted_b
+    rate_a = np.divide(accepted_a, seen_a, out=np.zeros(len(seen_a)), where=seen_a > 0)
+    rate_b = np.divide(accepted_b, seen_b, out=np.zeros(len(seen_b)), where=seen_b > 0)
+    return np.where(np.abs(rate_a - rate_b) <= kappa, 0.0, np.inf)
+
+
+def _group_cost(accept: np.ndarray, reject: np.ndarray, weights: np.ndarray, row: int, costs: np.ndarray) -> np.ndarray:
+    """Σ_{r,c} θ(g,r,c) · min(keep, c + flip) for the group whose rows (g,0), (g,1) start at `row`."""
+    keep_reject = np.minimum(reject[:, None], costs + accept[:, None])
+    keep_accept = np.minimum(accept[:, None], costs + reject[:, None])
+    return (keep_reject * weights[row] + keep_accept * weights[row + 1]).sum(axis=1)
+
+
+def value_table(model: ArrivalModel, horizon: int, kappa: float, offset: ParityCounts) -> tuple[np.ndarray, ...]:
+    """v over every layer t = 0 … T, each a flat array in `_rank` order."""
+    weights, costs = model.array(), np.array(model.costs)
+    values = [_terminal(horizon, kappa, offset)]
+    for t in range(horizon - 1, -1, -1):
+        seen_a, accepted_a, accepted_b = _layer(t)
+        later = values[-1]
+        accept_a, reject_a = later[_rank(t + 1, seen_a + 1, accepted_a + 1, accepted_b)], later[_rank(t + 1, seen_a + 1, accepted_a, accepted_b)]
+        accept_b, reject_b = later[_rank(t + 1, seen_a, accepted_a, accepted_b + 1)], later[_rank(t + 1, seen_a, accepted_a, accepted_b)]
+        feasible = np.isfinite(np.minimum(accept_a, reject_a)) & np.isfinite(np.minimum(accept_b, reject_b))
+        value = np.full(len(seen_a), np.inf)
+        value[feasible] = _group_cost(accept_a[feasible], reject_a[feasible], weights, 0, costs) + _group_cost(
+            accept_b[feasible], reject_b[feasible], weights, 2, costs
+        )
+        values.append(value)
+    return tuple(reversed(values))
+
+
+@dataclass(frozen=True)
+class FinHznShield:
+    """Cost-optimal shield that ends a horizon of `horizon` candidates with φ ≤ `kappa`, for arrivals drawn from `model`.
+
+    >>> shield = FinHznShield(ArrivalModel.bernoulli(0.5, 0.9, 0.1), horizon=20, kappa=0.2)
+    >>> round(shield.expected_cost, 3)
+    6.003
+    >>> shield.decide(Candidate("a", 1), ParityCounts(9, 9, 10, 1), u=0.5)
+    Verdict(decision=0, flipped=True, probability=1.0, cost=1.0, reason='flipped: keeping it leaves no way to end the horizon of 20 with φ ≤ 0.2')
+    """
+
+    model: ArrivalModel
+    horizon: int
+    kappa: float
+    offset: ParityCounts = ParityCounts()
+    values: tuple[np.ndarray, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.horizon, bool) or not isinstance(self.horizon, int) or self.horizon < 1:
+            raise ShieldError(BAD_HORIZON.format(horizon=self.horizon))
+        if not 0 <= self.kappa <= 1:
+            raise ShieldError(BAD_KAPPA.format(kappa=self.kappa))
+        object.__setattr__(self, "values", value_table(self.model, self.horizon, self.kappa, self.offset))
+
+    @property
+    def start(self) -> ParityCounts:
+        """The counts before the first candidate of the horizon."""
+        return ParityCounts()
+
+    @property
+    def expected_cost(self) -> float:
+        """Least expected total flip cost over the horizon under θ; ∞ when no shield can guarantee φ ≤ κ from `offset`."""
+        return self.value(self.start)
+
+    def value(self, state: ParityCounts) -> float:
+        """v(state): least expected flip cost still to pay from `state` (∞ when φ ≤ κ can no longer be guaranteed)."""
+        t = state.total
+        if t > self.horizon:
+            raise ShieldError(PAST_HORIZON.format(total=t, horizon=self.horizon))
+        return float(self.values[t][_rank(t, state.seen_a, state.accepted_a, state.accepted_b)])
+
+    def decide(self, candidate: Candidate, state: ParityCounts, u: float) -> Verdict:
+        """The verdict on `candidate` after `state` (counts within the horizon); a flip is charged the candidate's cost."""
+        if state.total >= self.horizon:
+            raise ShieldError(PAST_HORIZON.format(total=state.total, horizon=self.horizon))
+        group, proposed, cost = candidate.group, candidate.decision, candidate.cost
+        keep, flip = self.value(state.after(group, proposed)), self.value(state.after(group, 1 - proposed))
+        goal = f"end the horizon of {self.horizon} with φ ≤ {self.kappa}"
+        if keep <= cost + flip:
+            if math.isinf(keep):
+                return Verdict.draw(proposed, 0.0, u, cost, f"kept: no decision can {goal} from these counts")
+            return Verdict.draw(proposed, 0.0, u, cost, f"kept: expected cost to go {keep:.4g} ≤ flip cost {cost:.4g} + {flip:.4g}")
+        if math.isinf(keep):
+            return Verdict.draw(proposed, 1.0, u, cost, f"flipped: keeping it leaves no way to {goal}")
+        return Verdict.draw(proposed, 1.0, u, cost, f"flipped: flip cost {cost:.4g} + expected cost to go {flip:.4g} < {keep:.4g} when kept")

@@ -1,0 +1,139 @@
+"""Periodic shields of the fairness-shield paper (Sec. 4): a stream cut into periods of T candidates, with fairness
+required at the end of every period.
+
+- `StaticFair` (Def. 3, Thm 2) runs a fresh FinHzn shield in every period, its counters reset. Each period on its own
+  ends with φ ≤ κ; the whole history does too when both groups have as many members in every period, and not in
+  general: a period of one a and T − 1 b all rejected, then one of T − 1 a and one b all accepted, has φ = 0 in each
+  period and φ = 1 − 2/T over both.
+- `Dynamic` (Def. 6, Thm 5) re-synthesizes at every period start a FinHzn shield conditioned on the history: its
+  terminal condition is φ(history + period) ≤ κ, so the whole history is fair at the end of every period. When no shield
+  can guarantee that from the period's start (the root value is ∞: Assumption 2 fails), it stands aside for the period
+  and keeps every decision, the cheapest shield when none is fair, as in Def. 6 and the authors' code.
+
+Both are synthesized for one `ArrivalModel` θ. `PeriodState` holds the counts before and within the current period.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from pipeline.shields.arrivals import ArrivalModel
+from pipeline.shields.counters import Candidate, ParityCounts
+from pipeline.shields.errors import ShieldError
+from pipeline.shields.finhzn import FinHznShield
+from pipeline.shields.verdict import Verdict
+
+BAD_PERIOD = "period length T must be an integer ≥ 1; got {period!r}"
+BAD_STATE = "counts within a period of {length} must number fewer than {length}; got {within}"
+WRONG_PERIOD = "the state's period length is {state}, the shield's is {shield}; hint: start from the shield's `start`"
+
+
+@dataclass(frozen=True)
+class PeriodState:
+    """Counts of the periods already closed (`before`) and of the current one (`within`); a period closes after `length`.
+
+    >>> state = PeriodState(2).after("a", 1).after("b", 0).after("a", 0)
+    >>> state.before, state.within, state.overall.total
+    (ParityCounts(seen_a=1, accepted_a=1, seen_b=1, accepted_b=0), ParityCounts(seen_a=1, accepted_a=0, seen_b=0, accepted_b=0), 3)
+    """
+
+    length: int
+    before: ParityCounts = ParityCounts()
+    within: ParityCounts = ParityCounts()
+
+    def __post_init__(self) -> None:
+        if isinstance(self.length, bool) or not isinstance(self.length, int) or self.length < 1:
+            raise ShieldError(BAD_PERIOD.format(period=self.length))
+        if self.within.total >= self.length:
+            raise ShieldError(BAD_STATE.format(length=self.length, within=self.within))
+
+    def after(self, group: str, decision: int) -> PeriodState:
+        """The state once a candidate of `group` gets `decision`, closing the period when it is full."""
+        within = self.within.after(group, decision)
+        if within.total == self.length:
+            return PeriodState(self.length, self.before + within)
+        return PeriodState(self.length, self.before, within)
+
+    @property
+    def overall(self) -> ParityCounts:
+        """Counts over the whole history."""
+        return self.before + self.within
+
+
+def _check(state: PeriodState, period: int) -> None:
+    if state.length != period:
+        raise ShieldError(WRONG_PERIOD.format(state=state.length, shield=period))
+
+
+@dataclass(frozen=True)
+class StaticFair:
+    """FinHzn shield restarted every `period` candidates: φ ≤ `kappa` over each period's own counts.
+
+    >>> shield = StaticFair(ArrivalModel.bernoulli(0.5, 0.75, 0.25), period=10, kappa=0.2)
+    >>> shield.decide(Candidate("b", 0), PeriodState(10, ParityCounts(50, 50, 50, 0), ParityCounts(5, 1, 4, 1)), u=0.5).flipped
+    False
+    """
+
+    model: ArrivalModel
+    period: int
+    kappa: float
+    shield: FinHznShield = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "shield", FinHznShield(self.model, self.period, self.kappa))
+
+    @property
+    def start(self) -> PeriodState:
+        """The state before the first candidate."""
+        return PeriodState(self.period)
+
+    def decide(self, candidate: Candidate, state: PeriodState, u: float) -> Verdict:
+        """The verdict of this period's FinHzn shield, which sees only the counts within the period."""
+        _check(state, self.period)
+        return self.shield.decide(candidate, state.within, u)
+
+
+@lru_cache(maxsize=4)
+def _conditioned(model: ArrivalModel, period: int, kappa: float, history: ParityCounts) -> FinHznShield:
+    """The FinHzn shield of one period given the history before it (cached: one synthesis per period)."""
+    return FinHznShield(model, period, kappa, offset=history)
+
+
+@dataclass(frozen=True)
+class Dynamic:
+    """FinHzn shield re-synthesized every `period` candidates on the history: φ ≤ `kappa` over all counts at each period end.
+
+    >>> shield = Dynamic(ArrivalModel.bernoulli(0.5, 0.75, 0.25), period=10, kappa=0.2)
+    >>> shield.decide(Candidate("b", 0), PeriodState(10, ParityCounts(50, 50, 50, 0), ParityCounts(5, 1, 4, 1)), u=0.5).reason
+    'kept: no shield can end this period with φ ≤ 0.2 over the whole history (Assumption 2 fails); standing aside'
+    """
+
+    model: ArrivalModel
+    period: int
+    kappa: float
+
+    def __post_init__(self) -> None:
+        FinHznShield(self.model, self.period, self.kappa)  # validates the parameters before the first period
+
+    @property
+    def start(self) -> PeriodState:
+        """The state before the first candidate."""
+        return PeriodState(self.period)
+
+    def shield(self, state: PeriodState) -> FinHznShield:
+        """The FinHzn shield of the current period, conditioned on the periods before it."""
+        _check(state, self.period)
+        return _conditioned(self.model, self.period, self.kappa, state.before)
+
+    def assumption_holds(self, state: PeriodState) -> bool:
+        """Whether some shield ends the current period with φ ≤ κ over the whole history, whatever arrives."""
+        return math.isfinite(self.shield(state).expected_cost)
+
+    def decide(self, candidate: Candidate, state: PeriodState, u: float) -> Verdict:
+        """The verdict of the current period's conditioned shield, or a kept decision when the assumption fails."""
+        if not self.assumption_holds(state):
+            reason = f"kept: no shield can end this period with φ ≤ {self.kappa} over the whole history (Assumption 2 fails); standing aside"
+            return Verdict.draw(candidate.decision, 0.0, u, candidate.cost, reason)
+        return self.shield(state).decide(candidate, state.within, u)

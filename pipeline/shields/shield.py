@@ -1,0 +1,276 @@
+"""Energy shields at run time: one group, the demographic-parity gap of two groups, and one group with p unknown.
+
+Every shield is pure: `decide(decision, state, u)` returns a frozen `Verdict` and `next_state(state, verdict)` the
+counts after it. The only randomness is `u`, drawn by `uniform(seed, decision_id)`, so a replay makes the same choices.
+Below the pivot the shield favours the decision that raises the fairness value, above it the one that lowers it;
+an unfavoured decision is flipped when u < ζ(fairness), i.e. with probability ζ.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from pipeline.shields.drift import ONE_GROUP, TWO_GROUPS
+from pipeline.shields.energy import Energy, MonotoneEnergy
+from pipeline.shields.errors import ShieldError
+from pipeline.shields.target import Target
+
+BAD_DECISION = "decision must be 0 or 1; got {decision!r}; pass the raw binary decision"
+BAD_DRAW = "u must lie in [0, 1); got {u!r}; derive it with uniform(seed, decision_id)"
+BAD_COUNTS = "counts must be integers with 0 ≤ ones ≤ seen; got {counts}; start from the shield's start()"
+BAD_DOMAIN = "{shield} needs an energy on the domain {expected}; got {domain}; build it with domain={expected}"
+UNKNOWN_GROUP = "unknown group {group!r}; known groups: {known}"
+SAME_GROUPS = "the two groups must differ; got {groups}; name the group the gap favours first"
+NOT_STRICT = "the adaptive shield needs L strictly inside S; got S = {running}, L = {limit}; widen S or narrow L"
+
+NOTHING_YET = "no decisions yet: F_0 is taken to be the pivot {pivot:.4g}, so the shield does not act"
+AT_PIVOT = "fairness {before:.4g} is at the pivot, so the shield does not act"
+FAVOURED = "fairness {before:.4g} {relation} pivot {pivot:.4g} favours {favoured}{whom}; the decision is {favoured}, kept"
+FLIPPED = "fairness {before:.4g} {relation} pivot {pivot:.4g} favours {favoured}{whom}; {decision} flipped (u = {u:.4g} < ζ = {zeta:.4g})"
+SPARED = "fairness {before:.4g} {relation} pivot {pivot:.4g} favours {favoured}{whom}; {decision} kept (u = {u:.4g} ≥ ζ = {zeta:.4g})"
+
+
+def uniform(seed: int, decision_id: str) -> float:
+    """A uniform draw in [0, 1) fixed by (seed, decision id): 53 bits of blake2b, so a replay flips the same decisions.
+
+    >>> uniform(7, "d-1") == uniform(7, "d-1") != uniform(8, "d-1")
+    True
+    """
+    digest = hashlib.blake2b(f"{seed}\x1f{decision_id}".encode(), digest_size=8).digest()
+    return (int.from_bytes(digest, "big") >> 11) / 2**53
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One shielded decision: the raw and the output decision, the chance it had of being flipped, F before and after, and why.
+
+    `probability` is ζ(fairness before) when the raw decision was the unfavoured one and 0 otherwise; `violation` says
+    whether the fairness value after it lies outside S at or after the burn-in.
+    """
+
+    decision: int
+    shielded: int
+    flipped: bool
+    probability: float
+    before: float
+    after: float
+    violation: bool
+    reason: str
+    group: str | None = None
+
+
+def _check_decision(decision: object, u: float) -> None:
+    if isinstance(decision, bool) or decision not in (0, 1):
+        raise ShieldError(BAD_DECISION.format(decision=decision))
+    if not 0 <= u < 1:
+        raise ShieldError(BAD_DRAW.format(u=u))
+
+
+def _check_counts(counts: object, *pairs: tuple[int, int]) -> None:
+    for seen, ones in pairs:
+        if not (isinstance(seen, int) and isinstance(ones, int) and 0 <= ones <= seen):
+            raise ShieldError(BAD_COUNTS.format(counts=counts))
+
+
+def _act(decision: int, before: float, energy: Energy, u: float, rising: int, whom: str = "") -> tuple[int, float, str]:
+    """Apply the energy rule: `rising` is the decision that raises the fairness value; returns (output, probability, reason)."""
+    pivot = energy.pivot
+    if before == pivot:
+        return decision, 0.0, AT_PIVOT.format(before=before)
+    favoured, relation = (rising, "<") if before < pivot else (1 - rising, ">")
+    words = {"before": before, "relation": relation, "pivot": pivot, "favoured": favoured, "whom": whom}
+    if decision == favoured:
+        return decision, 0.0, FAVOURED.format(**words)
+    zeta = float(energy(before))
+    if u < zeta:
+        return favoured, zeta, FLIPPED.format(decision=decision, u=u, zeta=zeta, **words)
+    return decision, zeta, SPARED.format(decision=decision, u=u, zeta=zeta, **words)
+
+
+@dataclass(frozen=True)
+class Counts:
+    """State of a one-group shield: decisions seen and shielded 1s among them (F_t = ones/seen)."""
+
+    seen: int = 0
+    ones: int = 0
+
+    def __post_init__(self) -> None:
+        _check_counts(self, (self.seen, self.ones))
+
+
+def _one_group(decision: int, seen: int, ones: int, energy: Energy, target: Target, u: float) -> Verdict:
+    _check_decision(decision, u)
+    if seen == 0:
+        before = energy.pivot
+        shielded, probability, reason = decision, 0.0, NOTHING_YET.format(pivot=before)
+    else:
+        before = ones / seen
+        shielded, probability, reason = _act(decision, before, energy, u, rising=1)
+    after = (ones + shielded) / (seen + 1)
+    violation = seen + 1 >= target.burn_in and target.outside(after)
+    return Verdict(decision, shielded, shielded != decision, probability, before, after, violation, reason)
+
+
+@dataclass(frozen=True)
+class EnergyShield:
+    """One group: F_t is the running share of shielded 1s; the shield flips against the side of the pivot with probability ζ(F_t).
+
+    >>> from pipeline.shields.energy import MonotoneEnergy
+    >>> target = Target(50, (0.4, 0.6), (0.45, 0.55))
+    >>> shield = EnergyShield(MonotoneEnergy(0.3, target, alpha=0.5), target)
+    >>> verdict = shield.decide(0, Counts(seen=10, ones=2), u=0.1)
+    >>> verdict.shielded, verdict.flipped, round(verdict.probability, 4), verdict.after
+    (1, True, 0.8036, 0.2727272727272727)
+    """
+
+    energy: Energy
+    target: Target
+
+    def __post_init__(self) -> None:
+        if tuple(self.energy.domain) != ONE_GROUP:
+            raise ShieldError(BAD_DOMAIN.format(shield="the one-group shield", expected=ONE_GROUP, domain=self.energy.domain))
+
+    def start(self) -> Counts:
+        """The state before any decision."""
+        return Counts()
+
+    def decide(self, decision: int, state: Counts, u: float) -> Verdict:
+        """Shield one raw decision given the counts so far and the draw u."""
+        return _one_group(decision, state.seen, state.ones, self.energy, self.target, u)
+
+    def next_state(self, state: Counts, verdict: Verdict) -> Counts:
+        """The counts after the verdict's shielded decision."""
+        return Counts(state.seen + 1, state.ones + verdict.shielded)
+
+
+@dataclass(frozen=True)
+class GroupCounts:
+    """State of the two-group shield: appearances and shielded acceptances of each group."""
+
+    seen_a: int = 0
+    ones_a: int = 0
+    seen_b: int = 0
+    ones_b: int = 0
+
+    def __post_init__(self) -> None:
+        _check_counts(self, (self.seen_a, self.ones_a), (self.seen_b, self.ones_b))
+
+    @property
+    def gap(self) -> float:
+        """D = r_a − r_b, the demographic-parity gap of the shielded decisions; an empty group counts as rate 0."""
+        rate_a = self.ones_a / self.seen_a if self.seen_a else 0.0
+        rate_b = self.ones_b / self.seen_b if self.seen_b else 0.0
+        return rate_a - rate_b
+
+    def add(self, first: bool, decision: int) -> GroupCounts:
+        """The counts after one more decision in group a (`first`) or group b."""
+        if first:
+            return GroupCounts(self.seen_a + 1, self.ones_a + decision, self.seen_b, self.ones_b)
+        return GroupCounts(self.seen_a, self.ones_a, self.seen_b + 1, self.ones_b + decision)
+
+
+@dataclass(frozen=True)
+class GroupShield:
+    """Two groups, demographic parity (Sec. 7): the fairness value is the gap D = r_a − r_b ∈ [−1, 1].
+
+    Below the pivot it favours acceptance in group a and rejection in group b, above it the reverse; the energy and the
+    target live on [−1, 1], and p of the theory is the raw gap p_a − p_b.
+
+    >>> from pipeline.shields.energy import MonotoneEnergy
+    >>> target = Target(50, (-0.1, 0.1), (-0.05, 0.05))
+    >>> shield = GroupShield(MonotoneEnergy(0.3, target, alpha=0.5, domain=(-1.0, 1.0)), target, groups=("men", "women"))
+    >>> verdict = shield.decide(1, GroupCounts(10, 6, 10, 3), u=0.2, group="men")
+    >>> verdict.shielded, verdict.before, round(verdict.after, 4)
+    (0, 0.30000000000000004, 0.2455)
+    """
+
+    energy: Energy
+    target: Target
+    groups: tuple[str, str] = ("a", "b")
+
+    def __post_init__(self) -> None:
+        if tuple(self.energy.domain) != TWO_GROUPS:
+            raise ShieldError(BAD_DOMAIN.format(shield="the two-group shield", expected=TWO_GROUPS, domain=self.energy.domain))
+        if self.groups[0] == self.groups[1]:
+            raise ShieldError(SAME_GROUPS.format(groups=self.groups))
+
+    def start(self) -> GroupCounts:
+        """The state before any decision."""
+        return GroupCounts()
+
+    def _first(self, group: str) -> bool:
+        if group not in self.groups:
+            raise ShieldError(UNKNOWN_GROUP.format(group=group, known=", ".join(self.groups)))
+        return group == self.groups[0]
+
+    def decide(self, decision: int, state: GroupCounts, u: float, group: str) -> Verdict:
+        """Shield one raw decision for a member of `group` given the counts so far and the draw u."""
+        _check_decision(decision, u)
+        first = self._first(group)
+        before = state.gap
+        shielded, probability, reason = _act(decision, before, self.energy, u, rising=1 if first else 0, whom=f" in group {group}")
+        after = state.add(first, shielded).gap
+        seen = state.seen_a + state.seen_b + 1
+        violation = seen >= self.target.burn_in and self.target.outside(after)
+        return Verdict(decision, shielded, shielded != decision, probability, before, after, violation, reason, group)
+
+    def next_state(self, state: GroupCounts, verdict: Verdict) -> GroupCounts:
+        """The counts after the verdict's shielded decision in its group."""
+        return state.add(self._first(verdict.group), verdict.shielded)
+
+
+@dataclass(frozen=True)
+class AdaptiveCounts:
+    """State of the adaptive shield: decisions seen, shielded 1s and raw 1s (for the estimate of p)."""
+
+    seen: int = 0
+    ones: int = 0
+    raw_ones: int = 0
+
+    def __post_init__(self) -> None:
+        _check_counts(self, (self.seen, self.ones), (self.seen, self.raw_ones))
+
+
+@dataclass(frozen=True)
+class AdaptiveShield:
+    """One group with p unknown (Thm 9.1): each step uses the member for the current estimate p̂ of the raw rate.
+
+    p̂ = (raw 1s + ½)/(seen + 1) (Krichevsky–Trofimov: the running mean of the raw decisions, defined before the first).
+    For every q the member `MonotoneEnergy(q, target, alpha, k)` has its fixpoint in L (Eq. 13), at l_lo, q or l_hi,
+    and it varies continuously with q except where q crosses an end of L, so F_t → x_L for the true p.
+
+    >>> shield = AdaptiveShield(Target(50, (0.4, 0.6), (0.45, 0.55)), alpha=0.5)
+    >>> round(shield.estimate(AdaptiveCounts(seen=9, ones=4, raw_ones=2)), 4)
+    0.25
+    """
+
+    target: Target
+    alpha: float
+    k: int = 2
+
+    def __post_init__(self) -> None:
+        (s_lo, s_hi), (l_lo, l_hi) = self.target.running, self.target.limit
+        if not (s_lo < l_lo and l_hi < s_hi):
+            raise ShieldError(NOT_STRICT.format(running=self.target.running, limit=self.target.limit))
+        self.energy(self.start())
+
+    def start(self) -> AdaptiveCounts:
+        """The state before any decision."""
+        return AdaptiveCounts()
+
+    def estimate(self, state: AdaptiveCounts) -> float:
+        """The current estimate p̂ of the raw acceptance rate, from the raw decisions before this one."""
+        return (state.raw_ones + 0.5) / (state.seen + 1)
+
+    def energy(self, state: AdaptiveCounts) -> MonotoneEnergy:
+        """The member of the family for the current estimate."""
+        return MonotoneEnergy(self.estimate(state), self.target, self.alpha, self.k)
+
+    def decide(self, decision: int, state: AdaptiveCounts, u: float) -> Verdict:
+        """Shield one raw decision with the member for p̂; the raw decision itself enters p̂ only afterwards."""
+        return _one_group(decision, state.seen, state.ones, self.energy(state), self.target, u)
+
+    def next_state(self, state: AdaptiveCounts, verdict: Verdict) -> AdaptiveCounts:
+        """The counts after the verdict: its shielded decision and its raw decision."""
+        return AdaptiveCounts(state.seen + 1, state.ones + verdict.shielded, state.raw_ones + verdict.decision)

@@ -1,0 +1,119 @@
+"""Short-term guarantees of a one-group energy shield: exact violation measures over [τ, T] and a bound for t > T.
+
+The counter chain (t, k), k the number of shielded 1s, moves to (t + 1, k + 1) with probability g(k/t) and to (t + 1, k)
+otherwise; it starts at (0, 0) with g(F_0) = g(c) = p. Propagating the distribution of k forward costs O(T²), as
+one numpy operation per step; the mass that violates S is moved to an absorbing "violated" total for P_viol.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special
+
+from pipeline.shields.drift import ONE_GROUP, bias, fixpoint
+from pipeline.shields.energy import Energy
+from pipeline.shields.errors import ShieldError
+from pipeline.shields.target import Target
+
+BAD_HORIZON = "horizon T must be an integer ≥ the burn-in τ = {burn_in}; got {horizon!r}; the violations are counted over [τ, T]"
+NOT_ONE_GROUP = "the violation measures are for one group (domain [0, 1]); got domain {domain}; build the energy with the default domain"
+BAD_GRID = "grid and terms must be integers ≥ 1; got grid = {grid!r}, terms = {terms!r}"
+
+
+@dataclass(frozen=True)
+class Violations:
+    """`probability` = P(∃ t ∈ [τ, T]: F_t ∉ S) and `expected` = Σ_{t=τ..T} P(F_t ∉ S) (Def. 5.1), computed exactly."""
+
+    probability: float
+    expected: float
+    horizon: int
+
+
+def _check(energy: Energy, target: Target, horizon: int) -> None:
+    if tuple(energy.domain) != ONE_GROUP:
+        raise ShieldError(NOT_ONE_GROUP.format(domain=energy.domain))
+    if isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < target.burn_in:
+        raise ShieldError(BAD_HORIZON.format(burn_in=target.burn_in, horizon=horizon))
+
+
+def violations(energy: Energy, p: float, target: Target, horizon: int) -> Violations:
+    """Both violation measures over [τ, T] by forward dynamic programming on the count of shielded 1s.
+
+    >>> from pipeline.shields.energy import MonotoneEnergy
+    >>> target = Target(50, (0.4, 0.6), (0.45, 0.55))
+    >>> result = violations(MonotoneEnergy(0.3, target, alpha=1.0), 0.3, target, horizon=200)
+    >>> 0 < result.probability < 1, result.probability <= result.expected
+    (True, True)
+    """
+    _check(energy, target, horizon)
+    s_lo, s_hi = target.running
+    counts = np.arange(horizon + 2, dtype=float)
+    # Row 0: the distribution of k; row 1: the same with violating mass removed (absorbed).
+    mass = np.zeros((2, horizon + 2))
+    mass[:, 0] = 1.0
+    probability = expected = 0.0
+    for t in range(horizon):
+        live = mass[:, : t + 1]
+        up = live * (p if t == 0 else bias(energy, p, counts[: t + 1] / t))
+        live -= up
+        mass[:, 1 : t + 2] += up
+        if t + 1 >= target.burn_in:
+            fairness = counts[: t + 2] / (t + 1)
+            outside = (fairness < s_lo) | (fairness > s_hi)
+            expected += mass[0, : t + 2][outside].sum()
+            probability += mass[1, : t + 2][outside].sum()
+            mass[1, : t + 2][outside] = 0.0
+    return Violations(float(min(probability, 1.0)), float(expected), horizon)
+
+
+def _side_tail(eta: np.ndarray, delta: np.ndarray, jump: np.ndarray, horizon: int, terms: int) -> np.ndarray:
+    """Σ_{t>T} Σ_{n≥1} exp(−2(tΔ − jump + nη)²/n) bounded in closed form, for each (η, Δ, jump) in the arrays.
+
+    Times t ≤ T' = max(T, ⌈jump/Δ⌉) count 1 each; beyond T' the sum over t is at most the Gaussian integral
+    √(πn/2)/(2Δ)·erfc(√(2/n)(a + nη)) with a = T'Δ − jump ≥ 0; the sum over n is exact up to `terms`, and the rest is
+    bounded with erfc(z) ≤ exp(−z²) and √n·e^{−nη²} ≤ (2eη²)^{−1/2}.
+    """
+    start = np.maximum(horizon, np.ceil(jump / delta))
+    a = start * delta - jump
+    n = np.arange(1, terms + 1, dtype=float)[None, :]
+    eta_, delta_, a_ = eta[:, None], delta[:, None], a[:, None]
+    body = np.sqrt(np.pi * n / 2) / (2 * delta_) * special.erfc(np.sqrt(2 / n) * (a_ + n * eta_))
+    rest = (
+        np.sqrt(np.pi / 2) / (2 * delta) / np.sqrt(2 * np.e * eta**2)
+        * np.exp(-4 * a * eta - (terms + 1) * eta**2) / -np.expm1(-(eta**2))
+    )
+    return (start - horizon) + body.sum(axis=1) + rest
+
+
+def tail_bound(energy: Energy, p: float, target: Target, horizon: int, grid: int = 16, terms: int = 4096) -> float:
+    """An upper bound on Σ_{t>T} P(F_t ∉ S): the expected number of violations after T, hence also on P(∃ t > T: F_t ∉ S).
+
+    It needs only that g is non-increasing (shields.md A6, the computable replacement of Thm 5.2). For the upper side,
+    any m ∈ (x*, s_hi) with η = m − g(m) > 0 and Δ = s_hi − m gives, for tΔ > 1 − m,
+        P(F_t ≥ s_hi) ≤ Σ_{n=1}^{t−1} exp(−2(tΔ − (1 − m) + nη)²/n):
+    W_t = t(F_t − m) drifts by at most −η while F > m, so a union over the last time F ≤ m and Azuma–Hoeffding apply.
+    The lower side is the mirror image with (1 − m) replaced by m. Each side takes the best of `grid` values of m.
+    The bound is infinite when x* is not strictly inside S, where violations recur forever.
+
+    >>> from pipeline.shields.energy import MonotoneEnergy
+    >>> target = Target(50, (0.4, 0.6), (0.45, 0.55))
+    >>> tail_bound(MonotoneEnergy(0.3, target, alpha=1.0), 0.3, target, horizon=1000) < 1e-6
+    True
+    """
+    _check(energy, target, horizon)
+    for value in (grid, terms):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ShieldError(BAD_GRID.format(grid=grid, terms=terms))
+    s_lo, s_hi = target.running
+    point = fixpoint(energy, p)
+    if not s_lo < point < s_hi:
+        return math.inf
+    steps = np.arange(1, grid + 1) / (grid + 1)
+    upper = point + (s_hi - point) * steps
+    lower = s_lo + (point - s_lo) * steps
+    above = _side_tail(upper - bias(energy, p, upper), s_hi - upper, 1 - upper, horizon, terms)
+    below = _side_tail(bias(energy, p, lower) - lower, lower - s_lo, lower, horizon, terms)
+    return float(above.min() + below.min())
