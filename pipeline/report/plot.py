@@ -45,6 +45,7 @@ class PartSeries:
     gaps: list[float]
     violated: list[bool]
     threshold: float
+    intervals: list[tuple[float, float]]
 
     @property
     def final_gap(self) -> float:
@@ -110,6 +111,7 @@ def _series(name: str, rows: list[tuple[datetime, dict[str, Any]]]) -> PartSerie
         gaps=[_number(body["gap"]) for body in bodies],
         violated=[bool(body["violated"]) for body in bodies],
         threshold=bodies[-1]["threshold"],
+        intervals=[tuple(body["interval"]) if body.get("interval") else (math.nan, math.nan) for body in bodies],
     )
 
 
@@ -150,7 +152,8 @@ def alerts_by_part(alerts: list[dict[str, Any]]) -> dict[str, list[dict[str, Any
 
 def figure_title(last: dict[str, Any], shown: int, total: int) -> str:
     """The figure title: monitor, metric and estimator, and how many parts are left out."""
-    text = f"{last['monitor']}: {last['metric']} (prior {last['prior']}, κ = {last['confidence']:g}; {last['trials']['closed']} closed trials)"
+    verdict = f"{last['verdict']} verdicts, " if last.get("verdict") else ""
+    text = f"{last['monitor']}: {last['metric']} ({verdict}prior {last['prior']}, κ = {last['confidence']:g}; {last['trials']['closed']} closed trials)"
     if shown < total:
         text += f"\n{shown} of {total} parts, those with the largest final gap"
     return text
@@ -200,6 +203,9 @@ def _draw_estimates(ax: Axes, part: PartSeries, colors: dict[str, Any], groups: 
 
 
 def _draw_gap(ax: Axes, part: PartSeries, alerts: list[dict[str, Any]]) -> None:
+    lows, highs = [low for low, _ in part.intervals], [high for _, high in part.intervals]
+    if not all(math.isnan(low) for low in lows):
+        ax.fill_between(part.times, lows, highs, color=GAP_COLOR, alpha=0.18, linewidth=0)
     ax.plot(part.times, part.gaps, color=GAP_COLOR, linewidth=1.3)
     ax.axhline(part.threshold, color=VIOLATION_COLOR, linestyle="--", linewidth=1.2)
     for start, end in violated_spans(part.times, part.violated):
@@ -210,7 +216,7 @@ def _draw_gap(ax: Axes, part: PartSeries, alerts: list[dict[str, Any]]) -> None:
     first = next((alert for alert in alerts if alert["type"] == VIOLATION), None)
     if first is not None:
         _label_first_violation(ax, part, first)
-    highest = max([gap for gap in part.gaps if not math.isnan(gap)] + [part.threshold])
+    highest = max([gap for gap in part.gaps + highs if not math.isnan(gap)] + [part.threshold])
     ax.set_ylim(0, highest * 1.3)  # headroom for the label of the first violation
     ax.grid(alpha=0.3)
     locator = AutoDateLocator()
@@ -240,6 +246,7 @@ def _label_first_violation(ax: Axes, part: PartSeries, alert: dict[str, Any]) ->
 def _key() -> list[Any]:
     return [
         Line2D([], [], color=GAP_COLOR, linewidth=1.3, label="gap between groups"),
+        Patch(color=GAP_COLOR, alpha=0.18, label="interval of the gap (confident verdicts)"),
         Line2D([], [], color=VIOLATION_COLOR, linestyle="--", label="threshold"),
         Patch(color=VIOLATION_COLOR, alpha=0.12, label="violated"),
         Line2D([], [], color=VIOLATION_COLOR, linestyle=":", label="violation alert"),
