@@ -1,0 +1,51 @@
+"""Trial states are immutable tuples, and a bucket that remembers outcomes by slot values counts exactly what one that keeps every trial does."""
+
+from __future__ import annotations
+
+import random
+
+from pipeline.timefmt import DAY
+from pipeline.trials.bucket import Bucket
+from tests.helpers import plan_of, recid, screen
+
+
+def bucket(keep_trials: bool, **changes) -> Bucket:
+    plan = plan_of(**changes)
+    return Bucket(0, plan.layout, plan.outcomes, partitions=1, lateness=0, tick=DAY, keep_trials=keep_trials)
+
+
+def random_events(seed: int, keys: int = 300) -> list:
+    rng = random.Random(seed)
+    events = [(rng.randrange(400), "s", f"k{k}") for k in range(keys)]
+    events += [(day + rng.randrange(900), "r", key) for day, _, key in events if rng.random() < 0.5]
+    events.sort()
+    return [
+        screen(key, day, race=rng.choice("abc"), score=rng.randrange(1, 11)) if what == "s" else recid(key, day) for day, what, key in events
+    ]
+
+
+def test_observing_an_event_returns_a_new_state_and_leaves_the_old_one_alone():
+    layout = plan_of().layout
+    opened = layout.open(screen("x", 0), seq=1)
+    later = layout.observe(opened, recid("x", 3))
+    assert type(opened) is tuple and opened[-1] is None and later[-1] is True
+
+
+def test_outcomes_remembered_by_slots_count_what_kept_trials_count():
+    events = random_events(seed=4)
+    fast, slow = bucket(keep_trials=False), bucket(keep_trials=True)
+    assert fast._memo is not None and slow._memo is None
+    counted: tuple[dict, dict] = ({}, {})
+    for start in range(0, len(events), 37):
+        chunk = events[start : start + 37]
+        for b, ticks in zip((fast, slow), counted):
+            report = b.receive(0, chunk, chunk[-1].time)
+            ticks.update({tick: (d.counts, d.closed, d.incomplete) for tick, d in report.deltas.items()})
+    for b, ticks in zip((fast, slow), counted):
+        ticks.update({tick: (d.counts, d.closed, d.incomplete) for tick, d in b.finish().deltas.items()})
+    assert len(counted[0]) > 100 and counted[0] == counted[1]
+
+
+def test_numeric_slots_are_not_remembered():
+    numeric = bucket(False, variables={"group": {"first": "SCREEN", "field": "score"}, "high_risk": {"first": "SCREEN", "expr": "score > 6"}, "reoffended": {"exists": "RECIDIVISM"}})
+    assert not numeric.layout.exact_slots and numeric._memo is None
