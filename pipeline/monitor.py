@@ -74,13 +74,14 @@ class Monitor:
     tracker: AlertTracker = field(default_factory=AlertTracker)
 
     def receive(self, report: Report) -> list[dict[str, Any]]:
-        """Take one bucket's report; return the records of every evaluation that is now final."""
+        """Take one bucket's report (and ownership of it); return the records of every evaluation that is now final."""
         self.progress[report.bucket] = max(report.through, self.progress.get(report.bucket, report.through))
-        for tick, delta in report.deltas.items():
+        for tick, delta in report.deltas.items():  # the monitor takes ownership of the report's deltas
             merged = self.pending.get(tick)
             if merged is None:
-                merged = self.pending[tick] = TickDelta()
-            merged += delta
+                self.pending[tick] = delta
+            else:
+                merged += delta
         self.unmatched += report.unmatched
         self.unfinished += report.unfinished
         if len(self.progress) < self.config.buckets:

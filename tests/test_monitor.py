@@ -37,18 +37,20 @@ def test_nothing_is_evaluated_until_every_bucket_reported_the_tick():
 
 
 def test_evaluation_order_does_not_depend_on_report_order():
-    reports = [
-        Report(0, 2 * DAY, {DAY: delta(a=(1, 2))}),
-        Report(1, 1 * DAY, {DAY: delta(b=(0, 2))}),
-        Report(1, 3 * DAY, {3 * DAY: delta(b=(2, 2))}),
-        Report(0, FINISHED, {3 * DAY: delta(a=(0, 1))}),
-    ]
+    def reports():
+        return [
+            Report(0, 2 * DAY, {DAY: delta(a=(1, 2))}),
+            Report(1, 1 * DAY, {DAY: delta(b=(0, 2))}),
+            Report(1, 3 * DAY, {3 * DAY: delta(b=(2, 2))}),
+            Report(0, FINISHED, {3 * DAY: delta(a=(0, 1))}),
+        ]
 
     def run(order):
         m = monitor()
         out = []
+        fresh = reports()  # the monitor owns what it receives, as in the dataflow
         for index in order:
-            out.extend(m.receive(reports[index]))
+            out.extend(m.receive(fresh[index]))
         return [{k: v for k, v in r.items() if k != "emitted_at"} for r in out]
 
     # each bucket reports in order (0 then 3, 1 then 2); the interleaving between buckets is arbitrary

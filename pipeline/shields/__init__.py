@@ -8,10 +8,10 @@ from pipeline.shields.drift import (
     ONE_GROUP,
     TWO_GROUPS,
     bias,
-    drift,
     expected_interference,
     fixpoint,
     group_interference,
+    mean_field,
     required_energy,
 )
 from pipeline.shields.energy import STEEPNESS, Energy, Exponential, MonotoneEnergy, MonotoneFamily, Polynomial
@@ -51,10 +51,10 @@ __all__ = [
     "Verdict",
     "Violations",
     "bias",
-    "drift",
     "expected_interference",
     "fixpoint",
     "group_interference",
+    "mean_field",
     "required_energy",
     "synthesize",
     "tail_bound",
@@ -62,4 +62,21 @@ __all__ = [
     "violations",
 ]
 
-# Baseline shields (naive, FinHzn, Static-Fair, Dynamic): imports and their `__all__` entries go below.
+# Baseline shields (naive, FinHzn, Static-Fair, Dynamic): their imports and `__all__ += [...]` go below.
+
+from pipeline.shields.arrivals import ArrivalModel, confidence_cost  # noqa: E402
+from pipeline.shields.finhzn import FinHznShield, parity_gap  # noqa: E402
+from pipeline.shields.naive import NaiveParityShield, NaiveShield  # noqa: E402
+from pipeline.shields.periodic import Dynamic, PeriodState, StaticFair  # noqa: E402
+
+__all__ += [
+    "ArrivalModel",
+    "Dynamic",
+    "FinHznShield",
+    "NaiveParityShield",
+    "NaiveShield",
+    "PeriodState",
+    "StaticFair",
+    "confidence_cost",
+    "parity_gap",
+]

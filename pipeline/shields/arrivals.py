@@ -4,8 +4,9 @@ g, is proposed decision r, and costs c to flip.
 The fairness-shield paper assumes θ known and the same at every step, candidates independent. Here θ is either given
 (`ArrivalModel.bernoulli`: group a with probability π, proposed acceptance with probability p_g, one constant cost) or
 estimated from a sample of past decisions (`ArrivalModel.estimate`: the empirical frequencies of (g, r) and, when flip
-costs are given, of their binned levels). The shield's guarantee does not rest on θ (every run ends fair, however groups
-and decisions arrive); only the expected cost it minimizes does.
+costs are given, of their binned levels; by default ten levels (i − ½)/20 of |s − 0.5|, as in the authors' code). The
+shield's guarantee does not rest on θ (every run ends fair, however groups and decisions arrive); only the expected
+cost it minimizes does.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.shields.counters import check_decision, group_index
+from pipeline.shields.baseline import check_decision, check_groups, is_first
 from pipeline.shields.errors import ShieldError
 
 BAD_COSTS = "cost levels must be finite numbers ≥ 0, at least one; got {costs!r}"
@@ -48,10 +49,10 @@ def _probability(name: str, value: float) -> float:
 @dataclass(frozen=True)
 class ArrivalModel:
     """θ as a table: `weights[row][level]` is the probability of a candidate in row (a,0), (a,1), (b,0), (b,1), i.e. group
-    and proposed decision, whose flip costs `costs[level]`.
+    a or b and proposed decision, whose flip costs `costs[level]`.
 
-    >>> ArrivalModel.bernoulli(share_a=0.5, accept_a=0.9, accept_b=0.1)
-    ArrivalModel(costs=(1.0,), weights=((0.05,), (0.45,), (0.45,), (0.05,)))
+    >>> ArrivalModel.bernoulli(share_a=0.5, accept_a=0.75, accept_b=0.25)
+    ArrivalModel(costs=(1.0,), weights=((0.125,), (0.375,), (0.375,), (0.125,)))
     """
 
     costs: tuple[float, ...]
@@ -80,11 +81,13 @@ class ArrivalModel:
         groups: Iterable[str],
         decisions: Iterable[int],
         costs: Iterable[float] | None = None,
+        pair: tuple[str, str] = ("a", "b"),
         levels: int = 10,
         top: float = 0.5,
     ) -> ArrivalModel:
-        """Empirical θ from a sample. Without `costs`, one constant cost of 1; with them (e.g. `confidence_cost` of each
-        score), costs binned into `levels` equal bins over [0, `top`] (larger ones join the last), each at its midpoint.
+        """Empirical θ from a sample whose groups are named by `pair` (group a, group b). Without `costs`, one
+        constant cost of 1; with them (e.g. `confidence_cost` of each score), costs binned into `levels` equal bins over
+        [0, `top`] (larger ones join the last), each at its midpoint.
 
         >>> ArrivalModel.estimate(["a", "a", "b", "b"], [1, 1, 0, 1], costs=[0.42, 0.1, 0.0, 0.3], levels=2)
         ArrivalModel(costs=(0.125, 0.375), weights=((0.0, 0.0), (0.25, 0.25), (0.25, 0.0), (0.0, 0.25)))
@@ -96,7 +99,8 @@ class ArrivalModel:
             raise ShieldError(BAD_SAMPLE.format(lengths=lengths))
         if isinstance(levels, bool) or not isinstance(levels, int) or levels < 1 or not top > 0:
             raise ShieldError(BAD_LEVELS.format(levels=levels, top=top))
-        rows = np.array([2 * group_index(g) + check_decision(r) for g, r in zip(groups, decisions, strict=True)])
+        check_groups(pair)
+        rows = np.array([2 * (not is_first(pair, g)) + check_decision(r) for g, r in zip(groups, decisions, strict=True)])
         if costs is None:
             return cls((1.0,), tuple((float(w),) for w in np.bincount(rows, minlength=4) / len(rows)))
         values = np.array(costs, dtype=float)

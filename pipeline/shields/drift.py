@@ -28,7 +28,9 @@ NOT_BETWEEN = (
     "the limit point must lie between p and the pivot; got p = {p:g}, point = {point:g}, pivot = {pivot:g}; "
     "put the pivot beyond the limit point, on the side away from p"
 )
-NOT_ONE_GROUP = "expected interference |x* − p| is for one group (domain [0, 1]); got domain {domain}; use group_interference for two groups"
+NOT_ONE_GROUP = (
+    "expected interference |x* − p| is for one group (domain [0, 1]); got domain {domain}; use group_interference for two groups"
+)
 BAD_SHARE = "the share π of group a must lie in (0, 1) and p_a, p_b in [0, 1]; got π = {share:g}, p_a = {p_a:g}, p_b = {p_b:g}"
 
 
@@ -49,8 +51,8 @@ def bias(energy: Energy, p: float, x: ArrayLike) -> float | np.ndarray:
     return _like(np.where(x < energy.pivot, p + (hi - p) * zeta, p - (p - lo) * zeta), x)
 
 
-def drift(energy: Energy, p: float, x: ArrayLike) -> float | np.ndarray:
-    """h(x) = g(x) − x: strictly decreasing, positive below the fixpoint and negative above it."""
+def mean_field(energy: Energy, p: float, x: ArrayLike) -> float | np.ndarray:
+    """h(x) = g(x) − x, the mean step of F_t (times t + 1): strictly decreasing, positive below the fixpoint, negative above."""
     return _like(np.asarray(bias(energy, p, x)) - np.asarray(x, dtype=float), x)
 
 
@@ -58,13 +60,13 @@ def fixpoint(energy: Energy, p: float, tol: float = 1e-12) -> float:
     """The unique x* with g(x*) = x*, by bisection on h (h(lo) ≥ 0 ≥ h(hi)); it lies between p and the pivot (Lemma 6.2).
 
     >>> from pipeline.shields.energy import Polynomial
-    >>> round(fixpoint(Polynomial.through(0.45, required_energy(0.3, 0.45, 0.6), k=1, pivot=0.6), 0.3), 9)
+    >>> round(fixpoint(Polynomial.through(0.45, required_energy(0.3, 0.45, 0.9), k=1, pivot=0.9), 0.3), 9)
     0.45
     """
     lo, hi = energy.domain
     while hi - lo > tol:
         mid = 0.5 * (lo + hi)
-        if drift(energy, p, mid) > 0:
+        if mean_field(energy, p, mid) > 0:
             lo = mid
         else:
             hi = mid
@@ -76,7 +78,7 @@ def required_energy(p: float, point: float, pivot: float, domain: Domain = ONE_G
 
     >>> round(required_energy(0.3, 0.45, pivot=0.6), 6)   # (0.45 − 0.3)/(1 − 0.3)
     0.214286
-    >>> required_energy(0.6, 0.45, pivot=0.4)            # (0.6 − 0.45)/0.6
+    >>> round(required_energy(0.6, 0.45, pivot=0.4), 6)  # (0.6 − 0.45)/0.6
     0.25
     """
     lo, hi = domain

@@ -34,9 +34,7 @@ BAD_VALUE = "the value at the point must lie in [0, 1]; got {value!r}; an energy
 BAD_P = "p must lie in the domain {domain}; got {p!r}; p is the raw acceptance rate (or the raw gap for two groups)"
 BAD_ALPHA = "steepness α must lie in [0, 1]; got {alpha!r}; α = 0 is the gentlest member, α = 1 the steepest"
 BAD_RUNNING = "running target S must lie inside the domain {domain}; got S = {running}; for the gap of two groups pass domain=(-1.0, 1.0)"
-NOT_INSIDE = (
-    "the limit point x_L = {point:g} must lie strictly inside S = {running}; widen S or move L away from its edges"
-)
+NOT_INSIDE = "the limit point x_L = {point:g} must lie strictly inside S = {running}; widen S or move L away from its edges"
 
 
 class Energy(Protocol):
@@ -101,8 +99,9 @@ class Polynomial:
     def through(cls, point: float, value: float, k: int, pivot: float, domain: Domain = ONE_GROUP) -> Polynomial:
         """The member with ζ(point) = value, e.g. the value Eq. 8 requires at the limit point: a = value/|point − c|^{2k}.
 
-        >>> round(Polynomial.through(0.45, 0.25, k=1, pivot=0.65)(0.45), 12)
-        0.25
+        >>> zeta = Polynomial.through(0.45, 0.25, k=1, pivot=0.95)
+        >>> round(zeta.a, 12), round(zeta(0.45), 12)
+        (1.0, 0.25)
         """
         _check_value(value)
         _check_exponent(k, 1)

@@ -1,5 +1,6 @@
 """The FinHzn shield of the fairness-shield paper: over a horizon of T candidates, flip the least expected cost of
 decisions such that the demographic-parity gap φ = |r_a − r_b| is at most κ after the T-th candidate, on every run.
+As in the paper, φ = 0 while either group is empty (`parity_gap`).
 
 Synthesis is dynamic programming over counters (Def. 1, Eqs. 3–4, Thm 1). The value v(μ) of the counts μ after t
 candidates is the least expected flip cost still to pay:
@@ -9,8 +10,8 @@ candidates is the least expected flip cost still to pay:
 
 where θ is the `ArrivalModel`. A group whose successors are both ∞ makes v(μ) = ∞ even when θ gives it weight 0, so a
 finite value means that some choice of decisions reaches φ ≤ κ whatever groups and proposals arrive: a run that starts at
-a finite value ends fair, and the root is always finite because rejecting everyone gives φ = 0. The counts after t
-candidates are (seen_a, accepted_a, accepted_b), about T⁴/24 states over the horizon (4.4 M for T = 100); the table is
+a finite value ends fair, and without `offset` the root is finite, as rejecting everyone gives φ = 0. The counts after t
+candidates are (seen_a, ones_a, ones_b), about T⁴/24 states over the horizon (4.4 M for T = 100); the table is
 filled one layer of t at a time with numpy, and `decide` is two lookups: keep the proposed r when
 v(μ + (g,r)) ≤ c + v(μ + (g,1−r)), else flip (ties kept). The cost c is the candidate's own; the table averages over the
 cost levels of θ.
@@ -26,13 +27,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pipeline.shields.arrivals import ArrivalModel
-from pipeline.shields.counters import Candidate, ParityCounts
+from pipeline.shields.baseline import check_cost, check_decision, check_groups, flip_verdict, is_first, merge, total
 from pipeline.shields.errors import ShieldError
-from pipeline.shields.verdict import Verdict
+from pipeline.shields.shield import GroupCounts, Verdict
 
 BAD_HORIZON = "horizon T must be an integer ≥ 1; got {horizon!r}"
 BAD_KAPPA = "threshold κ must lie in [0, 1]; got {kappa!r}; φ is a difference of two rates"
-PAST_HORIZON = "no candidate is left in the horizon T = {horizon}; got counts of {total} candidates; hint: use a periodic shield on longer streams"
+PAST_HORIZON = (
+    "no candidate is left in the horizon T = {horizon}; got counts of {total} candidates; hint: use a periodic shield on longer streams"
+)
 
 
 def _offset(t: int, seen_a):
@@ -41,13 +44,13 @@ def _offset(t: int, seen_a):
     return (t + 2) * n * (n + 1) // 2 - n * (n + 1) * (2 * n + 1) // 6
 
 
-def _rank(t: int, seen_a, accepted_a, accepted_b):
-    """Index of the counts (seen_a, accepted_a, accepted_b) within layer t; works on ints and on numpy arrays."""
-    return _offset(t, seen_a) + accepted_a * (t - seen_a + 1) + accepted_b
+def _rank(t: int, seen_a, ones_a, ones_b):
+    """Index of the counts (seen_a, ones_a, ones_b) within layer t; works on ints and on numpy arrays."""
+    return _offset(t, seen_a) + ones_a * (t - seen_a + 1) + ones_b
 
 
 def _layer(t: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every (seen_a, accepted_a, accepted_b) after t candidates, in rank order."""
+    """Every (seen_a, ones_a, ones_b) after t candidates, in rank order."""
     seen = np.arange(t + 1)
     sizes = (seen + 1) * (t - seen + 1)
     seen_a = np.repeat(seen, sizes)
@@ -56,13 +59,25 @@ def _layer(t: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return seen_a, within // width, within % width
 
 
-def _terminal(horizon: int, kappa: float, offset: ParityCounts) -> np.ndarray:
-    """0 where the gap of offset + counts is ≤ κ, else ∞; an empty group's rate is 0, as in `ParityCounts.rate`."""
-    seen_a, accepted_a, accepted_b = _layer(horizon)
-    seen_a, accepted_a = seen_a + offset.seen_a, accepted_a + offset.accepted_a
-    seen_b, accepted_b = horizon - (seen_a - offset.seen_a) + offset.seen_b, accepted_b + offset.accepted_b
-    rate_a = np.divide(accepted_a, seen_a, out=np.zeros(len(seen_a)), where=seen_a > 0)
-    rate_b = np.divide(accepted_b, seen_b, out=np.zeros(len(seen_b)), where=seen_b > 0)
+def parity_gap(counts: GroupCounts) -> float:
+    """φ = |r_a − r_b| of the fairness-shield paper, 0 while either group is empty (parity is vacuous then).
+
+    >>> parity_gap(GroupCounts(4, 3, 4, 1)), parity_gap(GroupCounts(4, 3, 0, 0))
+    (0.5, 0.0)
+    """
+    if counts.seen_a == 0 or counts.seen_b == 0:
+        return 0.0
+    return abs(counts.ones_a / counts.seen_a - counts.ones_b / counts.seen_b)
+
+
+def _terminal(horizon: int, kappa: float, offset: GroupCounts) -> np.ndarray:
+    """0 where `parity_gap` of offset + counts is ≤ κ, else ∞ (the same float operations, so the same answers)."""
+    seen_a, ones_a, ones_b = _layer(horizon)
+    seen_b = horizon - seen_a + offset.seen_b
+    seen_a, ones_a, ones_b = seen_a + offset.seen_a, ones_a + offset.ones_a, ones_b + offset.ones_b
+    both = (seen_a > 0) & (seen_b > 0)
+    rate_a = np.divide(ones_a, seen_a, out=np.zeros(len(seen_a)), where=both)
+    rate_b = np.divide(ones_b, seen_b, out=np.zeros(len(seen_b)), where=both)
     return np.where(np.abs(rate_a - rate_b) <= kappa, 0.0, np.inf)
 
 
@@ -73,15 +88,18 @@ def _group_cost(accept: np.ndarray, reject: np.ndarray, weights: np.ndarray, row
     return (keep_reject * weights[row] + keep_accept * weights[row + 1]).sum(axis=1)
 
 
-def value_table(model: ArrivalModel, horizon: int, kappa: float, offset: ParityCounts) -> tuple[np.ndarray, ...]:
+def value_table(model: ArrivalModel, horizon: int, kappa: float, offset: GroupCounts) -> tuple[np.ndarray, ...]:
     """v over every layer t = 0 … T, each a flat array in `_rank` order."""
     weights, costs = model.array(), np.array(model.costs)
     values = [_terminal(horizon, kappa, offset)]
     for t in range(horizon - 1, -1, -1):
-        seen_a, accepted_a, accepted_b = _layer(t)
+        seen_a, ones_a, ones_b = _layer(t)
         later = values[-1]
-        accept_a, reject_a = later[_rank(t + 1, seen_a + 1, accepted_a + 1, accepted_b)], later[_rank(t + 1, seen_a + 1, accepted_a, accepted_b)]
-        accept_b, reject_b = later[_rank(t + 1, seen_a, accepted_a, accepted_b + 1)], later[_rank(t + 1, seen_a, accepted_a, accepted_b)]
+        accept_a, reject_a = (
+            later[_rank(t + 1, seen_a + 1, ones_a + 1, ones_b)],
+            later[_rank(t + 1, seen_a + 1, ones_a, ones_b)],
+        )
+        accept_b, reject_b = later[_rank(t + 1, seen_a, ones_a, ones_b + 1)], later[_rank(t + 1, seen_a, ones_a, ones_b)]
         feasible = np.isfinite(np.minimum(accept_a, reject_a)) & np.isfinite(np.minimum(accept_b, reject_b))
         value = np.full(len(seen_a), np.inf)
         value[feasible] = _group_cost(accept_a[feasible], reject_a[feasible], weights, 0, costs) + _group_cost(
@@ -95,17 +113,22 @@ def value_table(model: ArrivalModel, horizon: int, kappa: float, offset: ParityC
 class FinHznShield:
     """Cost-optimal shield that ends a horizon of `horizon` candidates with φ ≤ `kappa`, for arrivals drawn from `model`.
 
+    `groups` names group a and group b; `before` and `after` in a verdict are D = r_a − r_b over `offset` and the counts
+    (`GroupCounts.gap`), and `violation` says whether the horizon ends with φ > κ, which the shield rules out.
+
     >>> shield = FinHznShield(ArrivalModel.bernoulli(0.5, 0.9, 0.1), horizon=20, kappa=0.2)
     >>> round(shield.expected_cost, 3)
-    6.003
-    >>> shield.decide(Candidate("a", 1), ParityCounts(9, 9, 10, 1), u=0.5)
-    Verdict(decision=0, flipped=True, probability=1.0, cost=1.0, reason='flipped: keeping it leaves no way to end the horizon of 20 with φ ≤ 0.2')
+    5.803
+    >>> verdict = shield.decide(1, GroupCounts(9, 3, 10, 1), u=0.5, group="a")
+    >>> verdict.shielded, verdict.reason
+    (0, 'flipped: keeping it leaves no way to end the horizon of 20 with φ ≤ 0.2')
     """
 
     model: ArrivalModel
     horizon: int
     kappa: float
-    offset: ParityCounts = ParityCounts()
+    offset: GroupCounts = GroupCounts()
+    groups: tuple[str, str] = ("a", "b")
     values: tuple[np.ndarray, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -113,36 +136,46 @@ class FinHznShield:
             raise ShieldError(BAD_HORIZON.format(horizon=self.horizon))
         if not 0 <= self.kappa <= 1:
             raise ShieldError(BAD_KAPPA.format(kappa=self.kappa))
+        check_groups(self.groups)
         object.__setattr__(self, "values", value_table(self.model, self.horizon, self.kappa, self.offset))
 
-    @property
-    def start(self) -> ParityCounts:
+    def start(self) -> GroupCounts:
         """The counts before the first candidate of the horizon."""
-        return ParityCounts()
+        return GroupCounts()
 
     @property
     def expected_cost(self) -> float:
         """Least expected total flip cost over the horizon under θ; ∞ when no shield can guarantee φ ≤ κ from `offset`."""
-        return self.value(self.start)
+        return self.value(self.start())
 
-    def value(self, state: ParityCounts) -> float:
+    def value(self, state: GroupCounts) -> float:
         """v(state): least expected flip cost still to pay from `state` (∞ when φ ≤ κ can no longer be guaranteed)."""
-        t = state.total
+        t = total(state)
         if t > self.horizon:
             raise ShieldError(PAST_HORIZON.format(total=t, horizon=self.horizon))
-        return float(self.values[t][_rank(t, state.seen_a, state.accepted_a, state.accepted_b)])
+        return float(self.values[t][_rank(t, state.seen_a, state.ones_a, state.ones_b)])
 
-    def decide(self, candidate: Candidate, state: ParityCounts, u: float) -> Verdict:
-        """The verdict on `candidate` after `state` (counts within the horizon); a flip is charged the candidate's cost."""
-        if state.total >= self.horizon:
-            raise ShieldError(PAST_HORIZON.format(total=state.total, horizon=self.horizon))
-        group, proposed, cost = candidate.group, candidate.decision, candidate.cost
-        keep, flip = self.value(state.after(group, proposed)), self.value(state.after(group, 1 - proposed))
+    def decide(self, decision: int, state: GroupCounts, u: float, group: str, cost: float = 1.0) -> Verdict:
+        """Shield one proposed decision for a member of `group`, whose flip costs `cost`, given the counts within the horizon."""
+        t = total(state)
+        if t >= self.horizon:
+            raise ShieldError(PAST_HORIZON.format(total=t, horizon=self.horizon))
+        first, proposed, cost = is_first(self.groups, group), check_decision(decision), check_cost(cost)
+        keep, flip = self.value(state.add(first, proposed)), self.value(state.add(first, 1 - proposed))
+        flips = keep > cost + flip
+        after = merge(self.offset, state.add(first, 1 - proposed if flips else proposed))
+        violation = t + 1 == self.horizon and parity_gap(after) > self.kappa
         goal = f"end the horizon of {self.horizon} with φ ≤ {self.kappa}"
-        if keep <= cost + flip:
-            if math.isinf(keep):
-                return Verdict.draw(proposed, 0.0, u, cost, f"kept: no decision can {goal} from these counts")
-            return Verdict.draw(proposed, 0.0, u, cost, f"kept: expected cost to go {keep:.4g} ≤ flip cost {cost:.4g} + {flip:.4g}")
-        if math.isinf(keep):
-            return Verdict.draw(proposed, 1.0, u, cost, f"flipped: keeping it leaves no way to {goal}")
-        return Verdict.draw(proposed, 1.0, u, cost, f"flipped: flip cost {cost:.4g} + expected cost to go {flip:.4g} < {keep:.4g} when kept")
+        if not flips and math.isinf(keep):
+            reason = f"kept: no decision can {goal} from these counts"
+        elif not flips:
+            reason = f"kept: expected cost to go {keep:.4g} ≤ flip cost {cost:.4g} + {flip:.4g}"
+        elif math.isinf(keep):
+            reason = f"flipped: keeping it leaves no way to {goal}"
+        else:
+            reason = f"flipped: flip cost {cost:.4g} + expected cost to go {flip:.4g} < {keep:.4g} when kept"
+        return flip_verdict(proposed, flips, u, merge(self.offset, state).gap, after.gap, violation, reason, group)
+
+    def next_state(self, state: GroupCounts, verdict: Verdict) -> GroupCounts:
+        """The counts after the verdict's shielded decision in its group."""
+        return state.add(is_first(self.groups, verdict.group), verdict.shielded)

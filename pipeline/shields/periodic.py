@@ -20,46 +20,46 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from pipeline.shields.arrivals import ArrivalModel
-from pipeline.shields.counters import Candidate, ParityCounts
+from pipeline.shields.baseline import check_decision, flip_verdict, is_first, merge, total
 from pipeline.shields.errors import ShieldError
-from pipeline.shields.finhzn import FinHznShield
-from pipeline.shields.verdict import Verdict
+from pipeline.shields.finhzn import FinHznShield, parity_gap
+from pipeline.shields.shield import GroupCounts, Verdict
 
 BAD_PERIOD = "period length T must be an integer ≥ 1; got {period!r}"
 BAD_STATE = "counts within a period of {length} must number fewer than {length}; got {within}"
-WRONG_PERIOD = "the state's period length is {state}, the shield's is {shield}; hint: start from the shield's `start`"
+WRONG_PERIOD = "the state's period length is {state}, the shield's is {shield}; hint: start from the shield's start()"
 
 
 @dataclass(frozen=True)
 class PeriodState:
     """Counts of the periods already closed (`before`) and of the current one (`within`); a period closes after `length`.
 
-    >>> state = PeriodState(2).after("a", 1).after("b", 0).after("a", 0)
-    >>> state.before, state.within, state.overall.total
-    (ParityCounts(seen_a=1, accepted_a=1, seen_b=1, accepted_b=0), ParityCounts(seen_a=1, accepted_a=0, seen_b=0, accepted_b=0), 3)
+    >>> state = PeriodState(2).add(True, 1).add(False, 0).add(True, 0)
+    >>> state.before, state.within, total(state.overall)
+    (GroupCounts(seen_a=1, ones_a=1, seen_b=1, ones_b=0), GroupCounts(seen_a=1, ones_a=0, seen_b=0, ones_b=0), 3)
     """
 
     length: int
-    before: ParityCounts = ParityCounts()
-    within: ParityCounts = ParityCounts()
+    before: GroupCounts = GroupCounts()
+    within: GroupCounts = GroupCounts()
 
     def __post_init__(self) -> None:
         if isinstance(self.length, bool) or not isinstance(self.length, int) or self.length < 1:
             raise ShieldError(BAD_PERIOD.format(period=self.length))
-        if self.within.total >= self.length:
+        if total(self.within) >= self.length:
             raise ShieldError(BAD_STATE.format(length=self.length, within=self.within))
 
-    def after(self, group: str, decision: int) -> PeriodState:
-        """The state once a candidate of `group` gets `decision`, closing the period when it is full."""
-        within = self.within.after(group, decision)
-        if within.total == self.length:
-            return PeriodState(self.length, self.before + within)
+    def add(self, first: bool, decision: int) -> PeriodState:
+        """The state after one more decision in group a (`first`) or group b, closing the period when it is full."""
+        within = self.within.add(first, check_decision(decision))
+        if total(within) == self.length:
+            return PeriodState(self.length, merge(self.before, within))
         return PeriodState(self.length, self.before, within)
 
     @property
-    def overall(self) -> ParityCounts:
+    def overall(self) -> GroupCounts:
         """Counts over the whole history."""
-        return self.before + self.within
+        return merge(self.before, self.within)
 
 
 def _check(state: PeriodState, period: int) -> None:
@@ -72,33 +72,38 @@ class StaticFair:
     """FinHzn shield restarted every `period` candidates: φ ≤ `kappa` over each period's own counts.
 
     >>> shield = StaticFair(ArrivalModel.bernoulli(0.5, 0.75, 0.25), period=10, kappa=0.2)
-    >>> shield.decide(Candidate("b", 0), PeriodState(10, ParityCounts(50, 50, 50, 0), ParityCounts(5, 1, 4, 1)), u=0.5).flipped
+    >>> state = PeriodState(10, GroupCounts(50, 50, 50, 0), GroupCounts(5, 1, 4, 1))
+    >>> shield.decide(0, state, u=0.5, group="b").flipped
     False
     """
 
     model: ArrivalModel
     period: int
     kappa: float
+    groups: tuple[str, str] = ("a", "b")
     shield: FinHznShield = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "shield", FinHznShield(self.model, self.period, self.kappa))
+        object.__setattr__(self, "shield", FinHznShield(self.model, self.period, self.kappa, groups=self.groups))
 
-    @property
     def start(self) -> PeriodState:
-        """The state before the first candidate."""
+        """The state before any decision."""
         return PeriodState(self.period)
 
-    def decide(self, candidate: Candidate, state: PeriodState, u: float) -> Verdict:
+    def decide(self, decision: int, state: PeriodState, u: float, group: str, cost: float = 1.0) -> Verdict:
         """The verdict of this period's FinHzn shield, which sees only the counts within the period."""
         _check(state, self.period)
-        return self.shield.decide(candidate, state.within, u)
+        return self.shield.decide(decision, state.within, u, group, cost)
+
+    def next_state(self, state: PeriodState, verdict: Verdict) -> PeriodState:
+        """The state after the verdict's shielded decision in its group."""
+        return state.add(is_first(self.groups, verdict.group), verdict.shielded)
 
 
 @lru_cache(maxsize=4)
-def _conditioned(model: ArrivalModel, period: int, kappa: float, history: ParityCounts) -> FinHznShield:
+def _conditioned(model: ArrivalModel, period: int, kappa: float, groups: tuple[str, str], history: GroupCounts) -> FinHznShield:
     """The FinHzn shield of one period given the history before it (cached: one synthesis per period)."""
-    return FinHznShield(model, period, kappa, offset=history)
+    return FinHznShield(model, period, kappa, offset=history, groups=groups)
 
 
 @dataclass(frozen=True)
@@ -106,34 +111,41 @@ class Dynamic:
     """FinHzn shield re-synthesized every `period` candidates on the history: φ ≤ `kappa` over all counts at each period end.
 
     >>> shield = Dynamic(ArrivalModel.bernoulli(0.5, 0.75, 0.25), period=10, kappa=0.2)
-    >>> shield.decide(Candidate("b", 0), PeriodState(10, ParityCounts(50, 50, 50, 0), ParityCounts(5, 1, 4, 1)), u=0.5).reason
+    >>> state = PeriodState(10, GroupCounts(50, 50, 50, 0), GroupCounts(5, 1, 4, 1))
+    >>> shield.decide(0, state, u=0.5, group="b").reason
     'kept: no shield can end this period with φ ≤ 0.2 over the whole history (Assumption 2 fails); standing aside'
     """
 
     model: ArrivalModel
     period: int
     kappa: float
+    groups: tuple[str, str] = ("a", "b")
 
     def __post_init__(self) -> None:
-        FinHznShield(self.model, self.period, self.kappa)  # validates the parameters before the first period
+        _conditioned(self.model, self.period, self.kappa, self.groups, GroupCounts())  # the first period's; checks the parameters
 
-    @property
     def start(self) -> PeriodState:
-        """The state before the first candidate."""
+        """The state before any decision."""
         return PeriodState(self.period)
 
     def shield(self, state: PeriodState) -> FinHznShield:
         """The FinHzn shield of the current period, conditioned on the periods before it."""
         _check(state, self.period)
-        return _conditioned(self.model, self.period, self.kappa, state.before)
+        return _conditioned(self.model, self.period, self.kappa, self.groups, state.before)
 
     def assumption_holds(self, state: PeriodState) -> bool:
         """Whether some shield ends the current period with φ ≤ κ over the whole history, whatever arrives."""
         return math.isfinite(self.shield(state).expected_cost)
 
-    def decide(self, candidate: Candidate, state: PeriodState, u: float) -> Verdict:
-        """The verdict of the current period's conditioned shield, or a kept decision when the assumption fails."""
-        if not self.assumption_holds(state):
-            reason = f"kept: no shield can end this period with φ ≤ {self.kappa} over the whole history (Assumption 2 fails); standing aside"
-            return Verdict.draw(candidate.decision, 0.0, u, candidate.cost, reason)
-        return self.shield(state).decide(candidate, state.within, u)
+    def decide(self, decision: int, state: PeriodState, u: float, group: str, cost: float = 1.0) -> Verdict:
+        """The verdict of the current period's conditioned shield, or the proposed decision kept when the assumption fails."""
+        if self.assumption_holds(state):
+            return self.shield(state).decide(decision, state.within, u, group, cost)
+        after = merge(state.before, state.within.add(is_first(self.groups, group), check_decision(decision)))
+        violation = total(state.within) + 1 == self.period and parity_gap(after) > self.kappa
+        reason = f"kept: no shield can end this period with φ ≤ {self.kappa} over the whole history (Assumption 2 fails); standing aside"
+        return flip_verdict(decision, False, u, state.overall.gap, after.gap, violation, reason, group)
+
+    def next_state(self, state: PeriodState, verdict: Verdict) -> PeriodState:
+        """The state after the verdict's shielded decision in its group."""
+        return state.add(is_first(self.groups, verdict.group), verdict.shielded)

@@ -13,7 +13,7 @@ from typing import Literal
 from pipeline.shields.drift import expected_interference
 from pipeline.shields.energy import STEEPNESS, MonotoneEnergy, MonotoneFamily
 from pipeline.shields.errors import ShieldError
-from pipeline.shields.violations import tail_bound, violations
+from pipeline.shields.violations import Violations, tail_bound, violations
 
 Measure = Literal["probability", "expected"]
 
@@ -31,8 +31,9 @@ class Synthesis:
     """The chosen member and what it guarantees.
 
     `violation` is the exact measure over [τ, T] (P_viol or E_viol), `tail` the bound on Σ_{t>T} P(F_t ∉ S), so the
-    measure over [τ, ∞) is at most `violation + tail`; `interference` is the long-run average interference |x* − p|;
-    `iterations` counts the bisection steps.
+    measure over [τ, ∞) is at most `violation + tail`; `interference` is the long-run average interference |x* − p|,
+    the same for every member, and `horizon_interference` the expected average over the first T decisions, where a
+    steeper member pays more; `iterations` counts the bisection steps.
     """
 
     alpha: float
@@ -40,6 +41,7 @@ class Synthesis:
     violation: float
     tail: float
     interference: float
+    horizon_interference: float
     iterations: int
     seconds: float
     horizon: int
@@ -51,11 +53,19 @@ class Synthesis:
         return self.violation + self.tail
 
 
-def _assess(family: MonotoneFamily, alpha: float, horizon: int, measure: Measure) -> tuple[MonotoneEnergy, float, float]:
+@dataclass(frozen=True)
+class _Assessment:
+    energy: MonotoneEnergy
+    exact: Violations
+    value: float
+    tail: float
+
+
+def _assess(family: MonotoneFamily, alpha: float, horizon: int, measure: Measure) -> _Assessment:
     energy = family(alpha)
     exact = violations(energy, family.p, family.target, horizon)
-    tail = tail_bound(energy, family.p, family.target, horizon)
-    return energy, exact.probability if measure == "probability" else exact.expected, tail
+    value = exact.probability if measure == "probability" else exact.expected
+    return _Assessment(energy, exact, value, tail_bound(energy, family.p, family.target, horizon))
 
 
 def synthesize(family: MonotoneFamily, lam: float, horizon: int, tol: float = 1e-3, measure: Measure = "probability") -> Synthesis:
@@ -75,17 +85,18 @@ def synthesize(family: MonotoneFamily, lam: float, horizon: int, tol: float = 1e
         raise ShieldError(BAD_MEASURE.format(measure=measure))
     started = time.perf_counter()
     low, high = STEEPNESS
-    energy, value, tail = _assess(family, high, horizon, measure)
-    if value + tail > lam:
-        raise ShieldError(NONE_MEETS.format(lam=lam, alpha=high, total=value + tail, value=value, tail=tail))
+    best = _assess(family, high, horizon, measure)
+    if best.value + best.tail > lam:
+        raise ShieldError(NONE_MEETS.format(lam=lam, alpha=high, total=best.value + best.tail, value=best.value, tail=best.tail))
     iterations = 0
     while high - low > tol:
         iterations += 1
         middle = 0.5 * (low + high)
         candidate = _assess(family, middle, horizon, measure)
-        if candidate[1] + candidate[2] <= lam:
-            high, (energy, value, tail) = middle, candidate
+        if candidate.value + candidate.tail <= lam:
+            high, best = middle, candidate
         else:
             low = middle
-    interference = expected_interference(energy, family.p)
-    return Synthesis(high, energy, value, tail, interference, iterations, time.perf_counter() - started, horizon, measure)
+    interference = expected_interference(best.energy, family.p)
+    seconds = time.perf_counter() - started
+    return Synthesis(high, best.energy, best.value, best.tail, interference, best.exact.interference, iterations, seconds, horizon, measure)

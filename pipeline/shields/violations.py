@@ -25,10 +25,12 @@ BAD_GRID = "grid and terms must be integers ≥ 1; got grid = {grid!r}, terms = 
 
 @dataclass(frozen=True)
 class Violations:
-    """`probability` = P(∃ t ∈ [τ, T]: F_t ∉ S) and `expected` = Σ_{t=τ..T} P(F_t ∉ S) (Def. 5.1), computed exactly."""
+    """`probability` = P(∃ t ∈ [τ, T]: F_t ∉ S) and `expected` = Σ_{t=τ..T} P(F_t ∉ S) (Def. 5.1), computed exactly;
+    `interference` is the expected average interference over the first T decisions, (1/T) Σ_{t<T} E[κ(F_t)]."""
 
     probability: float
     expected: float
+    interference: float
     horizon: int
 
 
@@ -54,10 +56,12 @@ def violations(energy: Energy, p: float, target: Target, horizon: int) -> Violat
     # Row 0: the distribution of k; row 1: the same with violating mass removed (absorbed).
     mass = np.zeros((2, horizon + 2))
     mass[:, 0] = 1.0
-    probability = expected = 0.0
+    probability = expected = flips = 0.0
     for t in range(horizon):
         live = mass[:, : t + 1]
-        up = live * (p if t == 0 else bias(energy, p, counts[: t + 1] / t))
+        g = p if t == 0 else bias(energy, p, counts[: t + 1] / t)
+        flips += float((live[0] * np.abs(g - p)).sum())  # κ(x) = |g(x) − p|: the chance that the next decision is flipped
+        up = live * g
         live -= up
         mass[:, 1 : t + 2] += up
         if t + 1 >= target.burn_in:
@@ -66,7 +70,7 @@ def violations(energy: Energy, p: float, target: Target, horizon: int) -> Violat
             expected += mass[0, : t + 2][outside].sum()
             probability += mass[1, : t + 2][outside].sum()
             mass[1, : t + 2][outside] = 0.0
-    return Violations(float(min(probability, 1.0)), float(expected), horizon)
+    return Violations(float(min(probability, 1.0)), float(expected), flips / horizon, horizon)
 
 
 def _side_tail(eta: np.ndarray, delta: np.ndarray, jump: np.ndarray, horizon: int, terms: int) -> np.ndarray:
@@ -82,8 +86,7 @@ def _side_tail(eta: np.ndarray, delta: np.ndarray, jump: np.ndarray, horizon: in
     eta_, delta_, a_ = eta[:, None], delta[:, None], a[:, None]
     body = np.sqrt(np.pi * n / 2) / (2 * delta_) * special.erfc(np.sqrt(2 / n) * (a_ + n * eta_))
     rest = (
-        np.sqrt(np.pi / 2) / (2 * delta) / np.sqrt(2 * np.e * eta**2)
-        * np.exp(-4 * a * eta - (terms + 1) * eta**2) / -np.expm1(-(eta**2))
+        np.sqrt(np.pi / 2) / (2 * delta) / np.sqrt(2 * np.e * eta**2) * np.exp(-4 * a * eta - (terms + 1) * eta**2) / -np.expm1(-(eta**2))
     )
     return (start - horizon) + body.sum(axis=1) + rest
 

@@ -1,0 +1,86 @@
+"""What the baseline shields (naive, FinHzn, periodic) share: checks of their inputs, the pair of groups, and the verdict
+of a flip they make with probability 0 or 1.
+
+They use the energy shields' `Counts`, `GroupCounts` and `Verdict`, so every shield reads and writes the same records.
+"""
+
+from __future__ import annotations
+
+import math
+
+from pipeline.shields.errors import ShieldError
+from pipeline.shields.shield import GroupCounts, Verdict
+
+BAD_DECISION = "decision must be 0 or 1; got {decision!r}; pass the proposed binary decision"
+BAD_DRAW = "u must lie in [0, 1); got {u!r}; derive it with uniform(seed, decision_id)"
+BAD_COST = "a flip cost must be a finite number ≥ 0; got {cost!r}"
+UNKNOWN_GROUP = "unknown group {group!r}; known groups: {known}"
+SAME_GROUPS = "the two groups must differ; got {groups}; name the pair as (group a, group b)"
+
+
+def check_decision(decision: object) -> int:
+    """The decision when it is 0 or 1, else a `ShieldError`."""
+    if isinstance(decision, bool | float) or decision not in (0, 1):
+        raise ShieldError(BAD_DECISION.format(decision=decision))
+    return int(decision)
+
+
+def check_cost(cost: object) -> float:
+    """The cost when it is a finite number ≥ 0, else a `ShieldError`."""
+    if isinstance(cost, bool) or not isinstance(cost, int | float) or not math.isfinite(cost) or cost < 0:
+        raise ShieldError(BAD_COST.format(cost=cost))
+    return float(cost)
+
+
+def check_groups(groups: tuple[str, str]) -> None:
+    """A `ShieldError` unless `groups` names two different groups."""
+    if len(groups) != 2 or groups[0] == groups[1]:
+        raise ShieldError(SAME_GROUPS.format(groups=groups))
+
+
+def is_first(groups: tuple[str, str], group: str) -> bool:
+    """Whether `group` is group a (the first of the pair) rather than group b."""
+    if group not in groups:
+        raise ShieldError(UNKNOWN_GROUP.format(group=group, known=", ".join(groups)))
+    return group == groups[0]
+
+
+def total(counts: GroupCounts) -> int:
+    """Members of both groups counted."""
+    return counts.seen_a + counts.seen_b
+
+
+def merge(first: GroupCounts, second: GroupCounts) -> GroupCounts:
+    """The counts of both together."""
+    return GroupCounts(
+        seen_a=first.seen_a + second.seen_a,
+        ones_a=first.ones_a + second.ones_a,
+        seen_b=first.seen_b + second.seen_b,
+        ones_b=first.ones_b + second.ones_b,
+    )
+
+
+def flip_verdict(
+    decision: int, flip: bool, u: float, before: float, after: float, violation: bool, reason: str, group: str | None = None
+) -> Verdict:
+    """The verdict of a deterministic shield: flipped with probability 1 when `flip`, else 0, so u < probability ⇔ flip.
+
+    >>> flip_verdict(1, True, 0.3, before=0.5, after=0.45, violation=False, reason="flipped").shielded
+    0
+    """
+    if not 0 <= u < 1:
+        raise ShieldError(BAD_DRAW.format(u=u))
+    probability = 1.0 if flip else 0.0
+    flipped = u < probability
+    shielded = 1 - decision if flipped else decision
+    return Verdict(
+        decision=decision,
+        shielded=shielded,
+        flipped=flipped,
+        probability=probability,
+        before=before,
+        after=after,
+        violation=violation,
+        reason=reason,
+        group=group,
+    )

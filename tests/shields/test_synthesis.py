@@ -1,0 +1,74 @@
+"""Algorithm 1: the least steep member meeting λ, within the tolerance, and a clean failure when none does."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.shields import MonotoneFamily, ShieldError, Target, synthesize, tail_bound, violations
+from pipeline.shields import synthesis as synthesis_module
+
+TARGET = Target(50, running=(0.4, 0.6), limit=(0.45, 0.55))
+
+
+def _measure(family: MonotoneFamily, alpha: float, horizon: int, measure: str) -> float:
+    exact = violations(family(alpha), family.p, family.target, horizon)
+    value = exact.probability if measure == "probability" else exact.expected
+    return value + tail_bound(family(alpha), family.p, family.target, horizon)
+
+
+@pytest.mark.parametrize(
+    ("p", "target", "lam", "horizon", "measure"),
+    [
+        (0.3, TARGET, 0.05, 1000, "probability"),
+        (0.3, TARGET, 0.05, 1000, "expected"),
+        (0.7, TARGET, 0.1, 500, "probability"),
+        (0.5, TARGET, 0.01, 500, "probability"),
+        (0.2, Target(30, (0.35, 0.65), (0.45, 0.55)), 0.02, 600, "probability"),
+    ],
+)
+def test_synthesis_returns_the_least_steep_member_meeting_lambda(p, target, lam, horizon, measure):
+    family, tol = MonotoneFamily(p, target), 1e-3
+    result = synthesize(family, lam, horizon, tol=tol, measure=measure)
+    assert result.bound <= lam
+    assert result.bound == pytest.approx(_measure(family, result.alpha, horizon, measure))
+    assert _measure(family, result.alpha - tol, horizon, measure) > lam  # ε-minimal
+    assert result.energy == family(result.alpha)
+    assert result.interference == pytest.approx(abs(result.energy.limit_point - p), abs=1e-9)
+    assert 0 < result.horizon_interference < 1
+    assert result.iterations == 10 and result.seconds > 0 and result.measure == measure
+
+
+def test_the_expected_count_asks_for_a_steeper_member_than_the_probability():
+    family = MonotoneFamily(0.3, TARGET)
+    probability = synthesize(family, 0.05, 600, tol=1e-2)
+    expected = synthesize(family, 0.05, 600, tol=1e-2, measure="expected")
+    assert expected.alpha >= probability.alpha
+
+
+def test_synthesis_fails_cleanly_when_no_member_meets_lambda():
+    family = MonotoneFamily(0.3, Target(10, (0.44, 0.56), (0.45, 0.55)))
+    steepest = _measure(family, 1.0, 500, "probability")
+    with pytest.raises(ShieldError) as error:
+        synthesize(family, 1e-3, 500)
+    message = str(error.value)
+    assert message.startswith("no member of the family meets λ = 0.001; the steepest (α = 1) gives ")
+    assert message.endswith("; widen S or raise λ")
+    assert f"{steepest:.4g}" in message
+
+
+def test_synthesis_checks_its_inputs():
+    family = MonotoneFamily(0.3, TARGET)
+    with pytest.raises(ShieldError, match="λ must be positive; got 0"):
+        synthesize(family, 0, 500)
+    with pytest.raises(ShieldError) as error:
+        synthesize(family, 0.05, 500, tol=0.0)
+    assert str(error.value) == synthesis_module.BAD_TOLERANCE.format(tol=0.0)
+    with pytest.raises(ShieldError, match="measure must be 'probability' or 'expected'; got 'mean'"):
+        synthesize(family, 0.05, 500, measure="mean")
+    with pytest.raises(ShieldError, match="horizon T must be an integer ≥ the burn-in"):
+        synthesize(family, 0.05, 20)
+
+
+def test_synthesis_over_a_horizon_of_1000_takes_seconds():
+    result = synthesize(MonotoneFamily(0.3, TARGET), 0.05, 1000)
+    assert result.seconds < 10
