@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import csv
 import itertools
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 import orjson
 from bytewax.connectors.files import DirSink
@@ -85,8 +86,9 @@ def write_jsonl(path: str | Path, records: Iterable[dict[str, Any]]) -> int:
     count = 0
     try:
         with Path(path).open("wb") as handle:
-            for count, record in enumerate(records, 1):
+            for record in records:
                 handle.write(orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE))
+                count += 1
     except OSError as err:
         raise ConnectorError(f"cannot write {path}: {err.strerror}") from None
     return count

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-
 IDLE = -2
 """The offset of a marker record a source sends when its partition has been at the end of its log for a while."""
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import bytewax.operators as op
 from bytewax.dataflow import Dataflow, Stream

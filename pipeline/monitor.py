@@ -243,21 +243,7 @@ class Monitor:
             groups[group] = cell
             if estimate is not None and rate.trials >= config.min_trials:
                 estimates[group] = estimate
-        verdict = self._judge(part, estimates, prior)
-        body: dict[str, Any] = {
-            "groups": groups,
-            "gap": verdict.gap,
-            "ratio": verdict.ratio,
-            "pair": list(verdict.pair) if verdict.pair else None,
-            "threshold": config.threshold,
-            "violated": verdict.violated,
-            "clear": verdict.clear,
-        }
-        if verdict.interval is not None:
-            body["interval"] = list(verdict.interval)
-        if verdict.log_wealth is not None:
-            body["log_wealth"] = verdict.log_wealth
-        return body
+        return _body(groups, self._judge(part, estimates, prior), config.threshold)
 
     def _measure_part(self, part: str) -> dict[str, Any]:
         """Mean outcomes (with bounds) or benefit rates per group, judged on their gap."""
@@ -289,19 +275,7 @@ class Monitor:
             low_b, high_b = self._bounds(means[low], alpha / 2)
             return low_a - high_b, high_a - low_b
 
-        verdict = judge(config.rule, estimates, difference=difference if part == "mean_outcome" else None)
-        body: dict[str, Any] = {
-            "groups": groups,
-            "gap": verdict.gap,
-            "ratio": verdict.ratio,
-            "pair": list(verdict.pair) if verdict.pair else None,
-            "threshold": config.threshold,
-            "violated": verdict.violated,
-            "clear": verdict.clear,
-        }
-        if verdict.interval is not None:
-            body["interval"] = list(verdict.interval)
-        return body
+        return _body(groups, judge(config.rule, estimates, difference=difference if part == "mean_outcome" else None), config.threshold)
 
     def _bounds(self, mean: Mean, alpha: float) -> tuple[float, float]:
         if self.config.bounds == "hoeffding":
@@ -338,6 +312,24 @@ class Monitor:
             return judge(rule, estimates, group_interval=group_interval)
         bets = {(a, b): bet for (bet_part, a, b), bet in self.bets.items() if bet_part == part}
         return judge(rule, estimates, bets=bets)
+
+
+def _body(groups: dict[str, Any], verdict: PartVerdict, threshold: float) -> dict[str, Any]:
+    """A part's record: per-group cells, the gap (or ratio) and pair, the verdict, and its evidence when the mode gives any."""
+    body: dict[str, Any] = {
+        "groups": groups,
+        "gap": verdict.gap,
+        "ratio": verdict.ratio,
+        "pair": list(verdict.pair) if verdict.pair else None,
+        "threshold": threshold,
+        "violated": verdict.violated,
+        "clear": verdict.clear,
+    }
+    if verdict.interval is not None:
+        body["interval"] = list(verdict.interval)
+    if verdict.log_wealth is not None:
+        body["log_wealth"] = verdict.log_wealth
+    return body
 
 
 class _PrunedDifference:

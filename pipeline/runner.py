@@ -6,9 +6,10 @@ import os
 import socket
 import subprocess
 import sys
+from collections.abc import Callable, Iterable
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, Any, Callable, Iterable, Literal
+from typing import Annotated, Any, Literal
 
 import orjson
 from bytewax.dataflow import Dataflow

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timezone
-from typing import Callable
+from collections.abc import Callable
+from datetime import UTC, date, datetime
 
 _DURATION = re.compile(r"^\s*(\d+)\s*(w|d|h|ms|m|s)\s*$")
 _UNIT_MS = {"w": 604_800_000, "d": 86_400_000, "h": 3_600_000, "m": 60_000, "s": 1_000, "ms": 1}
@@ -48,13 +48,13 @@ def format_instant(millis: int) -> str:
     >>> format_instant(DAY), format_instant(DAY + 1)
     ('1970-01-02T00:00:00Z', '1970-01-02T00:00:00.001Z')
     """
-    moment = datetime.fromtimestamp(millis // 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    moment = datetime.fromtimestamp(millis // 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
     return f"{moment}.{millis % 1000:03d}Z" if millis % 1000 else f"{moment}Z"
 
 
 def _from_datetime(moment: datetime) -> int:
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     return (moment - _EPOCH).days * DAY + (moment - _EPOCH).seconds * SECOND + (moment - _EPOCH).microseconds // 1000
 
 
@@ -87,7 +87,7 @@ def _pattern(fmt: str) -> Callable[[object], int]:
 
 
 _EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def time_parser(time_format: str) -> Callable[[object], int]:

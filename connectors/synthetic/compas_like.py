@@ -15,13 +15,11 @@ import bisect
 import heapq
 import itertools
 import random
-from datetime import datetime, timezone
-from pathlib import Path
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from typing import Any
 
-import orjson
-
-START = datetime(2013, 1, 1, tzinfo=timezone.utc)
+START = datetime(2013, 1, 1, tzinfo=UTC)
 """Default time of the first screening (the first screening date in the COMPAS file)."""
 
 DAY = 86_400
@@ -76,7 +74,7 @@ def compas_like_events(
     ids are the defendant's number as a string. A naive `start` is read as UTC.
     """
     if start.tzinfo is None:
-        start = start.replace(tzinfo=timezone.utc)
+        start = start.replace(tzinfo=UTC)
     rng = random.Random(seed)
     race, sex, age = _Choice(RACES, RACE_WEIGHTS), _Choice(SEXES, SEX_WEIGHTS), _Choice(AGE_CATS, AGE_WEIGHTS)
     deciles = {name: _Choice(range(1, 11), weights) for name, weights in DECILE_WEIGHTS.items()}
@@ -110,13 +108,4 @@ def _recidivism(time: float, defendant: int) -> dict[str, Any]:
 
 
 def _iso(time: float) -> str:
-    return datetime.fromtimestamp(int(time), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def write_jsonl(path: str | Path, events: Iterable[dict[str, Any]]) -> int:
-    """Write events as JSON lines to `path` (one pass, nothing held in memory); return how many were written."""
-    count = 0
-    with Path(path).open("wb") as handle:
-        for count, event in enumerate(events, 1):
-            handle.write(orjson.dumps(event, option=orjson.OPT_APPEND_NEWLINE))
-    return count
+    return datetime.fromtimestamp(int(time), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -7,16 +7,16 @@ where equal probabilities are fair and 0.5 vs. 0.2 violates demographic parity.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from pathlib import Path
-from typing import Any, Iterable
+from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 
 from pipeline.timefmt import SECOND, format_instant
 
-START = datetime(2024, 1, 1, tzinfo=timezone.utc)
+START = datetime(2024, 1, 1, tzinfo=UTC)
 """Time of the first decision; the next ones follow one minute apart."""
 
 GENDERS = ("male", "female")

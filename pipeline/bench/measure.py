@@ -10,7 +10,8 @@ import resource
 import sys
 import time
 from collections import Counter
-from typing import Any, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 import bytewax.operators as op
 import orjson
@@ -35,7 +36,8 @@ class CountedRecords:
         self.count = 0
 
     def __call__(self) -> Iterator[Any]:
-        for self.count, record in enumerate(self._open_records(), 1):
+        for record in self._open_records():
+            self.count += 1
             yield record
 
 

@@ -7,13 +7,15 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import orjson
 
-from connectors.synthetic.compas_like import compas_like_events, write_jsonl
+from connectors.files import write_jsonl
+from connectors.synthetic.compas_like import compas_like_events
 from pipeline.errors import FairstreamError, InputError
 from pipeline.paths import SPECS_DIR
 from pipeline.verdicts.alerts import ESTIMATE, RECOVERED, VIOLATION

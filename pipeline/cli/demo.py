@@ -5,17 +5,18 @@ from __future__ import annotations
 import contextlib
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import click
 
 from connectors.alerts import subscribe
 from connectors.broker import LocalBroker
 from connectors.compas import compas_events
+from connectors.files import write_jsonl
 from connectors.kafka import dead_letter_topic, estimates_topic
 from connectors.replay import EventFields, replay
-from connectors.synthetic.compas_like import compas_like_events, write_jsonl
+from connectors.synthetic.compas_like import compas_like_events
 from pipeline.cli import console
 from pipeline.cli.alerts import print_alerts
 from pipeline.cli.errors import reports_errors

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import click
 
-from connectors.replay import EventFields, replay as replay_records
+from connectors.replay import EventFields
+from connectors.replay import replay as replay_records
 from pipeline.cli import console
 from pipeline.cli.errors import reports_errors
 from pipeline.events import Event, RawRecord

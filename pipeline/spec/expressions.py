@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import ast
 import operator
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Mapping
+from typing import Any, Literal
 
 from pipeline.errors import ExpressionError
 

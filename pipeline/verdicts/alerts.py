@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from pipeline.timefmt import format_instant
@@ -26,7 +26,7 @@ def stamp(record: dict[str, Any], monitor: str, kind: str, instant: int, *names:
         "monitor": monitor,
         "type": kind,
         "event_time": format_instant(instant),
-        "emitted_at": datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        "emitted_at": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
         **record,
     }
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Callable, Literal
+from typing import Literal
 
 from pipeline.estimators.betting import GapBet
 

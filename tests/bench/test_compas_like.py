@@ -7,7 +7,8 @@ import itertools
 import orjson
 import pytest
 
-from connectors.synthetic.compas_like import RACES, compas_like_events, write_jsonl
+from connectors.files import write_jsonl
+from connectors.synthetic.compas_like import RACES, compas_like_events
 from pipeline.events import Event, RawRecord
 from pipeline.spec.load import load_plan
 from pipeline.timefmt import DAY

@@ -31,8 +31,8 @@ def monitor_command(bootstrap: str, topic: str, alerts: str, recovery) -> list[s
 
 def records(bootstrap: str, alerts: str) -> list[dict]:
     """Every record the monitor produced (alerts and estimates), duplicates included."""
-    from kafka import KafkaConsumer, TopicPartition
     import orjson
+    from kafka import KafkaConsumer, TopicPartition
 
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
     out = []

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import math
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import orjson
 import pytest
 from click.testing import CliRunner
 from matplotlib.image import imread
@@ -87,7 +86,7 @@ def estimate(day: int, gaps: dict[str, float | None]) -> dict:
             "threshold": 0.1,
             "violated": gap > 0.1 if defined else None,
         }
-    moment = datetime(2024, 1, 1, tzinfo=timezone.utc) + timedelta(days=day)
+    moment = datetime(2024, 1, 1, tzinfo=UTC) + timedelta(days=day)
     return {
         "monitor": "m",
         "type": "fairness.estimate",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipeline.estimators import GapBet, INTERVALS
+from pipeline.estimators import INTERVALS, GapBet
 from pipeline.verdicts.judge import VerdictRule, judge
 
 ESTIMATES = {"a": 0.5, "b": 0.2, "c": 0.4}
