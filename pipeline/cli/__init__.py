@@ -11,6 +11,7 @@ from pipeline.cli.demo import demo
 from pipeline.cli.plot import plot
 from pipeline.cli.replay import replay
 from pipeline.cli.run import run
+from pipeline.cli.shield import shield
 from pipeline.cli.spec import spec
 from pipeline.cli.synth import synth
 from pipeline.cli.tune import tune
@@ -22,7 +23,7 @@ def cli() -> None:
     """Monitor algorithmic fairness over event streams."""
 
 
-for command in (demo, run, replay, alerts, plot, spec, synth, bench, tune):
+for command in (demo, run, replay, alerts, plot, spec, synth, bench, tune, shield):
     cli.add_command(command)
 
 

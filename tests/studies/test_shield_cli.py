@@ -1,0 +1,128 @@
+"""`fairstream shield`: synthesize, simulate (its vectorized rule against `EnergyShield.decide`) and compare."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from matplotlib.image import imread
+
+from pipeline.cli import cli
+from pipeline.shields import Counts, EnergyShield, MonotoneFamily, Target, synthesize
+from pipeline.shields.synthesis import NONE_MEETS
+from pipeline.studies.shields import SHIELDS, compare, parity_path, shield_paths
+
+ENV = {"NO_COLOR": "1", "COLUMNS": "120"}
+TARGET = ["--p", "0.3", "--running", "0.4,0.6", "--limit", "0.45,0.55", "--burn-in", "50"]
+UNREACHABLE = ["--p", "0.3", "--running", "0.45,0.55", "--limit", "0.49,0.51", "--burn-in", "5", "--horizon", "200", "--lambda", "0.001"]
+"""A narrow S from τ = 5: even the steepest member violates with probability 1, so no member meets λ."""
+
+
+def invoke(*args: str):
+    return CliRunner(env=ENV).invoke(cli, ["shield", *args])
+
+
+def test_synthesize_prints_the_member_its_form_and_guarantees():
+    result = invoke("synthesize", *TARGET, "--horizon", "400", "--lambda", "0.05")
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    expected = synthesize(MonotoneFamily(0.3, Target(50, (0.4, 0.6), (0.45, 0.55))), 0.05, 400)
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"energy: member α = {expected.alpha:.4f} (k = 2, limit point x_L = 0.45, pivot c = 0.6)"
+    assert lines[1].startswith("form: ζ(x) = 0.2143 + ")
+    assert lines[2] == "p = 0.3, S = [0.4, 0.6], L = [0.45, 0.55], τ = 50"
+    for quantity, value in [
+        ("violation P(some F_t ∉ S, τ ≤ t ≤ T), T = 400", f"{expected.violation:.6g}"),
+        ("tail bound Σ_{t>T} P(F_t ∉ S)", f"{expected.tail:.3g}"),
+        ("bound over [τ, ∞) (λ = 0.05)", f"{expected.bound:.6g}"),
+        ("expected interference |x* − p|", f"{expected.interference:.6g}"),
+    ]:
+        assert any(quantity in line and line.rstrip().endswith(value) for line in lines), (quantity, value)
+    assert lines[-1].startswith("synthesis took ") and lines[-1].endswith(" bisection steps)")
+    assert result.stderr == ""
+
+
+def test_synthesize_fails_in_one_line_when_no_member_meets_lambda():
+    result = invoke("synthesize", *UNREACHABLE)
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr.startswith("error: " + NONE_MEETS.split(";")[0].format(lam=0.001))
+    assert result.stderr.rstrip("\n").endswith("widen S or raise λ") and result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_vectorized_rule_equals_energy_shield_decide(seed):
+    target = Target(20, (0.4, 0.6), (0.45, 0.55))
+    for p, alpha in [(0.3, 0.5), (0.8, 0.2), (0.5, 1.0)]:
+        energy = MonotoneFamily(p, target)(alpha)
+        rng = np.random.default_rng(seed)
+        decisions = (rng.random((4, 300)) < p).astype(np.int8)
+        draws = rng.random((4, 300))
+        vectorized = shield_paths(energy, decisions, draws)
+        shield = EnergyShield(energy, target)
+        for run in range(4):
+            state, outputs = Counts(), []
+            for decision, u in zip(decisions[run].tolist(), draws[run].tolist(), strict=True):
+                verdict = shield.decide(decision, state, u)
+                state = shield.next_state(state, verdict)
+                outputs.append(verdict.shielded)
+            assert vectorized[run].tolist() == outputs
+        assert (vectorized != decisions).any()
+
+
+def test_simulate_prints_the_summary_and_draws_three_panels(tmp_path):
+    result = invoke("simulate", *TARGET, "--horizon", "300", "--runs", "60", "--steps", "800", "--seed", "3", "--out", str(tmp_path))
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    out = result.stdout
+    assert "runs × 800 decisions (seed 3)" in out.replace("\n", " ")
+    quantities = (
+        "final mean F_800",
+        "runs ever violating S at t ≥ 50",
+        "mean interference over 800 decisions",
+        "expected interference |x* − p|",
+    )
+    assert all(quantity in out for quantity in quantities)
+    final = next(line for line in out.splitlines() if "final mean F_800" in line)
+    assert 0.43 < float(final.split()[-1]) < 0.47  # F_t → x_L = 0.45
+    expected = next(line for line in out.splitlines() if "expected interference" in line)
+    assert expected.split()[-1] == "0.1500"
+    assert f"wrote {tmp_path / 'simulation.png'}" in out
+    assert imread(tmp_path / "simulation.png").shape[:2] == (900, 1600)
+
+
+@pytest.fixture(scope="module")
+def compas_stream():
+    return compare("compas", decisions=600, seed=0)
+
+
+def test_compare_tables_and_chart_on_a_small_compas_stream(tmp_path, compas_stream):
+    result = invoke("compare", "--datasets", "compas", "--decisions", "600", "--out", str(tmp_path))
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    lines = result.stdout.splitlines()
+    assert any(line.startswith("compas (Caucasian vs African-American): 600 decisions, accuracy ") for line in lines)
+    header = next(line for line in lines if "shield" in line and "interventions" in line)
+    assert "DP after 200" in header and "DP after 600" in header
+    rows = {cells[0]: cells[1:] for cells in (line.replace("│", " ").split() for line in lines) if cells and cells[0] in SHIELDS}
+    assert rows == {
+        shield: [f"{compas_stream.at_third(shield):.4f}", f"{compas_stream.at_end(shield):.4f}", str(compas_stream.interventions[shield])]
+        for shield in SHIELDS
+    }
+    assert imread(tmp_path / "comparison.png").shape[:2] == (900, 1600)
+
+
+def test_energy_and_naive_shields_end_with_a_smaller_gap_than_unshielded_on_compas(compas_stream):
+    unshielded = compas_stream.at_end("unshielded")
+    assert compas_stream.at_end("energy") < unshielded
+    assert compas_stream.at_end("naive") < unshielded
+    assert compas_stream.interventions["unshielded"] == 0 < compas_stream.interventions["energy"]
+
+
+def test_parity_path_is_zero_while_a_group_is_empty():
+    decisions = np.array([1, 1, 0, 1])
+    first = np.array([True, True, False, False])
+    assert parity_path(decisions, first).tolist() == [0.0, 0.0, 1.0, 0.5]
+
+
+def test_compare_rejects_an_unknown_data_set():
+    result = invoke("compare", "--datasets", "compas,credit")
+    assert result.exit_code == 2
+    assert "unknown data set 'credit'; known: compas, adult, german" in result.stderr
