@@ -14,7 +14,7 @@ from pipeline.studies.hiring import FAIR, UNFAIR
 
 @click.command()
 @click.option(
-    "--seeds", default=100, show_default=True, type=click.IntRange(1), help="Seeds 0..S-1; each gives one fair and one unfair stream."
+    "--seeds", default=50, show_default=True, type=click.IntRange(1), help="Seeds 0..S-1; each gives one fair and one unfair stream."
 )
 @click.option("--n", "decisions", default=1000, show_default=True, type=click.IntRange(1), help="Decisions per stream.")
 @click.option("--confidence", default=24.0, show_default=True, type=click.FloatRange(0), help="κ: weight of the prior in pseudo-trials.")

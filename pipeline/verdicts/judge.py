@@ -112,10 +112,13 @@ def judge(
     if strongest is None:
         return PartVerdict(**base)
     log_wealth, (high, low), rejected = strongest
-    # a betting test that has rejected has rejected for good: a violation found this way never clears
+    # a betting test that has rejected has rejected for good: a violation found this way never clears.
+    # Until then the record names the widest gap; after, the pair the test rejected for.
+    if not rejected:
+        return PartVerdict(**base, log_wealth=log_wealth, violated=False, clear=False)
     return PartVerdict(
         gap=estimates[high] - estimates[low], ratio=_ratio(estimates[low], estimates[high]), pair=(high, low),
-        log_wealth=log_wealth, violated=rejected, clear=False,
+        log_wealth=log_wealth, violated=True, clear=False,
     )  # fmt: skip
 
 
