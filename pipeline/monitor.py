@@ -17,6 +17,10 @@ from pipeline.verdicts.alerts import ESTIMATE, AlertTracker, stamp
 from pipeline.verdicts.judge import PartVerdict, VerdictRule, compared_pairs, judge
 
 
+STANDARDIZED = "selection_rate[standardized]"
+"""The part of conditional statistical parity aggregated over strata (point verdicts)."""
+
+
 @dataclass(frozen=True)
 class MonitorConfig:
     """What the merge needs from the spec."""
@@ -202,8 +206,10 @@ class Monitor:
         parts: dict[str, Any] = {}
         alerts: list[dict[str, Any]] = []
         for part in sorted(self.sums) if config.measures else sorted(self.rates):
-            body = self._measure_part(part) if config.measures else self._part(part, prior)
-            parts[part] = body
+            parts[part] = self._measure_part(part) if config.measures else self._part(part, prior)
+        if config.metric == "conditional_statistical_parity" and len(parts) > 1:
+            parts[STANDARDIZED] = self._standardized(parts)
+        for part, body in parts.items():
             kind = self.tracker.update(part, body["violated"], body["clear"])
             if kind is not None:
                 pair = body["pair"] or []
@@ -244,6 +250,26 @@ class Monitor:
             if estimate is not None and rate.trials >= config.min_trials:
                 estimates[group] = estimate
         return _body(groups, self._judge(part, estimates, prior), config.threshold)
+
+    def _standardized(self, strata: dict[str, Any]) -> dict[str, Any]:
+        """Conditional statistical parity over all strata at once: each group's rate in each stratum, weighted by the
+        stratum's share of all trials (direct standardization), so groups are compared as if spread alike over strata."""
+        sizes = {part: sum(cell["trials"] for cell in body["groups"].values()) for part, body in strata.items()}
+        total = sum(sizes.values())
+        weighted: dict[str, float] = {}
+        weights: dict[str, float] = {}
+        trials: dict[str, int] = {}
+        for part, body in strata.items():
+            for group, cell in body["groups"].items():
+                if cell["estimate"] is None or cell["trials"] < self.config.min_trials:
+                    continue
+                share = sizes[part] / total
+                weighted[group] = weighted.get(group, 0.0) + share * cell["estimate"]
+                weights[group] = weights.get(group, 0.0) + share
+                trials[group] = trials.get(group, 0) + cell["trials"]
+        estimates = {group: weighted[group] / weights[group] for group in sorted(weighted)}
+        groups = {group: {"estimate": estimates[group], "trials": trials[group], "weight": weights[group]} for group in estimates}
+        return _body(groups, judge(VerdictRule(threshold=self.config.threshold, hysteresis=self.config.rule.hysteresis), estimates), self.config.threshold)
 
     def _measure_part(self, part: str) -> dict[str, Any]:
         """Mean outcomes (with bounds) or benefit rates per group, judged on their gap."""

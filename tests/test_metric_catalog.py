@@ -147,3 +147,23 @@ def test_benefit_rate_is_supply_over_demand_with_discount(tmp_path):
         rows = frame.group == group
         expected = (frame.granted[rows] * weight[rows]).sum() / (frame.asked[rows] * weight[rows]).sum()
         assert record["groups"][group]["estimate"] == pytest.approx(expected, rel=1e-9)
+
+
+def test_conditional_statistical_parity_per_stratum_and_standardized(tmp_path, trials):
+    age = pd.read_csv(SHARED_DATA / "compas-scores-two-years.csv", usecols=["age_cat"])["age_cat"]
+    frame = trials.assign(age=age.values)
+
+    def change(body):
+        body["variables"]["age"] = {"first": "SCREEN", "field": "age_cat"}
+        plain(body, "conditional_statistical_parity", condition="age")
+
+    estimates, _ = run_variant(tmp_path, change)
+    parts = estimates[-1]["parts"]
+    rates = frame.groupby(["age", "race"]).high_risk.mean()
+    for (stratum, race), rate in rates.items():
+        assert parts[f"selection_rate[age={stratum}]"]["groups"][race]["estimate"] == pytest.approx(rate, abs=1e-12)
+    share = frame.age.value_counts() / len(frame)
+    for race, by_stratum in rates.groupby(level="race"):
+        strata = by_stratum.index.get_level_values("age")
+        expected = sum(share[s] * by_stratum[(s, race)] for s in strata) / share[strata].sum()
+        assert parts["selection_rate[standardized]"]["groups"][race]["estimate"] == pytest.approx(expected, abs=1e-12)

@@ -19,6 +19,7 @@ import numpy as np
 from connectors.synthetic.seminar import ALGORITHMS, seminar_events
 from pipeline.paths import SPECS_DIR
 from pipeline.studies.runs import monitor_records, tuned_plan
+from pipeline.monitor import STANDARDIZED
 from pipeline.verdicts.alerts import ESTIMATE
 
 SPEC_PATH = SPECS_DIR / "seminar_conditional_statistical_parity.yaml"
@@ -47,7 +48,7 @@ class Counts:
 def counts_of(records: Sequence[dict[str, Any]]) -> Counts:
     """The counts in a run's estimate records, in evaluation order (parts and groups sorted)."""
     estimates = [record for record in records if record["type"] == ESTIMATE]
-    parts = sorted({part for record in estimates for part in record["parts"]})
+    parts = sorted({part for record in estimates for part in record["parts"] if part != STANDARDIZED})  # per seminar, as in the RTLola study
     groups = sorted({group for record in estimates for body in record["parts"].values() for group in body["groups"]})
     hits = np.zeros((len(estimates), len(parts), len(groups)))
     trials = np.zeros_like(hits)

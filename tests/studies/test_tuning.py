@@ -42,7 +42,7 @@ def test_grid_verdicts_from_one_run_equal_running_the_monitor_at_each_point(algo
         direct = monitor_verdicts(records, counts.parts)
         assert np.array_equal(grid[k, k], direct, equal_nan=True)
         assert triggers(grid)[k, k] == int((direct == 1).any(axis=1).sum()) > 0
-        assert alerts(grid)[k, k] == sum(record["type"] == "fairness.violation" for record in records)
+        assert alerts(grid)[k, k] == sum(record["type"] == "fairness.violation" and record["part"] in counts.parts for record in records)
 
 
 def test_alerts_count_turns_to_violated_and_undefined_verdicts_change_nothing():
