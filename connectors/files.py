@@ -15,7 +15,7 @@ from bytewax.inputs import FixedPartitionedSource, StatefulSourcePartition
 from pipeline.errors import ConnectorError, InputError
 from pipeline.events import RawRecord
 
-OUTPUT_FILES = ("alerts.jsonl", "dead_letters.jsonl", "estimates.jsonl")
+OUTPUT_FILES = ("alerts.jsonl", "dead_letters.jsonl", "decisions_shielded.jsonl", "estimates.jsonl")
 """The files `fairstream run` writes, records routed to them by type (sorted: bytewax indexes partitions in name order)."""
 
 

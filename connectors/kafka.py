@@ -120,12 +120,15 @@ def kafka_sink(bootstrap: str, alerts_topic: str) -> KafkaSink:
     return KafkaSink([bootstrap], alerts_topic, add_config=dict(PRODUCER_CONFIG))
 
 
-def record_encoder(alerts_topic: str):
-    """Routes records: alerts to the alert topic, estimates to `<alerts>.estimates`, dead letters to `<alerts>.dlq`."""
+def record_encoder(alerts_topic: str, shielded_topic: str = "decisions.shielded"):
+    """Routes records: alerts and shield interventions to the alert topic, estimates to `<alerts>.estimates`, dead
+    letters to `<alerts>.dlq`, shielded decisions (the decision record, keyed by its id) to `shielded_topic`."""
     dlq, snapshots = dead_letter_topic(alerts_topic), estimates_topic(alerts_topic)
 
     def encode(record: dict[str, Any]) -> KafkaSinkMessage:
         kind = record["type"]
+        if kind == "shield.decision":
+            return KafkaSinkMessage(record["id"].encode(), orjson.dumps(record["record"]), topic=shielded_topic)
         topic = dlq if kind == "pipeline.dead_letter" else snapshots if kind == "fairness.estimate" else alerts_topic
         key = record.get("monitor") or record.get("reason") or ""
         return KafkaSinkMessage(key.encode(), orjson.dumps(record), topic=topic)

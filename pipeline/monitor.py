@@ -16,7 +16,6 @@ from pipeline.trials.outcomes import TickDelta, TrialOutcome
 from pipeline.verdicts.alerts import ESTIMATE, AlertTracker, stamp
 from pipeline.verdicts.judge import PartVerdict, VerdictRule, compared_pairs, judge
 
-
 STANDARDIZED = "selection_rate[standardized]"
 """The part of conditional statistical parity aggregated over strata (point verdicts)."""
 

@@ -22,12 +22,17 @@ from connectors.files import OUTPUT_FILES, RecordSource, csv_rows, jsonl_lines, 
 from connectors.kafka import dead_letter_topic, ensure_topics, estimates_topic, kafka_sink, kafka_source, partition_counts, record_encoder
 from pipeline.errors import FairstreamError
 from pipeline.flow import build_flow
+from pipeline.shield_flow import build_shield_flow
 from pipeline.spec.load import load_plan
 
 InputFormat = Literal["compas", "csv", "jsonl"]
 FORMATS: tuple[InputFormat, ...] = ("compas", "csv", "jsonl")
 
-_FILE_OF_TYPE = {"fairness.estimate": "estimates.jsonl", "pipeline.dead_letter": "dead_letters.jsonl"}
+_FILE_OF_TYPE = {
+    "fairness.estimate": "estimates.jsonl",
+    "pipeline.dead_letter": "dead_letters.jsonl",
+    "shield.decision": "decisions_shielded.jsonl",
+}
 
 
 class _Model(BaseModel):
@@ -66,6 +71,8 @@ class Job(_Model):
     output: Annotated[FileOutput | KafkaOutput, Field(discriminator="kind")]
     recovery: str | None = None
     snapshot_seconds: float = 2.0
+    shield: bool = False
+    """Run the spec's shield on the decision path instead of the monitor."""
 
 
 def guess_format(path: str | Path) -> InputFormat:
@@ -88,8 +95,9 @@ def records_of(path: str | Path, fmt: InputFormat) -> Callable[[], Iterable[Any]
 
 
 def encode_for_files(record: dict[str, Any]) -> tuple[str, str]:
-    """Route a record to its output file as one JSON line."""
-    return _FILE_OF_TYPE.get(record["type"], "alerts.jsonl"), orjson.dumps(record).decode()
+    """Route a record to its output file as one JSON line (a shielded decision as the decision record itself)."""
+    name = _FILE_OF_TYPE.get(record["type"], "alerts.jsonl")
+    return name, orjson.dumps(record["record"] if record["type"] == "shield.decision" else record).decode()
 
 
 def job_flow(job: Job) -> Dataflow:
@@ -104,8 +112,10 @@ def job_flow(job: Job) -> Dataflow:
     if isinstance(job.output, FileOutput):
         sink, encode = output_sink(job.output.out_dir), encode_for_files
     else:
-        sink, encode = kafka_sink(job.output.bootstrap, job.output.alerts), record_encoder(job.output.alerts)
-    return build_flow(plan, source, sink, partitions=partitions, strings=strings, encode=encode)
+        shielded = f"{job.input.topic}.shielded" if isinstance(job.input, KafkaInput) else "decisions.shielded"
+        sink, encode = kafka_sink(job.output.bootstrap, job.output.alerts), record_encoder(job.output.alerts, shielded)
+    build = build_shield_flow if job.shield else build_flow
+    return build(plan, source, sink, partitions=partitions, strings=strings, encode=encode)
 
 
 def prepare(job: Job) -> None:
@@ -123,7 +133,10 @@ def prepare(job: Job) -> None:
                 (out / name).unlink(missing_ok=True)
     else:
         alerts = job.output.alerts
-        ensure_topics(job.output.bootstrap, {alerts: 1, dead_letter_topic(alerts): 1, estimates_topic(alerts): 1})
+        topics = {alerts: 1, dead_letter_topic(alerts): 1, estimates_topic(alerts): 1}
+        if job.shield and isinstance(job.input, KafkaInput):
+            topics[f"{job.input.topic}.shielded"] = partition_counts(job.input.bootstrap, [job.input.topic])[job.input.topic]
+        ensure_topics(job.output.bootstrap, topics)
     if job.recovery is not None:
         store = Path(job.recovery)
         if not store.exists() or not any(store.iterdir()):

@@ -11,7 +11,9 @@ import click
 
 from pipeline.cli import console
 from pipeline.cli.errors import reports_errors
+from pipeline.errors import FairstreamError
 from pipeline.report.shields import write_comparison, write_simulation
+from pipeline.runner import FORMATS, FileInput, FileOutput, FileRun, Job, KafkaInput, KafkaOutput, execute, guess_format
 from pipeline.shields import MonotoneFamily, Synthesis, Target, synthesize
 from pipeline.studies.shields import DATASETS, PERIOD, SHIELDS, compare, energy_form, simulate
 
@@ -178,3 +180,32 @@ def compare_command(names: tuple[str, ...], decisions: int, seed: int, out_dir: 
     console.console.print(f"DP = |r_a − r_b|; FinHzn period {PERIOD}", soft_wrap=True)
     console.console.print(f"wrote {png}", markup=False, soft_wrap=True)
     console.console.print(f"compared in {elapsed:.1f} s")
+
+
+@shield.command(name="run")
+@click.argument("spec", type=click.Path(dir_okay=False))
+@click.option("--input", "input_path", type=click.Path(dir_okay=False), help="File of decision events (CSV or JSON lines).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Input file format; guessed from the file name when omitted.")
+@click.option("--out", "out_dir", default="out", show_default=True, type=click.Path(file_okay=False), help="With --input: decisions_shielded.jsonl, alerts.jsonl (interventions), dead_letters.jsonl.")
+@click.option("--bootstrap", help="Kafka bootstrap servers: read --topic, shielded decisions to <topic>.shielded, interventions to --alerts.")
+@click.option("--topic", default="decisions", show_default=True)
+@click.option("--alerts", "alerts_topic", default="fairness-alerts", show_default=True)
+@click.option("--until-end", is_flag=True, help="With --bootstrap: stop at the end of the topic.")
+@reports_errors
+def run_command(spec: str, input_path: str | None, fmt: str | None, out_dir: str, bootstrap: str | None, topic: str, alerts_topic: str, until_end: bool) -> None:
+    """Put SPEC's shield on the decision path: every decision shielded, every flip reported as an intervention."""
+    if (input_path is None) == (bootstrap is None):
+        raise FairstreamError("give exactly one of --input FILE or --bootstrap HOST:PORT")
+    if input_path is not None:
+        job = Job(spec=spec, input=FileInput(path=input_path, format=fmt or guess_format(input_path)), output=FileOutput(out_dir=out_dir), shield=True)  # type: ignore[arg-type]
+    else:
+        job = Job(spec=spec, input=KafkaInput(bootstrap=bootstrap, topic=topic, tail=not until_end), output=KafkaOutput(bootstrap=bootstrap, alerts=alerts_topic), shield=True)
+    started = time.perf_counter()
+    execute(job)
+    if input_path is not None:
+        result = FileRun(out_dir)
+        shielded = len(result.read("decisions_shielded.jsonl"))
+        flips = sum(1 for record in result.read("alerts.jsonl") if record["type"] == "shield.intervention")
+        console.console.print(f"shielded {shielded:,} decisions, {flips:,} interventions, in {time.perf_counter() - started:.1f} s; wrote {out_dir}/decisions_shielded.jsonl and alerts.jsonl", soft_wrap=True)
+    else:
+        console.console.print(f"shielded {topic!r} into {topic + '.shielded'!r}; interventions on {alerts_topic!r}", soft_wrap=True)

@@ -215,6 +215,22 @@ class Window(_Model):
         return self
 
 
+class ShieldSpec(_Model):
+    """An energy shield on the decision path (two-group demographic parity): which events carry decisions, and the target."""
+
+    decisions: str = Field(description="event kind that carries a decision")
+    group: str = Field(description="field naming the decision's group")
+    decision: str = Field(description="field with the recommended decision (bool, or 0/1)")
+    groups: tuple[str, str] = Field(description="the two groups; the fairness value is rate(first) − rate(second)")
+    burn_in: int = Field(50, ge=1, description="decisions before the running target applies")
+    running: tuple[float, float] = Field((-0.1, 0.1), description="running target S for the demographic-parity gap")
+    limit: tuple[float, float] = Field((-0.05, 0.05), description="limit target L ⊆ S")
+    raw_gap: float = Field(description="the decision maker's expected gap without the shield (p of the energy family)", ge=-1, le=1)
+    steepness: float = Field(0.5, ge=0, le=1, description="member α of the monotone energy family (larger: steeper, fewer violations)")
+    seed: int = Field(0, ge=0, description="with the decision id, fixes every random draw, so a replay makes the same flips")
+    cost: str | None = Field(None, description="optional numeric field: the cost of flipping this decision, reported with the flip")
+
+
 class Spec(_Model):
     """A monitor: input schema, trial lifecycle, per-trial variables, the metric, the estimator and the cadence."""
 
@@ -228,6 +244,7 @@ class Spec(_Model):
     estimator: Estimator = Estimator()
     evaluate: Evaluate = Evaluate(every=DAY)
     window: Window = Window()
+    shield: ShieldSpec | None = None
     buckets: int = Field(16, ge=1, le=4096, description="trial buckets: the unit of parallelism; fixed for a recovery store")
 
     @model_validator(mode="after")

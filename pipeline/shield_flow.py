@@ -1,0 +1,69 @@
+"""The shield dataflow: source → parse → event-time order → energy shield → shielded decisions and interventions (wiring only)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import bytewax.operators as op
+from bytewax.dataflow import Dataflow
+from bytewax.inputs import Source
+from bytewax.operators import StatefulLogic
+from bytewax.outputs import Sink
+
+from pipeline.errors import SpecError
+from pipeline.flow import parsed_stream
+from pipeline.shields.order import EventOrder
+from pipeline.shields.runtime import ShieldRun
+from pipeline.spec.plan import Plan
+
+
+class _ShieldLogic(StatefulLogic):
+    def __init__(self, order: EventOrder, run: ShieldRun):
+        self.order = order
+        self.run = run
+
+    def _decide(self, events) -> list[dict[str, Any]]:
+        kind = self.run.spec.decisions
+        return [record for event in events if event.kind == kind for record in self.run.decide(event)]
+
+    def on_item(self, value) -> tuple[list[dict[str, Any]], bool]:
+        partition, events, dead, idle = value
+        released, letters = self.order.receive(partition, events, dead, idle)
+        return [letter.to_json() for letter in letters] + self._decide(released), StatefulLogic.RETAIN
+
+    def on_eof(self) -> tuple[list[dict[str, Any]], bool]:
+        return self._decide(self.order.finish()), StatefulLogic.RETAIN
+
+    def snapshot(self) -> tuple[EventOrder, ShieldRun]:
+        return copy.deepcopy((self.order, self.run))
+
+
+def build_shield_flow(
+    plan: Plan,
+    source: Source,
+    sink: Sink,
+    *,
+    partitions: int = 1,
+    strings: bool = False,
+    encode: Callable[[dict[str, Any]], Any] | None = None,
+) -> Dataflow:
+    """Decisions through the spec's shield: shielded decision records, intervention records and dead letters to the sink."""
+    spec = plan.spec
+    if spec.shield is None:
+        raise SpecError(spec.monitor, [("shield", "the spec has no shield section")])
+
+    def shield_logic(resume: tuple[EventOrder, ShieldRun] | None) -> _ShieldLogic:
+        if resume is not None:
+            return _ShieldLogic(*resume)
+        return _ShieldLogic(EventOrder(partitions, spec.input.lateness), ShieldRun(spec.shield, spec.monitor))  # type: ignore[arg-type]
+
+    flow = Dataflow(f"{spec.monitor.replace('.', '_')}-shield")
+    parsed = parsed_stream(flow, plan, source, strings=strings)  # ("p<partition>", PartitionBatch)
+    keyed = op.map("key-shield", parsed, lambda item: ("shield", item[1]))
+    records = op.key_rm("unkey-shield", op.stateful("shield", keyed, shield_logic))  # record dict
+    if encode is not None:
+        records = op.map("encode", records, encode)
+    op.output("write", records, sink)
+    return flow

@@ -1,0 +1,69 @@
+"""The energy shield applied to decision events in event-time order: the shielded record and, for every flip, an intervention record (pure)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pipeline.events import Event
+from pipeline.shields.energy import MonotoneEnergy
+from pipeline.shields.shield import GroupCounts, GroupShield, uniform
+from pipeline.shields.target import Target
+from pipeline.spec.models import ShieldSpec
+from pipeline.verdicts.alerts import stamp
+
+SHIELDED = "shield.decision"
+INTERVENTION = "shield.intervention"
+
+
+def group_shield(spec: ShieldSpec) -> GroupShield:
+    """The two-group shield a spec describes: member `steepness` of the monotone family centred on the raw gap."""
+    target = Target(spec.burn_in, tuple(spec.running), tuple(spec.limit))
+    energy = MonotoneEnergy(spec.raw_gap, target, alpha=spec.steepness, domain=(-1.0, 1.0))
+    return GroupShield(energy, target, groups=tuple(spec.groups))
+
+
+@dataclass
+class ShieldRun:
+    """The shield's state over one decision stream; `decide` takes events in the order they must be shielded."""
+
+    spec: ShieldSpec
+    monitor: str
+    shield: GroupShield = field(init=False)
+    state: GroupCounts = field(default_factory=GroupCounts)
+    decisions: int = 0
+    flips: int = 0
+
+    def __post_init__(self) -> None:
+        self.shield = group_shield(self.spec)
+
+    def decide(self, event: Event) -> list[dict[str, Any]]:
+        """The shielded decision record, plus an intervention record when the decision was flipped."""
+        spec = self.spec
+        fields = event.fields
+        group = str(fields[spec.group])
+        if group not in spec.groups:  # outside the two compared groups: passed through unchanged
+            return [{"type": SHIELDED, "monitor": self.monitor, "id": event.key, "flipped": False, "record": fields}]
+        raw = int(bool(fields[spec.decision]))
+        verdict = self.shield.decide(raw, self.state, uniform(spec.seed, event.key), group)
+        self.state = self.shield.next_state(self.state, verdict)
+        self.decisions += 1
+        shielded = {**fields, spec.decision: bool(verdict.shielded) if isinstance(fields[spec.decision], bool) else verdict.shielded}
+        out = [{"type": SHIELDED, "monitor": self.monitor, "id": event.key, "flipped": verdict.flipped, "record": shielded}]
+        if verdict.flipped:
+            self.flips += 1
+            body = {
+                "decision_id": event.key,
+                "group": group,
+                "decision": raw,
+                "shielded": verdict.shielded,
+                "probability": verdict.probability,
+                "fairness_before": verdict.before,
+                "fairness_after": verdict.after,
+                "cost": float(fields[spec.cost]) if spec.cost and fields.get(spec.cost) is not None else 1.0,
+                "reason": verdict.reason,
+                "interventions": self.flips,
+                "decisions": self.decisions,
+            }
+            out.append(stamp(body, self.monitor, INTERVENTION, event.time, event.key))
+        return out
