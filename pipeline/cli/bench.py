@@ -7,6 +7,7 @@ import click
 from pipeline.cli.bench_detection import detection
 from pipeline.cli.bench_hiring import hiring
 from pipeline.cli.bench_kafka import kafka
+from pipeline.cli.bench_shield import shield
 from pipeline.cli.bench_throughput import throughput
 
 
@@ -15,5 +16,5 @@ def bench() -> None:
     """Measure throughput and detection behaviour."""
 
 
-for command in (throughput, kafka, hiring, detection):
+for command in (throughput, kafka, hiring, detection, shield):
     bench.add_command(command)

@@ -17,9 +17,13 @@ INTERVENTION = "shield.intervention"
 
 
 def group_shield(spec: ShieldSpec) -> GroupShield:
-    """The two-group shield a spec describes: member `steepness` of the monotone family centred on the raw gap."""
+    """The two-group shield a spec describes: member `steepness` of the monotone family for the raw gap, its limit point
+    `settle_margin` inside L (the fixpoint sits on L's edge otherwise, and a finite stream ends just outside it)."""
     target = Target(spec.burn_in, tuple(spec.running), tuple(spec.limit))
-    energy = MonotoneEnergy(spec.raw_gap, target, alpha=spec.steepness, domain=(-1.0, 1.0))
+    low, high = spec.limit
+    margin = min(spec.settle_margin, (high - low) / 2 * 0.99)
+    settle = Target(spec.burn_in, tuple(spec.running), (low + margin, high - margin))
+    energy = MonotoneEnergy(spec.raw_gap, settle, alpha=spec.steepness, domain=(-1.0, 1.0))
     return GroupShield(energy, target, groups=tuple(spec.groups))
 
 

@@ -227,6 +227,9 @@ class ShieldSpec(_Model):
     limit: tuple[float, float] = Field((-0.05, 0.05), description="limit target L ⊆ S")
     raw_gap: float = Field(description="the decision maker's expected gap without the shield (p of the energy family)", ge=-1, le=1)
     steepness: float = Field(0.5, ge=0, le=1, description="member α of the monotone energy family (larger: steeper, fewer violations)")
+    settle_margin: float = Field(
+        0.01, ge=0, lt=1, description="the gap settles this far inside L, so finite streams end inside it (at slightly more interference)"
+    )
     seed: int = Field(0, ge=0, description="with the decision id, fixes every random draw, so a replay makes the same flips")
     cost: str | None = Field(None, description="optional numeric field: the cost of flipping this decision, reported with the flip")
 

@@ -1,0 +1,75 @@
+"""Cost of the shield: per-decision overhead of the shield step over a passthrough with the same source and parsing,
+and synthesis time against the horizon T."""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import bytewax.operators as op
+from bytewax.dataflow import Dataflow
+from bytewax.testing import run_main
+
+from connectors.files import RecordSource, jsonl_lines, write_jsonl
+from connectors.synthetic.hiring import hiring_decisions
+from pipeline.bench.sink import CountingSink
+from pipeline.flow import parsed_stream
+from pipeline.paths import SPECS_DIR
+from pipeline.shield_flow import build_shield_flow
+from pipeline.shields import MonotoneFamily, Target, synthesize
+from pipeline.spec.load import load_plan
+
+SPEC = SPECS_DIR / "hiring_energy_shield.yaml"
+HORIZONS = (500, 1000, 2000, 5000)
+
+
+@dataclass(frozen=True)
+class ShieldBench:
+    decisions: int
+    passthrough_seconds: float
+    shield_seconds: float
+    synthesis_seconds: dict[int, float]
+
+    @property
+    def overhead_us(self) -> float:
+        """Extra microseconds per decision for ordering and shielding it."""
+        return (self.shield_seconds - self.passthrough_seconds) / self.decisions * 1e6
+
+    @property
+    def ratio(self) -> float:
+        return self.passthrough_seconds / self.shield_seconds
+
+
+def measure_shield(decisions: int = 200_000, repeat: int = 3, on_step: Callable[[str], None] = lambda _s: None) -> ShieldBench:
+    plan = load_plan(SPEC)
+    with tempfile.TemporaryDirectory() as scratch:
+        path = Path(scratch) / "decisions.jsonl"
+        on_step(f"generating {decisions:,} decisions")
+        write_jsonl(path, hiring_decisions(decisions, p_male=0.5, p_female=0.2, seed=1))
+
+        def passthrough() -> Dataflow:
+            flow = Dataflow("passthrough")
+            op.output("count", parsed_stream(flow, plan, RecordSource(jsonl_lines(path)), strings=False), CountingSink(lambda _c, _i: None))
+            return flow
+
+        def shielded() -> Dataflow:
+            return build_shield_flow(plan, RecordSource(jsonl_lines(path)), CountingSink(lambda _c, _i: None))
+
+        times: dict[str, list[float]] = {"passthrough": [], "shield": []}
+        for round_ in range(repeat):
+            for name, build in (("passthrough", passthrough), ("shield", shielded)):
+                on_step(f"run {round_ + 1}/{repeat}: {name}")
+                flow = build()
+                started = time.perf_counter()
+                run_main(flow)
+                times[name].append(time.perf_counter() - started)
+    synthesis = {}
+    family = MonotoneFamily(0.3, Target(50, (0.4, 0.6), (0.45, 0.55)))
+    for horizon in HORIZONS:
+        on_step(f"synthesis for T = {horizon}")
+        synthesis[horizon] = synthesize(family, lam=0.05, horizon=horizon).seconds
+    return ShieldBench(decisions, statistics.median(times["passthrough"]), statistics.median(times["shield"]), synthesis)
