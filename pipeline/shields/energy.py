@@ -212,6 +212,8 @@ class MonotoneEnergy:
         object.__setattr__(self, "level", required_energy(self.p, point, pivot, self.domain))
 
     def __call__(self, x: ArrayLike) -> float | np.ndarray:
+        if isinstance(x, float):
+            return self._scalar(x)
         values = np.asarray(x, dtype=float)
         alpha, k, c = self.alpha, self.k, self.pivot
         (s_lo, s_hi), (lo, hi) = self.target.running, self.domain
@@ -227,6 +229,25 @@ class MonotoneEnergy:
         inner = v * ((c - y) / (c - point)) ** k
         beyond = alpha * _ramp(y - c, edge - c, k)
         return _like(np.where(y <= point, outer, np.where(y <= c, inner, beyond)), x)
+
+    def _scalar(self, x: float) -> float:
+        """The same function for one float without numpy: the shield calls it once per decision."""
+        alpha, k, c = self.alpha, self.k, self.pivot
+        (s_lo, s_hi), (lo, hi) = self.target.running, self.domain
+
+        def ramp(distance: float, scale: float) -> float:
+            return min(1.0, (max(distance, 0.0) / (scale or 1.0)) ** k)
+
+        if self.side == 0:
+            return alpha * (ramp(c - x, c - s_lo) if x < c else ramp(x - c, s_hi - c))
+        side, v = self.side, self.level
+        y, point, c = side * x, side * self.limit_point, side * c
+        far, edge = (s_lo, hi) if side == 1 else (-s_hi, -lo)
+        if y <= point:
+            return v + alpha * (1 - v) * ramp(point - y, point - far)
+        if y <= c:
+            return v * ((c - y) / (c - point)) ** k
+        return alpha * ramp(y - c, edge - c)
 
 
 @dataclass(frozen=True)

@@ -70,3 +70,16 @@ def test_events_out_of_order_within_the_lateness_are_shielded_in_event_time_orde
     swapped[10], swapped[11] = swapped[11], swapped[10]
     late = [r for r in run(plan, swapped) if r["type"] == "pipeline.dead_letter"]
     assert [r["reason"] for r in late] == ["late"]  # lateness 0: the swapped earlier decision is late
+
+
+def test_the_scalar_energy_the_shield_calls_equals_the_vectorized_one():
+    import numpy as np
+
+    from pipeline.shields import MonotoneEnergy, Target
+
+    cases = [(0.3, (0.0, 1.0), (0.4, 0.6), (0.45, 0.55)), (0.7, (0.0, 1.0), (0.4, 0.6), (0.45, 0.55)),
+             (0.5, (0.0, 1.0), (0.4, 0.6), (0.45, 0.55)), (-0.3, (-1.0, 1.0), (-0.1, 0.1), (-0.05, 0.05))]  # fmt: skip
+    for p, domain, running, limit in cases:
+        energy = MonotoneEnergy(p, Target(50, running, limit), alpha=0.37, domain=domain)
+        xs = np.linspace(*domain, 2001)
+        assert np.allclose([energy(float(x)) for x in xs], energy(xs), atol=1e-12)
