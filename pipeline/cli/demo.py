@@ -57,7 +57,8 @@ def demo(input_path: str | None, synthetic: int | None, bootstrap: str | None, s
             path = Path(scratch) / "compas_like.jsonl"
             write_jsonl(path, compas_like_events(count, seed=7))
             events = path.open("rb")
-            label = f"a synthetic COMPAS-shaped stream of {count:,} defendants (no COMPAS file at hand)"
+            why = "" if synthetic is not None else " (no COMPAS file at hand)"
+            label = f"a synthetic COMPAS-shaped stream of {count:,} defendants{why}"
         console.console.print(f"replaying {label} into {decisions!r}", soft_wrap=True)
         with console.progress() as bar:
             task = bar.add_task("replaying", total=len(events) if isinstance(events, list) else None)
@@ -66,9 +67,6 @@ def demo(input_path: str | None, synthetic: int | None, bootstrap: str | None, s
         started = time.perf_counter()
         execute(Job(spec=spec, input=KafkaInput(bootstrap=servers, topic=decisions, tail=False), output=KafkaOutput(bootstrap=servers, alerts=alerts)))
         console.console.print(f"monitor finished in {time.perf_counter() - started:.1f} s; reading {alerts!r}", soft_wrap=True)
-        print_summary(
-            list(subscribe(servers, estimates_topic(alerts))),
-            [],
-            list(subscribe(servers, dead_letter_topic(alerts))),
-        )
-        print_alerts(subscribe(servers, alerts), as_json=False, title=f"Alerts read back from {alerts!r}")
+        alert_records = list(subscribe(servers, alerts))
+        print_summary(list(subscribe(servers, estimates_topic(alerts))), alert_records, list(subscribe(servers, dead_letter_topic(alerts))))
+        print_alerts(alert_records, as_json=False, title=f"Alerts read back from {alerts!r}")
