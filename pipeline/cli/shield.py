@@ -111,7 +111,7 @@ def synthesize_command(**options: Any) -> None:
 @click.option("--steps", default=5000, show_default=True, type=click.IntRange(1), help="Decisions per run.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the raw decisions and the flip draws.")
 @click.option(
-    "--out", "out_dir", default="shields", show_default=True, type=click.Path(file_okay=False), help="Directory for simulation.png."
+    "--out", "out_dir", default="out/shields", show_default=True, type=click.Path(file_okay=False), help="Directory for simulation.png."
 )
 @reports_errors
 def simulate_command(runs: int, steps: int, seed: int, out_dir: str, **options: Any) -> None:
@@ -148,7 +148,7 @@ def simulate_command(runs: int, steps: int, seed: int, out_dir: str, **options: 
 @click.option("--decisions", default=3000, show_default=True, type=click.IntRange(3), help="Decisions sampled per data set.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the split, the sampled stream and the flip draws.")
 @click.option(
-    "--out", "out_dir", default="shields", show_default=True, type=click.Path(file_okay=False), help="Directory for comparison.png."
+    "--out", "out_dir", default="out/shields", show_default=True, type=click.Path(file_okay=False), help="Directory for comparison.png."
 )
 @reports_errors
 def compare_command(names: tuple[str, ...], decisions: int, seed: int, out_dir: str) -> None:
