@@ -8,21 +8,13 @@ from __future__ import annotations
 
 import math
 
+from pipeline.shields.checks import BAD_DRAW, UNKNOWN_GROUP, check_decision, check_draw, check_groups, is_first
 from pipeline.shields.errors import ShieldError
 from pipeline.shields.shield import GroupCounts, Verdict
 
-BAD_DECISION = "decision must be 0 or 1; got {decision!r}; pass the proposed binary decision"
-BAD_DRAW = "u must lie in [0, 1); got {u!r}; derive it with uniform(seed, decision_id)"
+__all__ = ["BAD_DRAW", "UNKNOWN_GROUP", "check_cost", "check_decision", "check_groups", "flip_verdict", "is_first", "merge", "total"]
+
 BAD_COST = "a flip cost must be a finite number ≥ 0; got {cost!r}"
-UNKNOWN_GROUP = "unknown group {group!r}; known groups: {known}"
-SAME_GROUPS = "the two groups must differ; got {groups}; name the pair as (group a, group b)"
-
-
-def check_decision(decision: object) -> int:
-    """The decision when it is 0 or 1, else a `ShieldError`."""
-    if isinstance(decision, bool | float) or decision not in (0, 1):
-        raise ShieldError(BAD_DECISION.format(decision=decision))
-    return int(decision)
 
 
 def check_cost(cost: object) -> float:
@@ -30,19 +22,6 @@ def check_cost(cost: object) -> float:
     if isinstance(cost, bool) or not isinstance(cost, int | float) or not math.isfinite(cost) or cost < 0:
         raise ShieldError(BAD_COST.format(cost=cost))
     return float(cost)
-
-
-def check_groups(groups: tuple[str, str]) -> None:
-    """A `ShieldError` unless `groups` names two different groups."""
-    if len(groups) != 2 or groups[0] == groups[1]:
-        raise ShieldError(SAME_GROUPS.format(groups=groups))
-
-
-def is_first(groups: tuple[str, str], group: str) -> bool:
-    """Whether `group` is group a (the first of the pair) rather than group b."""
-    if group not in groups:
-        raise ShieldError(UNKNOWN_GROUP.format(group=group, known=", ".join(groups)))
-    return group == groups[0]
 
 
 def total(counts: GroupCounts) -> int:
@@ -68,8 +47,7 @@ def flip_verdict(
     >>> flip_verdict(1, True, 0.3, before=0.5, after=0.45, violation=False, reason="flipped").shielded
     0
     """
-    if not 0 <= u < 1:
-        raise ShieldError(BAD_DRAW.format(u=u))
+    check_draw(u)
     probability = 1.0 if flip else 0.0
     flipped = u < probability
     shielded = 1 - decision if flipped else decision

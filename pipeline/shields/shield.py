@@ -11,17 +11,14 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from pipeline.shields.checks import check_decision, check_draw, check_groups, is_first
 from pipeline.shields.drift import ONE_GROUP, TWO_GROUPS
 from pipeline.shields.energy import Energy, MonotoneEnergy
 from pipeline.shields.errors import ShieldError
 from pipeline.shields.target import Target
 
-BAD_DECISION = "decision must be 0 or 1; got {decision!r}; pass the raw binary decision"
-BAD_DRAW = "u must lie in [0, 1); got {u!r}; derive it with uniform(seed, decision_id)"
 BAD_COUNTS = "counts must be integers with 0 ≤ ones ≤ seen; got {counts}; start from the shield's start()"
 BAD_DOMAIN = "{shield} needs an energy on the domain {expected}; got {domain}; build it with domain={expected}"
-UNKNOWN_GROUP = "unknown group {group!r}; known groups: {known}"
-SAME_GROUPS = "the two groups must differ; got {groups}; name the group the gap favours first"
 NOT_STRICT = "the adaptive shield needs L strictly inside S; got S = {running}, L = {limit}; widen S or narrow L"
 
 NOTHING_YET = "kept: no decisions yet, and F_0 is taken to be the pivot {pivot:.4g}"
@@ -61,10 +58,8 @@ class Verdict:
 
 
 def _check_decision(decision: object, u: float) -> None:
-    if isinstance(decision, bool) or decision not in (0, 1):
-        raise ShieldError(BAD_DECISION.format(decision=decision))
-    if not 0 <= u < 1:
-        raise ShieldError(BAD_DRAW.format(u=u))
+    check_decision(decision)
+    check_draw(u)
 
 
 def _check_counts(counts: object, *pairs: tuple[int, int]) -> None:
@@ -192,22 +187,16 @@ class GroupShield:
     def __post_init__(self) -> None:
         if tuple(self.energy.domain) != TWO_GROUPS:
             raise ShieldError(BAD_DOMAIN.format(shield="the two-group shield", expected=TWO_GROUPS, domain=self.energy.domain))
-        if self.groups[0] == self.groups[1]:
-            raise ShieldError(SAME_GROUPS.format(groups=self.groups))
+        check_groups(self.groups)
 
     def start(self) -> GroupCounts:
         """The state before any decision."""
         return GroupCounts()
 
-    def _first(self, group: str) -> bool:
-        if group not in self.groups:
-            raise ShieldError(UNKNOWN_GROUP.format(group=group, known=", ".join(self.groups)))
-        return group == self.groups[0]
-
     def decide(self, decision: int, state: GroupCounts, u: float, group: str) -> Verdict:
         """Shield one raw decision for a member of `group` given the counts so far and the draw u."""
         _check_decision(decision, u)
-        first = self._first(group)
+        first = is_first(self.groups, group)
         before = state.gap
         shielded, probability, reason = _act(
             decision, before, self.energy, u, rising=1 if first else 0, name="D_t", whom=f" in group {group}"
@@ -219,7 +208,7 @@ class GroupShield:
 
     def next_state(self, state: GroupCounts, verdict: Verdict) -> GroupCounts:
         """The counts after the verdict's shielded decision in its group."""
-        return state.add(self._first(verdict.group), verdict.shielded)
+        return state.add(is_first(self.groups, verdict.group), verdict.shielded)
 
 
 @dataclass(frozen=True)
