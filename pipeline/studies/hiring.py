@@ -17,7 +17,7 @@ import numpy as np
 
 from connectors.synthetic.hiring import hiring_decisions
 from pipeline.paths import SPECS_DIR
-from pipeline.spec.plan import Plan, build_plan
+from pipeline.spec.plan import Plan
 from pipeline.studies.runs import monitor_records, tuned_plan
 from pipeline.verdicts.alerts import ESTIMATE, VIOLATION
 from pipeline.verdicts.judge import Mode
@@ -43,9 +43,7 @@ def hiring_plan(
     path: Path = SPEC_PATH,
 ) -> Plan:
     """The bundled hiring spec with its estimator and threshold replaced; `interval` None is the default for κ (beta when κ > 0)."""
-    spec = tuned_plan(path, confidence=confidence, threshold=threshold, prior=prior).spec
-    estimator = spec.estimator.model_copy(update={"verdict": verdict, "alpha": alpha, "interval": interval})
-    return build_plan(spec.model_copy(update={"estimator": estimator}), str(path))
+    return tuned_plan(path, threshold=threshold, confidence=confidence, prior=prior, verdict=verdict, alpha=alpha, interval=interval)
 
 
 @dataclass(frozen=True)

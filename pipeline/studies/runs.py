@@ -14,11 +14,10 @@ from pipeline.spec.load import parse_spec, read_yaml
 from pipeline.spec.plan import Plan, build_plan
 
 
-def tuned_plan(path: Path, *, confidence: float, threshold: float | None = None, prior: float | str | None = None) -> Plan:
-    """The spec at `path` with κ replaced, and ε and the prior too when given (None keeps the spec's)."""
+def tuned_plan(path: Path, *, threshold: float | None = None, **estimator: Any) -> Plan:
+    """The spec at `path` with the given estimator fields (confidence, prior, verdict, …) replaced, and ε when given."""
     source = str(path)
     spec = parse_spec(read_yaml(path), source)
-    estimator = {"confidence": confidence} if prior is None else {"confidence": confidence, "prior": prior}
     metric = {} if threshold is None else {"threshold": threshold}
     spec = spec.model_copy(
         update={
