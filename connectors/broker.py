@@ -34,10 +34,20 @@ def tansu_binary() -> Path:
     raise ConnectorError(f"no local Kafka broker binary found; {INSTALL_HINT}")
 
 
+def free_ports(count: int) -> list[int]:
+    """`count` distinct loopback ports that were free a moment ago (all bound at once, so none repeats)."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    return free_ports(1)[0]
 
 
 def wait_for_port(host: str, port: int, timeout: float) -> None:

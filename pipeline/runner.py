@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 from collections.abc import Callable, Iterable
@@ -17,6 +16,7 @@ from bytewax.recovery import RecoveryConfig, init_db_dir
 from bytewax.testing import cluster_main, run_main
 from pydantic import BaseModel, ConfigDict, Field
 
+from connectors.broker import free_ports
 from connectors.compas import compas_records
 from connectors.files import OUTPUT_FILES, RecordSource, csv_rows, jsonl_lines, output_sink
 from connectors.kafka import dead_letter_topic, ensure_topics, estimates_topic, kafka_sink, kafka_source, partition_counts, record_encoder
@@ -202,19 +202,8 @@ def run_file(
     return FileRun(Path(out_dir))
 
 
-def _free_ports(count: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(count)]
-    try:
-        for sock in sockets:
-            sock.bind(("127.0.0.1", 0))
-        return [sock.getsockname()[1] for sock in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
-
-
 def _run_processes(job: Job, workers: int, processes: int) -> None:
-    addresses = ";".join(f"127.0.0.1:{port}" for port in _free_ports(processes))
+    addresses = ";".join(f"127.0.0.1:{port}" for port in free_ports(processes))
     children = [
         subprocess.Popen(
             [sys.executable, "-m", "pipeline.worker", job.model_dump_json(), addresses, str(index), str(workers)],
