@@ -19,8 +19,9 @@ def subscribe(
     follow: bool = False,
     poll_seconds: float = 0.5,
     wait_seconds: float = 0.0,
+    distinct: bool = True,
 ) -> Iterator[dict[str, Any]]:
-    """Yield each distinct record of `topic` once, in partition order.
+    """Yield each distinct record of `topic` once (every record, duplicates too, with `distinct=False`), in partition order.
 
     Without `follow` it stops once it has passed the end offsets it saw at start and a poll comes back
     empty (after waiting up to `wait_seconds` for the topic to appear); with `follow` it keeps waiting for new records until interrupted.
@@ -54,7 +55,7 @@ def subscribe(
                 for message in batch:
                     record = orjson.loads(message.value)
                     record_id = record.get("alert_id")
-                    if record_id in seen:
+                    if distinct and record_id in seen:
                         continue
                     if record_id is not None:
                         seen.add(record_id)

@@ -31,19 +31,7 @@ def monitor_command(bootstrap: str, topic: str, alerts: str, recovery) -> list[s
 
 def records(bootstrap: str, alerts: str) -> list[dict]:
     """Every record the monitor produced (alerts and estimates), duplicates included."""
-    import orjson
-    from kafka import KafkaConsumer, TopicPartition
-
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
-    out = []
-    for name in (alerts, estimates_topic(alerts)):
-        parts = [TopicPartition(name, p) for p in sorted(consumer.partitions_for_topic(name) or ())]
-        consumer.assign(parts)
-        consumer.seek_to_beginning(*parts)
-        while batch := consumer.poll(timeout_ms=1000):
-            out.extend(orjson.loads(m.value) for msgs in batch.values() for m in msgs)
-    consumer.close()
-    return out
+    return [record for name in (alerts, estimates_topic(alerts)) for record in subscribe(bootstrap, name, distinct=False)]
 
 
 def count(bootstrap: str, topic: str) -> int:

@@ -21,18 +21,7 @@ def gap(records):
 
 
 def read_all(bootstrap, topic):
-    import orjson
-    from kafka import KafkaConsumer, TopicPartition
-
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
-    parts = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())]
-    consumer.assign(parts)
-    consumer.seek_to_beginning(*parts)
-    records = []
-    while batch := consumer.poll(timeout_ms=1500):
-        records.extend(orjson.loads(m.value) for msgs in batch.values() for m in msgs)
-    consumer.close()
-    return records
+    return list(subscribe(bootstrap, topic, distinct=False))
 
 
 def test_shielded_decisions_and_interventions_through_kafka(kafka_bootstrap, topic):
