@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = ROOT.parent / "shared" / "data"
-SPECS = ROOT / "specs"
+from pipeline.paths import SHARED_DATA
+from pipeline.paths import SPECS_DIR as SPECS
 
 
 @pytest.fixture(scope="session")
