@@ -98,7 +98,8 @@ class _MonitorLogic(StatefulLogic):
         return self.monitor.receive(value), StatefulLogic.RETAIN
 
     def snapshot(self) -> Monitor:
-        return copy.deepcopy(self.monitor)
+        config = self.monitor.config  # immutable: shared, not copied
+        return copy.deepcopy(self.monitor, {id(config): config})
 
 
 def parsed_stream(flow: Dataflow, plan: Plan, source: Source, *, strings: bool) -> Stream[tuple[str, PartitionBatch]]:

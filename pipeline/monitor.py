@@ -12,7 +12,7 @@ from pipeline.estimators.means import Mean, hoeffding_bounds, student_t_bounds
 from pipeline.estimators.rate import Rate
 from pipeline.spec.expressions import Expression
 from pipeline.trials.bucket import FINISHED, Report
-from pipeline.trials.outcomes import TickDelta, TrialOutcome
+from pipeline.trials.outcomes import SlotOutcomes, TickDelta, TrialOutcome
 from pipeline.verdicts.alerts import ESTIMATE, AlertTracker, stamp
 from pipeline.verdicts.judge import PartVerdict, VerdictRule, compared_pairs, judge
 
@@ -40,6 +40,8 @@ class MonitorConfig:
     window: Literal["cumulative", "sliding", "periodic"] = "cumulative"
     window_length: int = 0
     estimates: bool = True
+    slot_outcomes: SlotOutcomes | None = field(default=None, compare=False)
+    """Turns the slot tuples buckets count closed trials by into cells (see `TickDelta.profiles`)."""
 
     @property
     def threshold(self) -> float:
@@ -134,6 +136,8 @@ class Monitor:
             for trial in sorted(delta.trials, key=lambda trial: (trial.closed_at, trial.key)):
                 self._apply_trial(trial)
             return
+        if delta.profiles:
+            delta.settle(self.config.slot_outcomes)  # type: ignore[arg-type]
         self._count(delta, sign=1)
         self.closed += delta.closed
         self.incomplete += delta.incomplete

@@ -49,11 +49,12 @@ class Expression:
     type: ExprType
     names: frozenset[str]
     _types: tuple[tuple[str, ExprType], ...] = field(repr=False)
-    _fn: Fn = field(repr=False, compare=False)
+    function: Fn = field(repr=False, compare=False)
+    """The compiled closure: `function(env)` is `evaluate(env)` without the method call, for per-event loops."""
 
     def evaluate(self, env: Mapping[str, Any]) -> Any:
         """The expression's value under `env`, or None when a name it needs is missing or None."""
-        return self._fn(env)
+        return self.function(env)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return compile_expression, (self.source, dict(self._types))
@@ -82,6 +83,10 @@ class _Compiler:
 
     def __init__(self, source: str, types: Mapping[str, ExprType]):
         self.source = source
+        self.constants: dict[Fn, Any] = {}
+        """Closures that return a literal, with its value: a comparison with one skips the call."""
+        self.lookups: dict[Fn, str] = {}
+        """Closures that look a name up, with the name: a comparison on one reads `env` itself."""
         self.types = types
 
     def text(self, node: ast.AST) -> str:
@@ -115,17 +120,23 @@ class _Compiler:
             type_ = "string"
         else:
             raise self.reject(f"literal {value!r} is not allowed", node, "use a number, a string, true or false")
-        return type_, lambda env: value
+        return type_, self.constant(value)
+
+    def constant(self, value: Any) -> Fn:
+        fn = lambda env: value  # noqa: E731
+        self.constants[fn] = value
+        return fn
 
     def visit_Name(self, node: ast.Name) -> tuple[ExprType, Fn]:
         name = node.id
         if name in _BOOL_NAMES:
-            value = _BOOL_NAMES[name]
-            return "bool", lambda env: value
+            return "bool", self.constant(_BOOL_NAMES[name])
         if name not in self.types:
             known = ", ".join(sorted(self.types)) or "(none)"
             raise ExpressionError(f"unknown name {name!r}; known names: {known}")
-        return self.types[name], lambda env: env.get(name)
+        fn = lambda env: env.get(name)  # noqa: E731
+        self.lookups[fn] = name
+        return self.types[name], fn
 
     def visit_BinOp(self, node: ast.BinOp) -> tuple[ExprType, Fn]:
         if type(node.op) not in _ARITHMETIC:
@@ -137,7 +148,7 @@ class _Compiler:
                 f"cannot apply '{symbol}' to {left_type} and {right_type}: {self.text(node)}; "
                 "arithmetic works on numbers only"
             )
-        return "number", _binary(op, left, right)
+        return "number", self.binary(op, left, right)
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> tuple[ExprType, Fn]:
         operand_type, operand = self.visit(node.operand)
@@ -175,7 +186,19 @@ class _Compiler:
                 raise ExpressionError(f"cannot order bool values: {self.text(node)}; use == or != for bools")
             fns.append(right)
             ops.append(_ORDERING.get(kind) or _EQUALITY[kind])
-        return "bool", _binary(ops[0], fns[0], fns[1]) if len(ops) == 1 else _chain(fns, ops)
+        return "bool", self.binary(ops[0], fns[0], fns[1]) if len(ops) == 1 else _chain(fns, ops)
+
+    def binary(self, op: Callable[[Any, Any], Any], left: Fn, right: Fn) -> Fn:
+        """`left op right`, None when a side is; a name compared or combined with a literal becomes one closure."""
+        if left in self.lookups and right in self.constants:
+            name, value = self.lookups[left], self.constants[right]
+
+            def named(env: Mapping[str, Any]) -> Any:
+                a = env.get(name)
+                return None if a is None else op(a, value)
+
+            return named
+        return _binary(op, left, right)
 
     def members(self, left_type: ExprType, node: ast.expr, compare: ast.Compare) -> Fn:
         """The list literal right of `in`, checked against the left side's type and frozen into a set."""
@@ -192,8 +215,7 @@ class _Compiler:
                     "list elements must have the type of the left side"
                 )
             values.add(fn({}))
-        members = frozenset(values)
-        return lambda env: members
+        return self.constant(frozenset(values))
 
     def visit_BoolOp(self, node: ast.BoolOp) -> tuple[ExprType, Fn]:
         word = "and" if isinstance(node.op, ast.And) else "or"

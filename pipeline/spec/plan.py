@@ -12,7 +12,7 @@ from pipeline.parse import RecordParser
 from pipeline.spec.expressions import Expression, ExprType, compile_expression
 from pipeline.spec.models import Spec, Variable
 from pipeline.trials.layout import Capture, TrialLayout
-from pipeline.trials.outcomes import AggregateRule, MetricCells, Outcomes
+from pipeline.trials.outcomes import AggregateRule, MetricCells, Outcomes, SlotOutcomes
 from pipeline.verdicts.judge import VerdictRule
 
 _FIELD_TYPES: dict[str, ExprType] = {"int": "number", "float": "number", "str": "string", "bool": "bool"}
@@ -174,6 +174,7 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
     )
     assert prior is not None
     estimator = spec.estimator
+    outcomes = Outcomes(cells, tuple(rules))
     monitor = MonitorConfig(
         name=spec.monitor,
         metric=metric.type,
@@ -197,8 +198,9 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
         window=spec.window.kind,
         window_length=spec.window.length or 0,
         buckets=spec.buckets,
+        slot_outcomes=SlotOutcomes(outcomes, layout.variables) if layout.exact_slots else None,
     )
-    return Plan(spec, layout, Outcomes(cells, tuple(rules)), monitor)
+    return Plan(spec, layout, outcomes, monitor)
 
 
 def _derived(

@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 import copy
+import operator
+from bisect import bisect_right
+from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
 
 from pipeline.events import Event
 from pipeline.timefmt import ceil_to
 from pipeline.trials.closing import CloseSchedule
-from pipeline.trials.layout import CLOSES, NEVER, SEQ, SLOTS, TrialLayout
+from pipeline.trials.layout import CLOSES, NEVER, SLOTS, State, TrialLayout
 from pipeline.trials.outcomes import Outcomes, TickDelta
 
 FINISHED = NEVER
 """`through` of a bucket whose input has ended: every trial with a close time is closed and reported; trials that wait for a closing event are counted as unfinished."""
 
-MEMO_LIMIT = 4096
-"""Most distinct slot tuples whose outcome a bucket remembers (a few dozen for group × prediction × label)."""
+_slots = operator.itemgetter(SLOTS)
 
 
 @dataclass
@@ -36,6 +37,44 @@ class Trials(dict):
     generation, so every young collection re-scans the whole table; a subclass stays tracked in the oldest one."""
 
 
+class ClosedTrials:
+    """Trials closed in one report, grouped by the tick they close in: per tick, their close times, keys and states.
+
+    Close times and keys are kept only when `identified` (outcomes reported one by one); otherwise their lists stay empty.
+    """
+
+    def __init__(self, tick: int, identified: bool):
+        self.step = tick
+        self.identified = identified
+        self.ticks: dict[int, tuple[list[int], list[str], list[State]]] = {}
+
+    def _group(self, tick: int) -> tuple[list[int], list[str], list[State]]:
+        group = self.ticks.get(tick)
+        if group is None:
+            group = self.ticks[tick] = ([], [], [])
+        return group
+
+    def extend(self, times: list[int], keys: list[str], states: list[State]) -> None:
+        """Trials in close-time order: each tick's run is found by bisection and added as slices."""
+        low, count, step = 0, len(times), self.step
+        while low < count:
+            tick = ceil_to(times[low], step)
+            high = bisect_right(times, tick, low)
+            group = self._group(tick)
+            if self.identified:
+                group[0].extend(times[low:high])
+                group[1].extend(keys[low:high])
+            group[2].extend(states[low:high])
+            low = high
+
+    def append(self, time: int, key: str, state: State) -> None:
+        group = self._group(ceil_to(time, self.step))
+        if self.identified:
+            group[0].append(time)
+            group[1].append(key)
+        group[2].append(state)
+
+
 @dataclass
 class Bucket:
     """Open trials of the dependence keys that hash to one bucket, with the schedule of their close times."""
@@ -47,20 +86,19 @@ class Bucket:
     lateness: int
     tick: int
     keep_trials: bool = False
-    trials: dict[str, tuple[Any, ...]] = field(default_factory=Trials)
+    trials: dict[str, State] = field(default_factory=Trials)
     closing: CloseSchedule = field(default_factory=CloseSchedule)
-    due: list[tuple[int, str, tuple[Any, ...]]] = field(default_factory=list)
+    due: list[tuple[int, str, State]] = field(default_factory=list)
+    """Trials closed by a closing event, with the time of that event, until their tick is final."""
     high: dict[int, int] = field(default_factory=dict)
     idle: set[int] = field(default_factory=set)
     through: int | None = None
-    seq: int = 0
     unmatched: int = 0
 
-    def __post_init__(self) -> None:
-        self._memo: dict[tuple[Any, ...], tuple[Any, ...]] | None = {} if self._memoizes() else None
-
-    def _memoizes(self) -> bool:
-        """Outcomes are remembered by slot values when trials need not be kept and equal slots mean equal variables."""
+    @property
+    def by_profile(self) -> bool:
+        """Whether closed trials are reported as counts per slot tuple, for the merge to turn into cells: when trials
+        need not be kept one by one and equal slots mean equal variables."""
         return not self.keep_trials and self.layout.exact_slots
 
     def receive(self, partition: int, events: list[Event], high: int | None, idle: bool = False) -> Report | None:
@@ -68,23 +106,25 @@ class Bucket:
 
         An `idle` partition (at the end of its log for a while) stops holding the watermark back until it has events again.
         """
-        trials, closing, due = self.trials, self.closing, self.due
+        trials, push, due = self.trials, self.closing.push, self.due
         layout = self.layout
-        opens_on, close_on, observe = layout.opens_on, layout.close_on, layout.observe
-        for event in events:
-            key, time, kind = event[0], event[1], event[2]
-            state = trials.get(key)
+        openers, open_any, observers, close_on = layout.openers, layout.open_any, layout.observers, layout.close_on
+        get = trials.get
+        for key, time, kind, fields, _origin in events:
+            state = get(key)
             if state is None:
-                if opens_on is not None and kind not in opens_on:
+                opener = openers.get(kind, open_any)
+                if opener is None:
                     self.unmatched += 1
                     continue
-                self.seq += 1
-                state = layout.open(event, self.seq)
+                state = opener(time, fields)
                 if state[CLOSES] != NEVER:
-                    closing.push((state[CLOSES], self.seq, key))
+                    push(state[CLOSES], key)
             else:
-                state = observe(state, event)
-            if kind in close_on:
+                observer = observers.get(kind)
+                if observer is not None:
+                    state = observer(state, time, fields)
+            if close_on and kind in close_on:
                 trials.pop(key, None)
                 due.append((time, key, state))
             else:
@@ -113,46 +153,53 @@ class Bucket:
             return None
         return self._report(through)
 
-    def _report(self, through: int) -> Report | None:
-        deltas: dict[int, TickDelta] = {}
-        trials, close = self.trials, self._close
+    def _report(self, through: int) -> Report:
         finished = through == FINISHED
-        for closes, seq, key in self.closing.pop_due(None if finished else through):
-            state = trials.get(key)
-            if state is not None and state[SEQ] == seq:
-                del trials[key]
-                close(deltas, closes, key, state)
+        closed = ClosedTrials(self.tick, identified=not self.by_profile)
+        times, keys = self.closing.pop_due(None if finished else through)
+        if self.layout.close_on:  # a closing event may have closed a scheduled trial, and its key reopened since
+            self._close_current(times, keys, closed)
+        elif keys:  # every entry is its key's current trial
+            closed.extend(times, keys, list(map(self.trials.pop, keys)))
         unfinished = 0
         if finished:
-            unfinished = len(trials)
-            trials.clear()
+            unfinished = len(self.trials)
+            self.trials.clear()
         still_due = []
         for closed_at, key, state in self.due:
             if closed_at <= through:
-                self._close(deltas, closed_at, key, state)
+                closed.append(closed_at, key, state)
             else:
                 still_due.append((closed_at, key, state))
         self.due = still_due
         self.through = through
         unmatched, self.unmatched = self.unmatched, 0
-        return Report(self.index, through, deltas, unmatched, unfinished)
+        return Report(self.index, through, self._deltas(closed), unmatched, unfinished)
 
-    def _close(self, deltas: dict[int, TickDelta], closed_at: int, key: str, state: tuple[Any, ...]) -> None:
-        tick = ceil_to(closed_at, self.tick)
-        delta = deltas.get(tick)
-        if delta is None:
+    def _close_current(self, times: list[int], keys: list[str], closed: ClosedTrials) -> None:
+        """Close the trials that are due now, skipping entries whose trial a closing event has already closed.
+
+        An entry closes its key's current trial when that trial is due at the entry's time: its own trial, or one
+        reopened at the same instant, which is due then as well.
+        """
+        trials = self.trials
+        for closes, key in zip(times, keys):
+            state = trials.get(key)
+            if state is not None and state[CLOSES] == closes:
+                del trials[key]
+                closed.append(closes, key, state)
+
+    def _deltas(self, closed: ClosedTrials) -> dict[int, TickDelta]:
+        """The closed trials per tick: counted per slot tuple (see `by_profile`), else turned into outcomes one by one."""
+        if self.by_profile:
+            return {tick: TickDelta(profiles=Counter(map(_slots, states))) for tick, (_, _, states) in closed.ticks.items()}
+        deltas: dict[int, TickDelta] = {}
+        outcomes, variables = self.outcomes, self.layout.variables
+        for tick, (times, keys, states) in closed.ticks.items():
             delta = deltas[tick] = TickDelta()
-        memo = self._memo
-        if memo is None:
-            delta.add(self.outcomes.of(closed_at, key, self.layout.values(state)), self.keep_trials)
-            return
-        slots = state[SLOTS:]
-        counted = memo.get(slots)
-        if counted is None:
-            counted = self.outcomes.counted(self.layout.values(state))
-            if len(memo) < MEMO_LIMIT:
-                memo[slots] = counted
-        delta.count(*counted)
+            for closed_at, key, state in zip(times, keys, states):
+                delta.add(outcomes.of(closed_at, key, variables(state[SLOTS])), self.keep_trials)
+        return deltas
 
     def snapshot(self) -> Bucket:
         """A copy for the recovery store: the compiled layout and the (immutable) trial states are shared, the containers copied."""
@@ -162,5 +209,4 @@ class Bucket:
         clone.due = list(self.due)
         clone.high = dict(self.high)
         clone.idle = set(self.idle)
-        clone._memo = {} if self._memo is not None else None
         return clone

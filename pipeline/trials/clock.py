@@ -61,6 +61,12 @@ class PartitionClock:
     def route(self, events: list[Event], buckets: int) -> dict[int, list[Event]]:
         """Group on-time events by trial bucket, keeping their order."""
         routed: dict[int, list[Event]] = {}
+        crc32 = zlib.crc32
         for event in events:
-            routed.setdefault(zlib.crc32(event.key.encode()) % buckets, []).append(event)
+            bucket = crc32(event[0].encode()) % buckets
+            group = routed.get(bucket)
+            if group is None:
+                routed[bucket] = [event]
+            else:
+                group.append(event)
         return routed

@@ -1,47 +1,61 @@
-"""When open trials close: entries `(close time, seq, key)` handed back in (close time, seq) order (pure)."""
+"""When scheduled trials close: (close time, dependence key) entries handed back in close-time order once due (pure)."""
 
 from __future__ import annotations
 
 import heapq
-from collections import deque
+from bisect import bisect_right
+from operator import itemgetter
 
-Entry = tuple[int, int, str]
-"""(close time, open sequence number, dependence key); the sequence number is unique, so entries never tie."""
+_close_time = itemgetter(0)
 
 
 class CloseSchedule:
-    """A FIFO for entries pushed in order (trials of a fixed length opened in event-time order: the usual case), a heap for the rest.
+    """Entries pushed in close-time order (trials of a fixed length opened in event-time order: the usual case) sit in
+    two parallel lists read from `head`; the rest sit in a heap.
 
-    Popping merges the two, so the order is exactly that of one heap, at O(1) instead of O(log n) per trial.
+    The entries due by a time come out of the lists as two slices found by bisection, with no object per entry;
+    the heap's due entries are merged in, so the result is in close-time order either way.
     """
 
-    def __init__(self, fifo: deque[Entry] | None = None, heap: list[Entry] | None = None):
-        self.fifo: deque[Entry] = fifo if fifo is not None else deque()
-        self.heap: list[Entry] = heap if heap is not None else []
+    def __init__(self, times: list[int] | None = None, keys: list[str] | None = None, heap: list[tuple[int, str]] | None = None):
+        self.times: list[int] = times if times is not None else []
+        self.keys: list[str] = keys if keys is not None else []
+        self.head = 0
+        self.heap: list[tuple[int, str]] = heap if heap is not None else []
 
-    def push(self, entry: Entry) -> None:
-        fifo = self.fifo
-        if not fifo or entry > fifo[-1]:
-            fifo.append(entry)
+    def __len__(self) -> int:
+        return len(self.times) - self.head + len(self.heap)
+
+    def push(self, closes: int, key: str) -> None:
+        times = self.times
+        if not times or closes >= times[-1]:
+            times.append(closes)
+            self.keys.append(key)
         else:
-            heapq.heappush(self.heap, entry)
+            heapq.heappush(self.heap, (closes, key))
 
-    def pop_due(self, through: int | None) -> list[Entry]:
-        """Remove and return, in order, every entry closing at or before `through` (all of them when None)."""
-        fifo, heap = self.fifo, self.heap
-        due: list[Entry] = []
-        if through is None:
-            while fifo or heap:
-                due.append(fifo.popleft() if fifo and (not heap or fifo[0] < heap[0]) else heapq.heappop(heap))
-            return due
-        while True:
-            first = fifo[0] if fifo and fifo[0][0] <= through else None
-            if heap and heap[0][0] <= through and (first is None or heap[0] < first):
-                due.append(heapq.heappop(heap))
-            elif first is not None:
-                due.append(fifo.popleft())
-            else:
-                return due
+    def pop_due(self, through: int | None) -> tuple[list[int], list[str]]:
+        """Remove and return the close times and keys of every entry due at or before `through` (all when None), in close-time order."""
+        times, keys, head = self.times, self.keys, self.head
+        end = len(times) if through is None else bisect_right(times, through, head)
+        due_times, due_keys = times[head:end], keys[head:end]
+        if end == len(times):
+            times.clear()
+            keys.clear()
+            self.head = 0
+        elif end > len(times) // 2:  # drop the consumed half, so the lists' memory follows the open trials
+            del times[:end], keys[:end]
+            self.head = 0
+        else:
+            self.head = end
+        heap = self.heap
+        if heap and (through is None or heap[0][0] <= through):
+            late = []
+            while heap and (through is None or heap[0][0] <= through):
+                late.append(heapq.heappop(heap))
+            merged = sorted([*zip(due_times, due_keys), *late], key=_close_time)
+            due_times, due_keys = [closes for closes, _ in merged], [key for _, key in merged]
+        return due_times, due_keys
 
     def copy(self) -> CloseSchedule:
-        return CloseSchedule(deque(self.fifo), list(self.heap))
+        return CloseSchedule(self.times[self.head :], self.keys[self.head :], list(self.heap))

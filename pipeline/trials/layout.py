@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import operator
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pipeline.events import Event
@@ -11,8 +13,26 @@ from pipeline.spec.expressions import Expression
 NEVER = 2**62
 """Close time of a trial that closes only on a closing event (or at the end of the input)."""
 
-OPENED, CLOSES, SEQ, SLOTS = 0, 1, 2, 3
-"""Positions in a trial's state tuple: open time, close time, open sequence number, then the variable slots."""
+OPENED, CLOSES, SLOTS = 0, 1, 2
+"""Positions in a trial's state tuple `(opened, closes, slots)`: open time, close time, and the tuple of variable slots."""
+
+PROFILE_LIMIT = 4096
+"""Most distinct slot tuples a layout shares between trials (a few dozen for group × prediction × label)."""
+
+State = tuple[int, int, tuple[Any, ...]]
+Opener = Callable[[int, Mapping[str, Any]], State]
+"""(event time, fields) -> the state of the trial the event opens."""
+Observer = Callable[[State, int, Mapping[str, Any]], State]
+"""(state, event time, fields) -> the state after the event; the same object when nothing changed."""
+Step = Callable[[Any, int, int, Mapping[str, Any]], Any]
+"""(slot value, trial open time, event time, fields) -> the slot's new value, or `KEEP`."""
+
+Profiles = dict[tuple[Any, ...], tuple[Any, ...]]
+"""Slot tuples shared between trials, each its own key: `profiles.get(slots) or share(slots)` is the shared one."""
+
+
+KEEP = object()
+"""What a capture step returns when the event leaves its slot as it was."""
 
 
 @dataclass(frozen=True)
@@ -26,10 +46,52 @@ class Capture:
     within: int | None = None
     where: Expression | None = None
 
+    def reader(self) -> Callable[[Mapping[str, Any]], Any]:
+        """The value this capture takes from an event's fields (first/last captures)."""
+        if self.field is not None:
+            return operator.itemgetter(self.field)
+        return self.expr.function  # type: ignore[union-attr]
+
+    def on_open(self) -> Callable[[Mapping[str, Any]], Any]:
+        """The slot's value when the capturing event opens the trial (an exists window always holds at its own start)."""
+        if self.mode != "exists":
+            return self.reader()
+        where = self.where
+        if where is None:
+            return lambda _fields: True
+        check = where.function
+        return lambda fields: True if check(fields) is True else None
+
+    def step(self) -> Step:
+        """How a later event of the capturing kind changes the slot."""
+        if self.mode == "last":
+            read = self.reader()
+            return lambda _value, _opened, _time, fields: read(fields)
+        if self.mode == "first":
+            read = self.reader()
+            return lambda value, _opened, _time, fields: read(fields) if value is None else KEEP
+        within = self.within
+        check = self.where.function if self.where is not None else None
+
+        def exists(value: Any, opened: int, time: int, fields: Mapping[str, Any]) -> Any:
+            if value is True or (within is not None and not 0 <= time - opened <= within):
+                return KEEP
+            if check is not None and check(fields) is not True:
+                return KEEP
+            return True
+
+        return exists
+
 
 @dataclass(frozen=True)
 class TrialLayout:
-    """Compiled trial lifecycle and variable extraction; a trial's state is a tuple `(opened, closes, seq, *slots)`."""
+    """Compiled trial lifecycle and variable extraction; a trial's state is a tuple `(opened, closes, slots)`.
+
+    `openers` and `observers` hold, per event kind, the folds compiled from the captures; they are rebuilt
+    rather than pickled, so a layout travels to the recovery store as its declarative fields. When slots are
+    exact, trials with equal slot values share one slots tuple (`profiles`): an open trial then holds no value of
+    its own, and closed trials are counted by hashing a few shared tuples.
+    """
 
     slot_names: tuple[str, ...]
     captures: dict[str, tuple[Capture, ...]]
@@ -40,50 +102,104 @@ class TrialLayout:
     close_after: int | None
     slot_types: tuple[str, ...] = ()
     """The expression type (number, string, bool) of each slot; empty when unknown."""
+    openers: dict[str, Opener] = field(init=False, repr=False, compare=False)
+    """Per opening kind; a kind absent here opens with `open_any` (or not at all when `opens_on` is set)."""
+    open_any: Opener | None = field(init=False, repr=False, compare=False)
+    observers: dict[str, Observer] = field(init=False, repr=False, compare=False)
+    """Per capturing kind; events of other kinds leave an open trial as it is."""
+    profiles: Profiles = field(init=False, repr=False, compare=False)
+    """The shared slot tuples (empty unless slots are exact)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "profiles", {})
+        profiles = self.profiles if self.exact_slots else None
+        kinds = self.opens_on if self.opens_on is not None else self.captures.keys()
+        object.__setattr__(self, "openers", {kind: self._opener(self.captures.get(kind, ()), profiles) for kind in kinds})
+        object.__setattr__(self, "open_any", self._opener((), profiles) if self.opens_on is None else None)
+        object.__setattr__(self, "observers", {kind: _observer(captures, profiles) for kind, captures in self.captures.items()})
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {name: value for name, value in self.__dict__.items() if name not in _COMPILED}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.__post_init__()
 
     @property
     def exact_slots(self) -> bool:
         """Whether equal slot values always mean equal variables: no numeric slot, where 1 == 1.0 and 0.0 == -0.0 print differently."""
         return len(self.slot_types) == len(self.slot_names) and "number" not in self.slot_types
 
-    def open(self, event: Event, seq: int) -> tuple[Any, ...]:
-        """The state of a trial that `event` opens, with the event already folded in."""
-        closes = event.time + self.close_after if self.close_after is not None else NEVER
-        slots = [event.time, closes, seq]
-        slots.extend([None] * len(self.slot_names))
-        return self._fold(slots, event, self.captures.get(event.kind, ()))
+    def open(self, event: Event) -> State | None:
+        """The state of a trial that `event` opens, with the event already folded in; None when its kind opens no trial."""
+        opener = self.openers.get(event.kind, self.open_any)
+        return opener(event.time, event.fields) if opener is not None else None
 
-    def observe(self, state: tuple[Any, ...], event: Event) -> tuple[Any, ...]:
+    def observe(self, state: State, event: Event) -> State:
         """The trial after one more event: a new state when the event feeds a slot (states are immutable, so snapshots share them)."""
-        captures = self.captures.get(event.kind)
-        if captures is None:
-            return state
-        return self._fold(list(state), event, captures)
+        observer = self.observers.get(event.kind)
+        return observer(state, event.time, event.fields) if observer is not None else state
 
-    @staticmethod
-    def _fold(slots: list[Any], event: Event, captures: tuple[Capture, ...]) -> tuple[Any, ...]:
-        time, fields = event[1], event[3]
-        for capture in captures:
-            index = capture.slot + SLOTS
-            mode = capture.mode
-            if mode == "exists":
-                if slots[index] is True:
-                    continue
-                if capture.within is not None and not 0 <= time - slots[OPENED] <= capture.within:
-                    continue
-                if capture.where is not None and capture.where.evaluate(fields) is not True:
-                    continue
-                slots[index] = True
-            elif mode == "last" or slots[index] is None:
-                slots[index] = fields[capture.field] if capture.field is not None else capture.expr.evaluate(fields)  # type: ignore[union-attr]
-        return tuple(slots)
+    def _opener(self, captures: tuple[Capture, ...], profiles: Profiles | None) -> Opener:
+        blank = [None] * len(self.slot_names)
+        fills = tuple((capture.slot, capture.on_open()) for capture in captures)
+        after = self.close_after
+        shared, share = (profiles.get, _sharer(profiles)) if profiles is not None else (None, None)
 
-    def values(self, state: tuple[Any, ...]) -> dict[str, Any]:
-        """The trial's final variables: captured slots, defaults for what never came, then derived expressions."""
+        def open_trial(time: int, fields: Mapping[str, Any]) -> State:
+            values = blank.copy()
+            for slot, value in fills:
+                values[slot] = value(fields)
+            slots = tuple(values)
+            if shared is not None:
+                slots = shared(slots) or share(slots)  # type: ignore[misc]
+            return (time, NEVER if after is None else time + after, slots)
+
+        return open_trial
+
+    def variables(self, slots: tuple[Any, ...]) -> dict[str, Any]:
+        """A closed trial's variables from its slots (`state[SLOTS]`): captured values, defaults for what never came, then derived expressions."""
         defaults = self.defaults
-        values = {name: defaults.get(name) if value is None else value for name, value in zip(self.slot_names, state[SLOTS:])}
+        values = {name: defaults.get(name) if value is None else value for name, value in zip(self.slot_names, slots)}
         for name, expr in self.derived:
             values[name] = expr.evaluate(values)
             if values[name] is None:
                 values[name] = self.defaults.get(name)
         return values
+
+
+_COMPILED = ("openers", "open_any", "observers", "profiles")
+"""The layout's fields rebuilt from the others after unpickling."""
+
+def _sharer(profiles: Profiles) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
+    """Adds a slot tuple the table lacks (while it has room) and returns it; callers look the table up first."""
+
+    def share(slots: tuple[Any, ...]) -> tuple[Any, ...]:
+        if len(profiles) < PROFILE_LIMIT:
+            profiles[slots] = slots
+        return slots
+
+    return share
+
+
+def _observer(captures: tuple[Capture, ...], profiles: Profiles | None) -> Observer:
+    steps = tuple((capture.slot, capture.step()) for capture in captures)
+    shared, share = (profiles.get, _sharer(profiles)) if profiles is not None else (None, None)
+
+    def observe(state: State, time: int, fields: Mapping[str, Any]) -> State:
+        slots = state[SLOTS]
+        changed: list[Any] | None = None
+        for index, step in steps:
+            value = step(slots[index] if changed is None else changed[index], state[OPENED], time, fields)
+            if value is not KEEP:
+                if changed is None:
+                    changed = list(slots)
+                changed[index] = value
+        if changed is None:
+            return state
+        slots = tuple(changed)
+        if shared is not None:
+            slots = shared(slots) or share(slots)  # type: ignore[misc]
+        return (state[OPENED], state[CLOSES], slots)
+
+    return observe

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -25,6 +26,12 @@ PART_NAMES = {
 
 GROUP_JOIN = " & "
 """Joins the values of several group variables into one intersectional group name."""
+
+MEMO_LIMIT = 4096
+"""Most distinct slot tuples whose outcome is remembered (a few dozen for group × prediction × label)."""
+
+Counted = tuple[list[Cell] | None, dict[str, float]]
+"""What one closed trial counts in: its cells (None: incomplete) and its aggregate contributions."""
 
 
 @dataclass(frozen=True)
@@ -132,37 +139,48 @@ class TickDelta:
     closed: int = 0
     incomplete: int = 0
     trials: list[TrialOutcome] = field(default_factory=list)
+    profiles: dict[tuple[Any, ...], int] = field(default_factory=dict)
+    """Closed trials not yet counted, by slot values: the merge adds up every bucket's, then `settle` counts each distinct tuple once."""
 
     def add(self, outcome: TrialOutcome, keep_trial: bool) -> None:
         self.count(outcome.cells, outcome.totals)
         if keep_trial:
             self.trials.append(outcome)
 
-    def count(self, cells: list[Cell] | None, totals: dict[str, float]) -> None:
-        """Count one closed trial by its cells (None: incomplete) and aggregate contributions."""
-        self.closed += 1
+    def count(self, cells: list[Cell] | None, totals: dict[str, float], trials: int = 1) -> None:
+        """Count `trials` closed trials alike in their cells (None: incomplete) and aggregate contributions."""
+        self.closed += trials
         if cells is None:
-            self.incomplete += 1
+            self.incomplete += trials
         else:
             counts = self.counts
             for part, group, hit in cells:
                 cell = counts.get((part, group))
                 if hit.__class__ is tuple:  # a measure: sum its numbers, count it last
                     if cell is None:
-                        counts[(part, group)] = [*hit, 1]
+                        counts[(part, group)] = [*(number * trials for number in hit), trials]
                     else:
                         for index, number in enumerate(hit):
-                            cell[index] += number
-                        cell[-1] += 1
+                            cell[index] += number * trials
+                        cell[-1] += trials
                 elif cell is None:
-                    counts[(part, group)] = [int(hit), 1]
+                    counts[(part, group)] = [hit * trials, trials]
                 else:
-                    cell[0] += hit
-                    cell[1] += 1
+                    cell[0] += hit * trials
+                    cell[1] += trials
         for name, value in totals.items():
-            self.totals[name] = self.totals.get(name, 0.0) + value
+            self.totals[name] = self.totals.get(name, 0.0) + value * trials
+
+    def settle(self, outcome_of: Callable[[tuple[Any, ...]], Counted]) -> None:
+        """Count the trials waiting in `profiles` into cells and totals."""
+        for slots, trials in self.profiles.items():
+            self.count(*outcome_of(slots), trials)
+        self.profiles = {}
 
     def __iadd__(self, other: TickDelta) -> TickDelta:
+        profiles = self.profiles
+        for slots, trials in other.profiles.items():
+            profiles[slots] = profiles.get(slots, 0) + trials
         for key, sums in other.counts.items():
             cell = self.counts.get(key)
             if cell is None:
@@ -188,6 +206,27 @@ class Outcomes:
     def of(self, closed_at: int, key: str, values: dict[str, Any]) -> TrialOutcome:
         return TrialOutcome(closed_at, key, *self.counted(values))
 
-    def counted(self, values: dict[str, Any]) -> tuple[list[Cell] | None, dict[str, float]]:
+    def counted(self, values: dict[str, Any]) -> Counted:
         """What a trial with these variables counts in: its cells and its aggregate contributions."""
         return self.metric.cells(values), {rule.name: rule.contribution(values) for rule in self.aggregates}
+
+
+class SlotOutcomes:
+    """What a closed trial counts in, from its slot values (`variables` turns them into the trial's variables),
+    remembered per distinct slot tuple: valid where equal slots mean equal variables (a layout's exact slots)."""
+
+    def __init__(self, outcomes: Outcomes, variables: Callable[[tuple[Any, ...]], dict[str, Any]]):
+        self.outcomes = outcomes
+        self.variables = variables
+        self._memo: dict[tuple[Any, ...], Counted] = {}
+
+    def __call__(self, slots: tuple[Any, ...]) -> Counted:
+        counted = self._memo.get(slots)
+        if counted is None:
+            counted = self.outcomes.counted(self.variables(slots))
+            if len(self._memo) < MEMO_LIMIT:
+                self._memo[slots] = counted
+        return counted
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"outcomes": self.outcomes, "variables": self.variables, "_memo": {}}

@@ -7,6 +7,7 @@ import pickle
 from pipeline.events import Event
 from pipeline.timefmt import DAY
 from pipeline.trials.bucket import Bucket
+from pipeline.trials.layout import SLOTS
 from tests.helpers import plan_of, recid, screen
 
 
@@ -15,8 +16,15 @@ def bucket(partitions: int = 1, lateness: int = 0, **changes) -> Bucket:
     return Bucket(0, plan.layout, plan.outcomes, partitions=partitions, lateness=lateness, tick=DAY)
 
 
+def settled(report):
+    """The report with its deltas counted into cells, as the merge does."""
+    for delta in report.deltas.values():
+        delta.settle(plan_of().monitor.slot_outcomes)
+    return report
+
+
 def closed_cells(report) -> dict[int, dict]:
-    return {tick // DAY: {key: cell for key, cell in delta.counts.items()} for tick, delta in report.deltas.items()}
+    return {tick // DAY: {key: cell for key, cell in delta.counts.items()} for tick, delta in settled(report).deltas.items()}
 
 
 def test_a_trial_closes_by_event_time_without_another_event_of_its_key():
@@ -47,7 +55,7 @@ def test_a_closing_event_closes_at_its_time_and_reports_at_the_next_tick():
     report = b.receive(0, [decide], 5 * DAY + 3600)
     assert report.deltas == {} and b.trials == {} and len(b.due) == 1
     report = b.receive(0, [], 6 * DAY + 1)
-    assert list(report.deltas) == [6 * DAY] and report.deltas[6 * DAY].incomplete == 1
+    assert list(report.deltas) == [6 * DAY] and settled(report).deltas[6 * DAY].incomplete == 1
 
 
 def test_no_tick_is_final_until_every_partition_has_reported():
@@ -78,3 +86,42 @@ def test_snapshot_is_an_independent_copy_that_pickles():
     b.receive(0, [recid("x", 3)], 3 * DAY)
     assert copy.trials["x"] != b.trials["x"]
     assert closed_cells(copy.finish()) == {730: {("false_positive_rate", "a"): [1, 1]}}
+
+
+def decide(key: str, day: float, race: str = "a", hired: bool = True) -> Event:
+    return Event(key, int(day * DAY), "DECIDE", {"id": key, "race": race, "hired": hired})
+
+
+def test_a_trial_closed_by_its_closing_event_is_not_closed_again_when_its_close_time_comes():
+    b = bucket()
+    reports = [
+        b.receive(0, [screen("x", 0)], 0),
+        b.receive(0, [decide("x", 1)], DAY),  # the closing event closes the first trial on day 1
+        b.receive(0, [screen("x", 2, race="b")], 2 * DAY),  # the key's second trial, due on day 732
+        b.receive(0, [], 731 * DAY),  # the first trial's schedule entry comes due on day 730
+    ]
+    closed = {tick // DAY: delta.closed for report in reports if report is not None for tick, delta in settled(report).deltas.items()}
+    assert closed == {1: 1} and b.trials["x"][SLOTS][0] == "b"
+    assert {tick // DAY for tick in b.finish().deltas} == {732}
+
+
+def test_a_trial_reopened_at_the_same_instant_closes_once_at_its_own_close_time():
+    b = bucket()
+    b.receive(0, [screen("x", 0), decide("x", 0), screen("x", 0, race="b")], 0)
+    closed = [(tick // DAY, delta.closed) for report in (b.receive(0, [], 800 * DAY), b.finish()) for tick, delta in settled(report).deltas.items()]
+    assert sorted(closed) == [(0, 1), (730, 1)] and b.trials == {}
+
+
+def test_trials_with_equal_slot_values_share_one_slots_tuple():
+    b = bucket()
+    b.receive(0, [screen("x", 0), screen("y", 1), screen("z", 2, race="c")], 2 * DAY)
+    x, y, z = (b.trials[key][SLOTS] for key in "xyz")
+    assert x is y and x == ("a", True, None) and z is not x
+    b.receive(0, [recid("x", 3)], 3 * DAY)
+    assert b.trials["x"][SLOTS] == ("a", True, True) and b.trials["y"][SLOTS] is y
+
+
+def test_numeric_slots_are_not_shared():
+    numeric = bucket(variables={"group": {"first": "SCREEN", "field": "score"}, "high_risk": {"first": "SCREEN", "expr": "score > 6"}, "reoffended": {"exists": "RECIDIVISM"}})
+    numeric.receive(0, [screen("x", 0), screen("y", 1)], DAY)
+    assert numeric.trials["x"][SLOTS] == numeric.trials["y"][SLOTS] and numeric.trials["x"][SLOTS] is not numeric.trials["y"][SLOTS]

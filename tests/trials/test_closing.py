@@ -1,9 +1,9 @@
-"""The close schedule hands entries back in exactly the order one heap would, in order or not."""
+"""The close schedule hands back every due entry in close-time order, whatever the push order, and nothing else."""
 
 from __future__ import annotations
 
-import heapq
 import pickle
+from collections import Counter
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -14,37 +14,41 @@ close_times = st.lists(st.integers(0, 50), max_size=60)
 limits = st.lists(st.integers(0, 60), max_size=8)
 
 
-def entries(times: list[int]) -> list[tuple[int, int, str]]:
-    return [(closes, seq, f"k{seq}") for seq, closes in enumerate(times)]
+def entries(times: list[int]) -> list[tuple[int, str]]:
+    return [(closes, f"k{index}") for index, closes in enumerate(times)]
+
+
+def pushed(times: list[int]) -> CloseSchedule:
+    schedule = CloseSchedule()
+    for closes, key in entries(times):
+        schedule.push(closes, key)
+    return schedule
 
 
 @given(close_times, limits)
-def test_pops_in_heap_order_whatever_the_push_order(times, throughs):
-    schedule, heap = CloseSchedule(), []
-    for entry in entries(times):
-        schedule.push(entry)
-        heapq.heappush(heap, entry)
+def test_pops_each_entry_once_when_due_in_close_time_order(times, throughs):
+    schedule, waiting, popped = pushed(times), entries(times), []
     for through in [*sorted(throughs), None]:
-        expected = []
-        while heap and (through is None or heap[0][0] <= through):
-            expected.append(heapq.heappop(heap))
-        assert schedule.pop_due(through) == expected
+        due_times, due_keys = schedule.pop_due(through)
+        assert due_times == sorted(due_times)
+        expected = [entry for entry in waiting if through is None or entry[0] <= through]
+        waiting = [entry for entry in waiting if entry not in expected]
+        assert Counter(zip(due_times, due_keys)) == Counter(expected)
+        popped.extend(due_keys)
+    assert sorted(popped) == sorted(key for _, key in entries(times)) and len(schedule) == 0
 
 
 def test_in_order_pushes_stay_out_of_the_heap():
-    schedule = CloseSchedule()
-    for entry in entries([1, 2, 2, 5]):
-        schedule.push(entry)
-    assert schedule.heap == [] and len(schedule.fifo) == 4
-    schedule.push((3, 9, "late"))
-    assert schedule.heap == [(3, 9, "late")]
-    assert [seq for _, seq, _ in schedule.pop_due(4)] == [0, 1, 2, 9]
+    schedule = pushed([1, 2, 2, 5])
+    assert schedule.heap == [] and len(schedule) == 4
+    schedule.push(3, "late")
+    assert schedule.heap == [(3, "late")]
+    assert schedule.pop_due(4) == ([1, 2, 2, 3], ["k0", "k1", "k2", "late"])
 
 
 def test_a_copy_is_independent_and_pickles():
-    schedule = CloseSchedule()
-    for entry in entries([3, 1, 4]):
-        schedule.push(entry)
+    schedule = pushed([3, 1, 4])
+    schedule.pop_due(1)
     clone = pickle.loads(pickle.dumps(schedule.copy()))
     schedule.pop_due(None)
-    assert clone.pop_due(None) == sorted(entries([3, 1, 4]))
+    assert clone.pop_due(None) == ([3, 4], ["k0", "k2"])

@@ -6,6 +6,7 @@ import random
 
 from pipeline.timefmt import DAY
 from pipeline.trials.bucket import Bucket
+from pipeline.trials.layout import SLOTS
 from tests.helpers import plan_of, recid, screen
 
 
@@ -26,26 +27,32 @@ def random_events(seed: int, keys: int = 300) -> list:
 
 def test_observing_an_event_returns_a_new_state_and_leaves_the_old_one_alone():
     layout = plan_of().layout
-    opened = layout.open(screen("x", 0), seq=1)
+    opened = layout.open(screen("x", 0))
     later = layout.observe(opened, recid("x", 3))
-    assert type(opened) is tuple and opened[-1] is None and later[-1] is True
+    assert type(opened) is tuple and opened[SLOTS][-1] is None and later[SLOTS][-1] is True
 
 
-def test_outcomes_remembered_by_slots_count_what_kept_trials_count():
+def test_trials_counted_by_slot_tuples_settle_to_what_kept_trials_count():
     events = random_events(seed=4)
     fast, slow = bucket(keep_trials=False), bucket(keep_trials=True)
-    assert fast._memo is not None and slow._memo is None
+    assert fast.by_profile and not slow.by_profile
+    settle = plan_of().monitor.slot_outcomes
     counted: tuple[dict, dict] = ({}, {})
+
+    def add(ticks: dict, deltas: dict) -> None:
+        for tick, d in deltas.items():
+            d.settle(settle)
+            ticks[tick] = (d.counts, d.closed, d.incomplete)
+
     for start in range(0, len(events), 37):
         chunk = events[start : start + 37]
         for b, ticks in zip((fast, slow), counted):
-            report = b.receive(0, chunk, chunk[-1].time)
-            ticks.update({tick: (d.counts, d.closed, d.incomplete) for tick, d in report.deltas.items()})
+            add(ticks, b.receive(0, chunk, chunk[-1].time).deltas)
     for b, ticks in zip((fast, slow), counted):
-        ticks.update({tick: (d.counts, d.closed, d.incomplete) for tick, d in b.finish().deltas.items()})
+        add(ticks, b.finish().deltas)
     assert len(counted[0]) > 100 and counted[0] == counted[1]
 
 
 def test_numeric_slots_are_not_remembered():
     numeric = bucket(False, variables={"group": {"first": "SCREEN", "field": "score"}, "high_risk": {"first": "SCREEN", "expr": "score > 6"}, "reoffended": {"exists": "RECIDIVISM"}})
-    assert not numeric.layout.exact_slots and numeric._memo is None
+    assert not numeric.layout.exact_slots and not numeric.by_profile and plan_of().monitor.slot_outcomes is not None
