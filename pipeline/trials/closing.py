@@ -3,51 +3,63 @@
 from __future__ import annotations
 
 import heapq
+from array import array
 from bisect import bisect_right
+from collections import deque
 from operator import itemgetter
 
 _close_time = itemgetter(0)
 
+Chunk = tuple[array, tuple[str, ...]]
+"""Close times (an `array` of int64) and the keys they belong to, in close-time order."""
+
 
 class CloseSchedule:
-    """Entries pushed in close-time order (trials of a fixed length opened in event-time order: the usual case) sit in
-    two parallel lists read from `head`; the rest sit in a heap.
+    """Entries pushed in close-time order (trials of a fixed length opened in event-time order: the usual case) are
+    kept in chunks; the rest sit in a heap.
 
-    The entries due by a time come out of the lists as two slices found by bisection, with no object per entry;
-    the heap's due entries are merged in, so the result is in close-time order either way.
+    A chunk holds its close times in an `array` and its keys in a tuple of strings, and the garbage collector
+    traverses neither, so the schedule of a few hundred thousand open trials adds nothing to a collection.
+    The entries pushed since the last `pop_due` wait in `times` and `keys` and become one chunk there.
     """
 
-    def __init__(self, times: list[int] | None = None, keys: list[str] | None = None, heap: list[tuple[int, str]] | None = None):
-        self.times: list[int] = times if times is not None else []
-        self.keys: list[str] = keys if keys is not None else []
+    def __init__(self, chunks: deque[Chunk] | None = None, heap: list[tuple[int, str]] | None = None):
+        self.chunks: deque[Chunk] = chunks if chunks is not None else deque()
         self.head = 0
+        """How many entries of the first chunk are already popped."""
+        self.times = array("q")
+        self.keys: list[str] = []
+        self.last = self.chunks[-1][0][-1] if self.chunks else -(2**63)
+        """The latest close time in the chunks: a push before it goes to the heap."""
         self.heap: list[tuple[int, str]] = heap if heap is not None else []
 
     def __len__(self) -> int:
-        return len(self.times) - self.head + len(self.heap)
+        return sum(len(keys) for _, keys in self.chunks) - self.head + len(self.keys) + len(self.heap)
 
     def push(self, closes: int, key: str) -> None:
-        times = self.times
-        if not times or closes >= times[-1]:
-            times.append(closes)
+        if closes >= self.last:
+            self.last = closes
+            self.times.append(closes)
             self.keys.append(key)
         else:
             heapq.heappush(self.heap, (closes, key))
 
     def pop_due(self, through: int | None) -> tuple[list[int], list[str]]:
         """Remove and return the close times and keys of every entry due at or before `through` (all when None), in close-time order."""
-        times, keys, head = self.times, self.keys, self.head
-        end = len(times) if through is None else bisect_right(times, through, head)
-        due_times, due_keys = times[head:end], keys[head:end]
-        if end == len(times):
-            times.clear()
-            keys.clear()
+        self._seal()
+        due_times: list[int] = []
+        due_keys: list[str] = []
+        chunks = self.chunks
+        while chunks:
+            times, keys = chunks[0]
+            end = len(times) if through is None else bisect_right(times, through, self.head)
+            due_times.extend(times[self.head : end])
+            due_keys.extend(keys[self.head : end])
+            if end < len(times):
+                self.head = end
+                break
+            chunks.popleft()
             self.head = 0
-        elif end > len(times) // 2:  # drop the consumed half, so the lists' memory follows the open trials
-            del times[:end], keys[:end]
-            self.head = 0
-        else:
-            self.head = end
         heap = self.heap
         if heap and (through is None or heap[0][0] <= through):
             late = []
@@ -57,5 +69,16 @@ class CloseSchedule:
             due_times, due_keys = [closes for closes, _ in merged], [key for _, key in merged]
         return due_times, due_keys
 
+    def _seal(self) -> None:
+        """Turn the entries pushed since the last pop into a chunk."""
+        if self.keys:
+            self.chunks.append((self.times, tuple(self.keys)))
+            self.times = array("q")
+            self.keys = []
+
     def copy(self) -> CloseSchedule:
-        return CloseSchedule(self.times[self.head :], self.keys[self.head :], list(self.heap))
+        """An independent copy (sealed chunks never change, so the copy shares them)."""
+        self._seal()
+        clone = CloseSchedule(deque(self.chunks), list(self.heap))
+        clone.head = self.head
+        return clone
