@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pipeline.events import Event
 from pipeline.timefmt import ceil_to
 from pipeline.trials.closing import CloseSchedule
-from pipeline.trials.layout import CLOSES, NEVER, SLOTS, State, TrialLayout
+from pipeline.trials.layout import NEVER, OPENED, SLOTS, State, TrialLayout
 from pipeline.trials.outcomes import Outcomes, TickDelta
 
 FINISHED = NEVER
@@ -106,10 +106,13 @@ class Bucket:
 
         An `idle` partition (at the end of its log for a while) stops holding the watermark back until it has events again.
         """
-        trials, push, due = self.trials, self.closing.push, self.due
+        trials, due = self.trials, self.due
         layout = self.layout
         openers, open_any, observers, close_on = layout.openers, layout.open_any, layout.observers, layout.close_on
         get = trials.get
+        after = layout.close_after
+        closing_times: list[int] = []
+        closing_keys: list[str] = []
         for key, time, kind, fields, _origin in events:
             state = get(key)
             if state is None:
@@ -118,8 +121,9 @@ class Bucket:
                     self.unmatched += 1
                     continue
                 state = opener(time, fields)
-                if state[CLOSES] != NEVER:
-                    push(state[CLOSES], key)
+                if after is not None:
+                    closing_times.append(time + after)
+                    closing_keys.append(key)
             else:
                 observer = observers.get(kind)
                 if observer is not None:
@@ -129,6 +133,7 @@ class Bucket:
                 due.append((time, key, state))
             else:
                 trials[key] = state
+        self.closing.push_all(closing_times, closing_keys)
         if high is not None and high > self.high.get(partition, high - 1):
             self.high[partition] = high
         if idle:
@@ -182,10 +187,10 @@ class Bucket:
         An entry closes its key's current trial when that trial is due at the entry's time: its own trial, or one
         reopened at the same instant, which is due then as well.
         """
-        trials = self.trials
+        trials, after = self.trials, self.layout.close_after
         for closes, key in zip(times, keys):
             state = trials.get(key)
-            if state is not None and state[CLOSES] == closes:
+            if state is not None and state[OPENED] + after == closes:  # type: ignore[operator]
                 del trials[key]
                 closed.append(closes, key, state)
 

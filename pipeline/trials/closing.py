@@ -44,6 +44,18 @@ class CloseSchedule:
         else:
             heapq.heappush(self.heap, (closes, key))
 
+    def push_all(self, times: list[int], keys: list[str]) -> None:
+        """Push entries in one call: appended at once when they are in close-time order after the latest, else one by one."""
+        if not times:
+            return
+        if times[0] >= self.last and times == sorted(times):
+            self.last = times[-1]
+            self.times.extend(times)
+            self.keys.extend(keys)
+        else:
+            for closes, key in zip(times, keys):
+                self.push(closes, key)
+
     def pop_due(self, through: int | None) -> tuple[list[int], list[str]]:
         """Remove and return the close times and keys of every entry due at or before `through` (all when None), in close-time order."""
         self._seal()

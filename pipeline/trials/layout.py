@@ -13,13 +13,13 @@ from pipeline.spec.expressions import Expression
 NEVER = 2**62
 """Close time of a trial that closes only on a closing event (or at the end of the input)."""
 
-OPENED, CLOSES, SLOTS = 0, 1, 2
-"""Positions in a trial's state tuple `(opened, closes, slots)`: open time, close time, and the tuple of variable slots."""
+OPENED, SLOTS = 0, 1
+"""Positions in a trial's state tuple `(opened, slots)`: open time and the tuple of variable slots (it closes at `opened + close_after`)."""
 
 PROFILE_LIMIT = 4096
 """Most distinct slot tuples a layout shares between trials (a few dozen for group × prediction × label)."""
 
-State = tuple[int, int, tuple[Any, ...]]
+State = tuple[int, tuple[Any, ...]]
 Opener = Callable[[int, Mapping[str, Any]], State]
 """(event time, fields) -> the state of the trial the event opens."""
 Observer = Callable[[State, int, Mapping[str, Any]], State]
@@ -85,7 +85,7 @@ class Capture:
 
 @dataclass(frozen=True)
 class TrialLayout:
-    """Compiled trial lifecycle and variable extraction; a trial's state is a tuple `(opened, closes, slots)`.
+    """Compiled trial lifecycle and variable extraction; a trial's state is a tuple `(opened, slots)`.
 
     `openers` and `observers` hold, per event kind, the folds compiled from the captures; they are rebuilt
     rather than pickled, so a layout travels to the recovery store as its declarative fields. When slots are
@@ -143,7 +143,6 @@ class TrialLayout:
     def _opener(self, captures: tuple[Capture, ...], profiles: Profiles | None) -> Opener:
         blank = [None] * len(self.slot_names)
         fills = tuple((capture.slot, capture.on_open()) for capture in captures)
-        after = self.close_after
         shared, share = (profiles.get, _sharer(profiles)) if profiles is not None else (None, None)
 
         def open_trial(time: int, fields: Mapping[str, Any]) -> State:
@@ -153,7 +152,7 @@ class TrialLayout:
             slots = tuple(values)
             if shared is not None:
                 slots = shared(slots) or share(slots)  # type: ignore[misc]
-            return (time, NEVER if after is None else time + after, slots)
+            return (time, slots)
 
         return open_trial
 
@@ -200,6 +199,6 @@ def _observer(captures: tuple[Capture, ...], profiles: Profiles | None) -> Obser
         slots = tuple(changed)
         if shared is not None:
             slots = shared(slots) or share(slots)  # type: ignore[misc]
-        return (state[OPENED], state[CLOSES], slots)
+        return (state[OPENED], slots)
 
     return observe

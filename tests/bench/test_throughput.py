@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.bench.throughput import SPEC, measure_throughput
+from pipeline.bench.throughput import SPEC, FlowResult, Run, ThroughputResult, measure_throughput
 
 EVENTS = 20_000
 
@@ -39,3 +39,13 @@ def test_the_kept_stream_has_the_requested_size(result):
 
 def test_the_spec_under_test_exists():
     assert SPEC.is_file()
+
+
+def test_the_ratio_is_the_median_of_the_rounds_each_pairing_one_run_of_each_flow():
+    def runs(flow: str, seconds: list[float]) -> FlowResult:
+        return FlowResult(flow, tuple(Run(flow, 1000, second, 1.0, 2.0, {}) for second in seconds))
+
+    # round 3 ran in a slow phase of the machine: both flows took three times as long
+    result = ThroughputResult(1000, None, runs("passthrough", [1.0, 1.0, 3.0]), runs("monitor", [2.0, 6.0, 6.0]))
+    assert result.ratios == [0.5, 1 / 6, 0.5] and result.ratio == 0.5
+    assert result.monitor.rate / result.passthrough.rate == 1 / 6  # the ratio of median rates mixes the phases

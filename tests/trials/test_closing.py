@@ -52,3 +52,17 @@ def test_a_copy_is_independent_and_pickles():
     clone = pickle.loads(pickle.dumps(schedule.copy()))
     schedule.pop_due(None)
     assert clone.pop_due(None) == ([3, 4], ["k0", "k2"])
+
+
+@given(st.lists(close_times, max_size=6), limits)
+def test_batches_pushed_at_once_pop_like_single_pushes(batches, throughs):
+    batched, single = CloseSchedule(), CloseSchedule()
+    for number, batch in enumerate(batches):
+        keys = [f"b{number}k{index}" for index in range(len(batch))]
+        batched.push_all(batch, keys)
+        for closes, key in zip(batch, keys):
+            single.push(closes, key)
+    for through in [*sorted(throughs), None]:
+        due_batched, due_single = batched.pop_due(through), single.pop_due(through)
+        assert due_batched[0] == sorted(due_batched[0]) and due_batched[0] == due_single[0]
+        assert Counter(zip(*due_batched)) == Counter(zip(*due_single))
