@@ -23,7 +23,7 @@ def throughput(events: int, repeat: int, keep: str | None) -> None:
         result = measure_throughput(events, repeat=repeat, keep=keep, on_step=lambda step: progress.update(task, description=step))
     console.console.print(
         f"{result.events:,} COMPAS-shaped events ({PER_DAY:g} screenings a day) on {os.cpu_count()} CPU cores; "
-        f"median of {repeat} round(s), each running both flows back to back in their own processes, timing run_main only"
+        f"{repeat} round(s) of both flows back to back, each flow in a fresh process, timing run_main only"
     )
     console.table(
         "Throughput",
@@ -42,8 +42,8 @@ def throughput(events: int, repeat: int, keep: str | None) -> None:
         ],
         right=(1, 2, 3, 4, 5, 6),
     )
-    spread = f", rounds {min(result.ratios):.2f}–{max(result.ratios):.2f}" if repeat > 1 else ""
-    console.console.print(f"monitor / passthrough: {result.ratio:.2f} (median of per-round ratios{spread}; target ≥ 0.50)")
+    rounds = f"median of {repeat} rounds, {min(result.ratios):.2f}–{max(result.ratios):.2f}; " if repeat > 1 else ""
+    console.console.print(f"monitor / passthrough: {result.ratio:.2f} ({rounds}target ≥ 0.50)")
     console.console.print(
         f"monitor output: {result.alerts} alert(s), {result.estimates:,} estimate records, {result.trials_closed:,} trials closed"
     )
