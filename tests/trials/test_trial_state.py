@@ -54,5 +54,7 @@ def test_trials_counted_by_slot_tuples_settle_to_what_kept_trials_count():
 
 
 def test_numeric_slots_are_not_remembered():
-    numeric = bucket(False, variables={"group": {"first": "SCREEN", "field": "score"}, "high_risk": {"first": "SCREEN", "expr": "score > 6"}, "reoffended": {"exists": "RECIDIVISM"}})
-    assert not numeric.layout.exact_slots and not numeric.by_profile and plan_of().monitor.slot_outcomes is not None
+    variables = {"group": {"first": "SCREEN", "field": "score"}, "high_risk": {"first": "SCREEN", "expr": "score > 6"}, "reoffended": {"exists": "RECIDIVISM"}}
+    numeric = bucket(False, variables=variables)
+    assert not numeric.layout.exact_slots and not numeric.by_profile
+    assert plan_of(variables=variables).monitor.slot_outcomes is None and plan_of().monitor.slot_outcomes is not None
