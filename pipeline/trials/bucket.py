@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from pipeline.events import Event
 from pipeline.timefmt import ceil_to
 from pipeline.trials.closing import CloseSchedule
-from pipeline.trials.layout import NEVER, OPENED, SLOTS, State, TrialLayout
+from pipeline.trials.layout import OPENED, SLOTS, State, TrialLayout
 from pipeline.trials.outcomes import Outcomes, TickDelta
 
-FINISHED = NEVER
-"""`through` of a bucket whose input has ended: every trial with a close time is closed and reported; trials that wait for a closing event are counted as unfinished."""
+FINISHED = 2**62
+"""`through` of a bucket whose input has ended (later than any event time): every trial with a close time is closed and reported; trials that wait for a closing event are counted as unfinished."""
 
 _slots = operator.itemgetter(SLOTS)
 

@@ -63,7 +63,7 @@ class PartitionClock:
         routed: dict[int, list[Event]] = {}
         crc32 = zlib.crc32
         for event in events:
-            bucket = crc32(event[0].encode()) % buckets
+            bucket = crc32(event.key.encode()) % buckets
             group = routed.get(bucket)
             if group is None:
                 routed[bucket] = [event]

@@ -29,16 +29,19 @@ class CloseSchedule:
         """How many entries of the first chunk are already popped."""
         self.times = array("q")
         self.keys: list[str] = []
-        self.last = self.chunks[-1][0][-1] if self.chunks else -(2**63)
-        """The latest close time in the chunks: a push before it goes to the heap."""
         self.heap: list[tuple[int, str]] = heap if heap is not None else []
 
     def __len__(self) -> int:
         return sum(len(keys) for _, keys in self.chunks) - self.head + len(self.keys) + len(self.heap)
 
+    def _latest(self) -> int:
+        """The latest close time in order (pending or chunked): an entry before it goes to the heap."""
+        if self.times:
+            return self.times[-1]
+        return self.chunks[-1][0][-1] if self.chunks else -(2**63)
+
     def push(self, closes: int, key: str) -> None:
-        if closes >= self.last:
-            self.last = closes
+        if closes >= self._latest():
             self.times.append(closes)
             self.keys.append(key)
         else:
@@ -48,8 +51,7 @@ class CloseSchedule:
         """Push entries in one call: appended at once when they are in close-time order after the latest, else one by one."""
         if not times:
             return
-        if times[0] >= self.last and times == sorted(times):
-            self.last = times[-1]
+        if times[0] >= self._latest() and times == sorted(times):
             self.times.extend(times)
             self.keys.extend(keys)
         else:

@@ -10,9 +10,6 @@ from typing import Any, Literal
 from pipeline.events import Event
 from pipeline.spec.expressions import Expression
 
-NEVER = 2**62
-"""Close time of a trial that closes only on a closing event (or at the end of the input)."""
-
 OPENED, SLOTS = 0, 1
 """Positions in a trial's state tuple `(opened, slots)`: open time and the tuple of variable slots (it closes at `opened + close_after`)."""
 
@@ -28,8 +25,9 @@ Step = Callable[[Any, int, int, Mapping[str, Any]], Any]
 """(slot value, trial open time, event time, fields) -> the slot's new value, or `KEEP`."""
 
 Profiles = dict[tuple[Any, ...], tuple[Any, ...]]
-"""Slot tuples shared between trials, each its own key: `profiles.get(slots) or share(slots)` is the shared one."""
-
+"""Slot tuples shared between trials, each its own key."""
+Share = Callable[[tuple[Any, ...]], tuple[Any, ...]]
+"""Slot values -> the tuple that trials with those values share."""
 
 KEEP = object()
 """What a capture step returns when the event leaves its slot as it was."""
@@ -143,16 +141,14 @@ class TrialLayout:
     def _opener(self, captures: tuple[Capture, ...], profiles: Profiles | None) -> Opener:
         blank = [None] * len(self.slot_names)
         fills = tuple((capture.slot, capture.on_open()) for capture in captures)
-        shared, share = (profiles.get, _sharer(profiles)) if profiles is not None else (None, None)
+        share = _sharer(profiles)
 
         def open_trial(time: int, fields: Mapping[str, Any]) -> State:
             values = blank.copy()
             for slot, value in fills:
                 values[slot] = value(fields)
             slots = tuple(values)
-            if shared is not None:
-                slots = shared(slots) or share(slots)  # type: ignore[misc]
-            return (time, slots)
+            return (time, slots if share is None else share(slots))
 
         return open_trial
 
@@ -170,10 +166,17 @@ class TrialLayout:
 _COMPILED = ("openers", "open_any", "observers", "profiles")
 """The layout's fields rebuilt from the others after unpickling."""
 
-def _sharer(profiles: Profiles) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
-    """Adds a slot tuple the table lacks (while it has room) and returns it; callers look the table up first."""
+
+def _sharer(profiles: Profiles | None) -> Share | None:
+    """The shared tuple equal to some slot values, added to the table when new and it has room; None without a table."""
+    if profiles is None:
+        return None
+    shared = profiles.get
 
     def share(slots: tuple[Any, ...]) -> tuple[Any, ...]:
+        found = shared(slots)
+        if found is not None:
+            return found
         if len(profiles) < PROFILE_LIMIT:
             profiles[slots] = slots
         return slots
@@ -183,7 +186,7 @@ def _sharer(profiles: Profiles) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
 
 def _observer(captures: tuple[Capture, ...], profiles: Profiles | None) -> Observer:
     steps = tuple((capture.slot, capture.step()) for capture in captures)
-    shared, share = (profiles.get, _sharer(profiles)) if profiles is not None else (None, None)
+    share = _sharer(profiles)
 
     def observe(state: State, time: int, fields: Mapping[str, Any]) -> State:
         slots = state[SLOTS]
@@ -197,8 +200,6 @@ def _observer(captures: tuple[Capture, ...], profiles: Profiles | None) -> Obser
         if changed is None:
             return state
         slots = tuple(changed)
-        if shared is not None:
-            slots = shared(slots) or share(slots)  # type: ignore[misc]
-        return (state[OPENED], slots)
+        return (state[OPENED], slots if share is None else share(slots))
 
     return observe
