@@ -144,9 +144,7 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
 
     prior: float | Expression | None = spec.estimator.prior
     if isinstance(spec.estimator.prior, str):
-        prior = check.expression(
-            "estimator -> prior", spec.estimator.prior, {name: "number" for name in spec.aggregates}, "number"
-        )
+        prior = check.expression("estimator -> prior", spec.estimator.prior, {name: "number" for name in spec.aggregates}, "number")
 
     if check.issues:
         raise SpecError(source, check.issues)
@@ -160,6 +158,11 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
         close_on=frozenset(spec.trial.close_on or ()),
         close_after=spec.trial.close_after,
         slot_types=tuple(variable_types[name] for name in slot_names),
+        exact_kinds=frozenset(
+            kind
+            for kind, fields in kinds.items()
+            if all(fields[name] != "float" for capture in captures.get(kind, ()) for name in capture.inputs)
+        ),
     )
     cells = MetricCells(
         type=metric.type,

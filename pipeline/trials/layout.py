@@ -16,6 +16,9 @@ OPENED, SLOTS = 0, 1
 PROFILE_LIMIT = 4096
 """Most distinct slot tuples a layout shares between trials (a few dozen for group × prediction × label)."""
 
+MEMO_LIMIT = 4096
+"""Most inputs an opener or observer remembers the resulting slots of (race × decile score: sixty)."""
+
 State = tuple[int, tuple[Any, ...]]
 Opener = Callable[[int, Mapping[str, Any]], State]
 """(event time, fields) -> the state of the trial the event opens."""
@@ -43,6 +46,14 @@ class Capture:
     expr: Expression | None = None
     within: int | None = None
     where: Expression | None = None
+
+    @property
+    def inputs(self) -> frozenset[str]:
+        """The event fields this capture reads."""
+        if self.field is not None:
+            return frozenset((self.field,))
+        source = self.expr if self.expr is not None else self.where
+        return source.names if source is not None else frozenset()
 
     def reader(self) -> Callable[[Mapping[str, Any]], Any]:
         """The value this capture takes from an event's fields (first/last captures)."""
@@ -100,6 +111,9 @@ class TrialLayout:
     close_after: int | None
     slot_types: tuple[str, ...] = ()
     """The expression type (number, string, bool) of each slot; empty when unknown."""
+    exact_kinds: frozenset[str] = frozenset()
+    """Event kinds whose captures read no float field: their inputs repeat (categories, scores) and hold no NaN, which
+    equals nothing, so with exact slots the slots an event makes are remembered by the values it reads."""
     openers: dict[str, Opener] = field(init=False, repr=False, compare=False)
     """Per opening kind; a kind absent here opens with `open_any` (or not at all when `opens_on` is set)."""
     open_any: Opener | None = field(init=False, repr=False, compare=False)
@@ -112,9 +126,15 @@ class TrialLayout:
         object.__setattr__(self, "profiles", {})
         profiles = self.profiles if self.exact_slots else None
         kinds = self.opens_on if self.opens_on is not None else self.captures.keys()
-        object.__setattr__(self, "openers", {kind: self._opener(self.captures.get(kind, ()), profiles) for kind in kinds})
-        object.__setattr__(self, "open_any", self._opener((), profiles) if self.opens_on is None else None)
-        object.__setattr__(self, "observers", {kind: _observer(captures, profiles) for kind, captures in self.captures.items()})
+        openers = {kind: self._opener(self.captures.get(kind, ()), profiles, self._memoizes(kind)) for kind in kinds}
+        observers = {kind: _observer(captures, profiles, self._memoizes(kind)) for kind, captures in self.captures.items()}
+        object.__setattr__(self, "openers", openers)
+        object.__setattr__(self, "open_any", self._opener((), profiles, profiles is not None) if self.opens_on is None else None)
+        object.__setattr__(self, "observers", observers)
+
+    def _memoizes(self, kind: str) -> bool:
+        """Whether the folds of `kind` remember their slots by input: shared slots, and inputs that are never only equal."""
+        return self.exact_slots and (kind in self.exact_kinds or kind not in self.captures)
 
     def __getstate__(self) -> dict[str, Any]:
         return {name: value for name, value in self.__dict__.items() if name not in _COMPILED}
@@ -138,17 +158,32 @@ class TrialLayout:
         observer = self.observers.get(event.kind)
         return observer(state, event.time, event.fields) if observer is not None else state
 
-    def _opener(self, captures: tuple[Capture, ...], profiles: Profiles | None) -> Opener:
+    def _opener(self, captures: tuple[Capture, ...], profiles: Profiles | None, memoize: bool) -> Opener:
         blank = [None] * len(self.slot_names)
         fills = tuple((capture.slot, capture.on_open()) for capture in captures)
         share = _sharer(profiles)
 
-        def open_trial(time: int, fields: Mapping[str, Any]) -> State:
+        def slots_of(fields: Mapping[str, Any]) -> tuple[Any, ...]:
             values = blank.copy()
             for slot, value in fills:
                 values[slot] = value(fields)
             slots = tuple(values)
-            return (time, slots if share is None else share(slots))
+            return slots if share is None else share(slots)
+
+        if not memoize:
+            return lambda time, fields: (time, slots_of(fields))
+        inputs = _input_reader(captures)
+        memo: dict[Any, tuple[Any, ...]] = {}
+        remembered = memo.get
+
+        def open_trial(time: int, fields: Mapping[str, Any]) -> State:
+            read = inputs(fields)
+            slots = remembered(read)
+            if slots is None:
+                slots = slots_of(fields)
+                if len(memo) < MEMO_LIMIT:
+                    memo[read] = slots
+            return (time, slots)
 
         return open_trial
 
@@ -184,7 +219,41 @@ def _sharer(profiles: Profiles | None) -> Share | None:
     return share
 
 
-def _observer(captures: tuple[Capture, ...], profiles: Profiles | None) -> Observer:
+def _input_reader(captures: tuple[Capture, ...]) -> Callable[[Mapping[str, Any]], Any]:
+    """Fields -> the values the captures read, as a hashable key (declared fields are always present)."""
+    names = sorted(frozenset().union(*(capture.inputs for capture in captures)))
+    return operator.itemgetter(*names) if names else _nothing
+
+
+def _nothing(_fields: Mapping[str, Any]) -> tuple[()]:
+    return ()
+
+
+def _observer(captures: tuple[Capture, ...], profiles: Profiles | None, memoize: bool) -> Observer:
+    observe = _stepper(captures, profiles)
+    if not memoize:
+        return observe
+    inputs = _input_reader(captures)
+    windows = tuple(capture.within for capture in captures if capture.mode == "exists" and capture.within is not None)
+    memo: dict[Any, tuple[Any, ...]] = {}
+    remembered = memo.get
+
+    def observe_remembered(state: State, time: int, fields: Mapping[str, Any]) -> State:
+        """The slots after the event depend only on the slots before, the values read and which exists windows hold."""
+        opened, slots = state
+        elapsed = time - opened
+        key = (slots, inputs(fields), *[0 <= elapsed <= within for within in windows]) if windows else (slots, inputs(fields))
+        after = remembered(key)
+        if after is None:
+            after = observe(state, time, fields)[SLOTS]
+            if len(memo) < MEMO_LIMIT:
+                memo[key] = after
+        return state if after is slots else (opened, after)
+
+    return observe_remembered
+
+
+def _stepper(captures: tuple[Capture, ...], profiles: Profiles | None) -> Observer:
     steps = tuple((capture.slot, capture.step()) for capture in captures)
     share = _sharer(profiles)
 

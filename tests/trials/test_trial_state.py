@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 from pipeline.timefmt import DAY
 from pipeline.trials.bucket import Bucket
-from pipeline.trials.layout import SLOTS
-from tests.helpers import plan_of, recid, screen
+from pipeline.trials.layout import MEMO_LIMIT, SLOTS
+from tests.helpers import plan_of, recid, screen, spec_dict
 
 
 def bucket(keep_trials: bool, **changes) -> Bucket:
@@ -21,7 +22,8 @@ def random_events(seed: int, keys: int = 300) -> list:
     events += [(day + rng.randrange(900), "r", key) for day, _, key in events if rng.random() < 0.5]
     events.sort()
     return [
-        screen(key, day, race=rng.choice("abc"), score=rng.randrange(1, 11)) if what == "s" else recid(key, day) for day, what, key in events
+        screen(key, day, race=rng.choice("abc"), score=rng.randrange(1, 11)) if what == "s" else recid(key, day)
+        for day, what, key in events
     ]
 
 
@@ -54,7 +56,38 @@ def test_trials_counted_by_slot_tuples_settle_to_what_kept_trials_count():
 
 
 def test_numeric_slots_are_not_remembered():
-    variables = {"group": {"first": "SCREEN", "field": "score"}, "high_risk": {"first": "SCREEN", "expr": "score > 6"}, "reoffended": {"exists": "RECIDIVISM"}}
+    variables = {
+        "group": {"first": "SCREEN", "field": "score"},
+        "high_risk": {"first": "SCREEN", "expr": "score > 6"},
+        "reoffended": {"exists": "RECIDIVISM"},
+    }
     numeric = bucket(False, variables=variables)
     assert not numeric.layout.exact_slots and not numeric.by_profile
     assert plan_of(variables=variables).monitor.slot_outcomes is None and plan_of().monitor.slot_outcomes is not None
+
+
+def test_remembered_folds_give_the_states_of_computed_ones():
+    """Opening and observing remember their slots by the values an event reads (bounded): the states stay exactly those
+    computed afresh, with inputs well past the memo's size and events both inside and outside the exists window."""
+    remembered = plan_of().layout
+    computed = dataclasses.replace(remembered, exact_kinds=frozenset())
+    assert remembered.exact_kinds == {"SCREEN", "RECIDIVISM", "DECIDE"}
+    rng = random.Random(7)
+    events = [
+        screen(f"k{k}", rng.randrange(400), race=rng.choice("abc"), score=rng.randrange(3 * MEMO_LIMIT)) for k in range(2 * MEMO_LIMIT)
+    ]
+    events += [recid(event.key, event.time // DAY + rng.randrange(900)) for event in events if rng.random() < 0.5]
+    events.sort(key=lambda event: event.time)
+    states: tuple[dict, dict] = ({}, {})
+    for event in events:
+        for layout, trials in zip((remembered, computed), states):
+            state = trials.get(event.key)
+            trials[event.key] = layout.open(event) if state is None else layout.observe(state, event)
+    assert states[0] == states[1]
+    assert {slots for _, slots in states[0].values()} >= {("a", True, True), ("a", True, None), ("b", False, None)}
+
+
+def test_kinds_with_float_inputs_are_not_remembered():
+    kinds = {"SCREEN": {"race": "str", "score": "float"}, "RECIDIVISM": {}, "DECIDE": {"race": "str", "hired": "bool"}}
+    layout = plan_of(input={**spec_dict()["input"], "kinds": kinds}).layout
+    assert layout.exact_slots and layout.exact_kinds == {"RECIDIVISM", "DECIDE"}
