@@ -41,7 +41,7 @@ class MonitorConfig:
     window_length: int = 0
     estimates: bool = True
     slot_outcomes: SlotOutcomes | None = field(default=None, compare=False)
-    """Turns the slot tuples buckets count closed trials by into cells (see `TickDelta.profiles`)."""
+    """Turns the slot tuples buckets count closed trials by into cells (see `TickDelta.unsettled`)."""
 
     @property
     def threshold(self) -> float:
@@ -136,7 +136,7 @@ class Monitor:
             for trial in sorted(delta.trials, key=lambda trial: (trial.closed_at, trial.key)):
                 self._apply_trial(trial)
             return
-        if delta.profiles:
+        if delta.unsettled:
             delta.settle(self.config.slot_outcomes)  # type: ignore[arg-type]
         self._count(delta, sign=1)
         self.closed += delta.closed

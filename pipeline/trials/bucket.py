@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import operator
 from bisect import bisect_right
-from collections import Counter
 from dataclasses import dataclass, field
 
 from pipeline.events import Event
@@ -97,7 +96,7 @@ class Bucket:
 
     @property
     def by_profile(self) -> bool:
-        """Whether closed trials are reported as counts per slot tuple, for the merge to turn into cells: when trials
+        """Whether closed trials are reported as bare slot tuples, for the merge to count and turn into cells: when trials
         need not be kept one by one and equal slots mean equal variables."""
         return not self.keep_trials and self.layout.exact_slots
 
@@ -195,9 +194,9 @@ class Bucket:
                 closed.append(closes, key, state)
 
     def _deltas(self, closed: ClosedTrials) -> dict[int, TickDelta]:
-        """The closed trials per tick: counted per slot tuple (see `by_profile`), else turned into outcomes one by one."""
+        """The closed trials per tick: their slot tuples (see `by_profile`), else turned into outcomes one by one."""
         if self.by_profile:
-            return {tick: TickDelta(profiles=Counter(map(_slots, states))) for tick, (_, _, states) in closed.ticks.items()}
+            return {tick: TickDelta(unsettled=list(map(_slots, states))) for tick, (_, _, states) in closed.ticks.items()}
         deltas: dict[int, TickDelta] = {}
         outcomes, variables = self.outcomes, self.layout.variables
         for tick, (times, keys, states) in closed.ticks.items():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -84,7 +85,6 @@ class MetricCells:
             return [("false_positive_rate", group, hit)]
         return []
 
-
     def _measures(self, values: dict[str, Any]) -> list[Cell] | None:
         group = self.group_of(values)
         if self.type == "delayed_impact":
@@ -139,8 +139,9 @@ class TickDelta:
     closed: int = 0
     incomplete: int = 0
     trials: list[TrialOutcome] = field(default_factory=list)
-    profiles: dict[tuple[Any, ...], int] = field(default_factory=dict)
-    """Closed trials not yet counted, by slot values: the merge adds up every bucket's, then `settle` counts each distinct tuple once."""
+    unsettled: list[tuple[Any, ...]] = field(default_factory=list)
+    """The slot tuples of closed trials not yet counted, one per trial: the merge joins every bucket's lists, then `settle`
+    counts each distinct tuple once."""
 
     def add(self, outcome: TrialOutcome, keep_trial: bool) -> None:
         self.count(outcome.cells, outcome.totals)
@@ -172,15 +173,13 @@ class TickDelta:
             self.totals[name] = self.totals.get(name, 0.0) + value * trials
 
     def settle(self, outcome_of: Callable[[tuple[Any, ...]], Counted]) -> None:
-        """Count the trials waiting in `profiles` into cells and totals."""
-        for slots, trials in self.profiles.items():
+        """Count the trials waiting in `unsettled` into cells and totals."""
+        for slots, trials in Counter(self.unsettled).items():
             self.count(*outcome_of(slots), trials)
-        self.profiles = {}
+        self.unsettled = []
 
     def __iadd__(self, other: TickDelta) -> TickDelta:
-        profiles = self.profiles
-        for slots, trials in other.profiles.items():
-            profiles[slots] = profiles.get(slots, 0) + trials
+        self.unsettled += other.unsettled
         for key, sums in other.counts.items():
             cell = self.counts.get(key)
             if cell is None:
