@@ -38,25 +38,30 @@ class PartitionClock:
         """Split a batch (in partition order) into on-time events and dead letters for late ones."""
         accepted: list[Event] = []
         late: list[DeadLetter] = []
-        high = self.high
+        accept = accepted.append
+        high, lateness = self.high, self.lateness
+        floor = None if high is None else high - lateness
         for event in events:
-            if high is not None and event.time < high - self.lateness:
-                origin = event.origin
-                late.append(
-                    DeadLetter(
-                        "late",
-                        f"event time {format_instant(event.time)} is older than the partition's watermark {format_instant(high - self.lateness)}",
-                        record_text(origin.payload) if origin is not None else orjson.dumps(event.fields, default=str).decode(),
-                        self.partition,
-                        origin.offset if origin is not None else -1,
-                    )
-                )
+            time = event.time
+            if floor is not None and time < floor:
+                late.append(self._late(event, floor))
                 continue
-            accepted.append(event)
-            if high is None or event.time > high:
-                high = event.time
+            accept(event)
+            if high is None or time > high:
+                high = time
+                floor = high - lateness
         self.high = high
         return accepted, late
+
+    def _late(self, event: Event, watermark: int) -> DeadLetter:
+        origin = event.origin
+        return DeadLetter(
+            "late",
+            f"event time {format_instant(event.time)} is older than the partition's watermark {format_instant(watermark)}",
+            record_text(origin.payload) if origin is not None else orjson.dumps(event.fields, default=str).decode(),
+            self.partition,
+            origin.offset if origin is not None else -1,
+        )
 
     def route(self, events: list[Event], buckets: int) -> dict[int, list[Event]]:
         """Group on-time events by trial bucket, keeping their order."""
