@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import copy
-import operator
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
 from pipeline.events import Event
 from pipeline.timefmt import ceil_to
 from pipeline.trials.closing import CloseSchedule
-from pipeline.trials.layout import OPENED, SLOTS, State, TrialLayout
+from pipeline.trials.layout import State, TrialLayout
 from pipeline.trials.outcomes import Outcomes, TickDelta
 
 FINISHED = 2**62
 """`through` of a bucket whose input has ended (later than any event time): every trial with a close time is closed and reported; trials that wait for a closing event are counted as unfinished."""
-
-_slots = operator.itemgetter(SLOTS)
 
 
 @dataclass
@@ -31,9 +28,11 @@ class Report:
 
 
 class Trials(dict):
-    """Open trials by dependence key. A dict subclass on purpose: CPython's full collection untracks a plain dict
-    whose values are all untracked (our immutable trial states), and the next insert re-tracks it into the youngest
-    generation, so every young collection re-scans the whole table; a subclass stays tracked in the oldest one."""
+    """Open trials by dependence key, for layouts whose states are tuples. A dict subclass on purpose: CPython's full
+    collection untracks a plain dict whose values are all untracked (immutable trial states), and the next insert of a
+    new tuple re-tracks it into the youngest generation, so every young collection re-scans the whole table; a subclass
+    stays tracked in the oldest one. States that are ints (exact slots) never re-track a plain dict, which is then left
+    out of collections altogether."""
 
 
 class ClosedTrials:
@@ -85,7 +84,7 @@ class Bucket:
     lateness: int
     tick: int
     keep_trials: bool = False
-    trials: dict[str, State] = field(default_factory=Trials)
+    trials: dict[str, State] = field(default_factory=dict)
     closing: CloseSchedule = field(default_factory=CloseSchedule)
     due: list[tuple[int, str, State]] = field(default_factory=list)
     """Trials closed by a closing event, with the time of that event, until their tick is final."""
@@ -93,6 +92,10 @@ class Bucket:
     idle: set[int] = field(default_factory=set)
     through: int | None = None
     unmatched: int = 0
+
+    def __post_init__(self) -> None:
+        if self.layout.profiles is None and type(self.trials) is dict:
+            self.trials = Trials(self.trials)
 
     @property
     def by_profile(self) -> bool:
@@ -186,29 +189,30 @@ class Bucket:
         An entry closes its key's current trial when that trial is due at the entry's time: its own trial, or one
         reopened at the same instant, which is due then as well.
         """
-        trials, after = self.trials, self.layout.close_after
+        trials, after, opened = self.trials, self.layout.close_after, self.layout.opened
         for closes, key in zip(times, keys):
             state = trials.get(key)
-            if state is not None and state[OPENED] + after == closes:  # type: ignore[operator]
+            if state is not None and opened(state) + after == closes:  # type: ignore[operator]
                 del trials[key]
                 closed.append(closes, key, state)
 
     def _deltas(self, closed: ClosedTrials) -> dict[int, TickDelta]:
         """The closed trials per tick: their slot tuples (see `by_profile`), else turned into outcomes one by one."""
         if self.by_profile:
-            return {tick: TickDelta(unsettled=list(map(_slots, states))) for tick, (_, _, states) in closed.ticks.items()}
+            slots_of_all = self.layout.slots_of_all
+            return {tick: TickDelta(unsettled=slots_of_all(states)) for tick, (_, _, states) in closed.ticks.items()}
         deltas: dict[int, TickDelta] = {}
-        outcomes, variables = self.outcomes, self.layout.variables
+        outcomes, variables, slots = self.outcomes, self.layout.variables, self.layout.slots
         for tick, (times, keys, states) in closed.ticks.items():
             delta = deltas[tick] = TickDelta()
             for closed_at, key, state in zip(times, keys, states):
-                delta.add(outcomes.of(closed_at, key, variables(state[SLOTS])), self.keep_trials)
+                delta.add(outcomes.of(closed_at, key, variables(slots(state))), self.keep_trials)
         return deltas
 
     def snapshot(self) -> Bucket:
         """A copy for the recovery store: the compiled layout and the (immutable) trial states are shared, the containers copied."""
         clone = copy.copy(self)
-        clone.trials = Trials(self.trials)
+        clone.trials = type(self.trials)(self.trials)
         clone.closing = self.closing.copy()
         clone.due = list(self.due)
         clone.high = dict(self.high)

@@ -13,13 +13,16 @@ from pipeline.spec.expressions import Expression
 OPENED, SLOTS = 0, 1
 """Positions in a trial's state tuple `(opened, slots)`: open time and the tuple of variable slots (it closes at `opened + close_after`)."""
 
-PROFILE_LIMIT = 4096
-"""Most distinct slot tuples a layout shares between trials (a few dozen for group × prediction × label)."""
+PROFILE_BITS = 12
+PROFILE_LIMIT = 1 << PROFILE_BITS
+"""Most distinct slot tuples a layout numbers (a few dozen for group × prediction × label)."""
+_PROFILE_MASK = PROFILE_LIMIT - 1
 
 MEMO_LIMIT = 4096
 """Most inputs an opener or observer remembers the resulting slots of (race × decile score: sixty)."""
 
-State = tuple[int, tuple[Any, ...]]
+State = tuple[int, tuple[Any, ...]] | int
+"""A trial: `(opened, slots)`, or with exact slots one int, `opened << PROFILE_BITS | number of the slots' profile`."""
 Opener = Callable[[int, Mapping[str, Any]], State]
 """(event time, fields) -> the state of the trial the event opens."""
 Observer = Callable[[State, int, Mapping[str, Any]], State]
@@ -27,13 +30,34 @@ Observer = Callable[[State, int, Mapping[str, Any]], State]
 Step = Callable[[Any, int, int, Mapping[str, Any]], Any]
 """(slot value, trial open time, event time, fields) -> the slot's new value, or `KEEP`."""
 
-Profiles = dict[tuple[Any, ...], tuple[Any, ...]]
-"""Slot tuples shared between trials, each its own key."""
-Share = Callable[[tuple[Any, ...]], tuple[Any, ...]]
-"""Slot values -> the tuple that trials with those values share."""
 
 KEEP = object()
 """What a capture step returns when the event leaves its slot as it was."""
+
+
+class Profiles:
+    """The distinct slot tuples of a layout's trials, numbered in order of first appearance; numbers never change, so
+    a trial with exact slots is stored as one int (open time and profile number): no tuple of its own for the garbage
+    collector to track, and a third of the memory."""
+
+    def __init__(self, table: list[tuple[Any, ...]] | None = None):
+        self.table: list[tuple[Any, ...]] = table if table is not None else []
+        self.numbers = {slots: number for number, slots in enumerate(self.table)}
+
+    def number(self, slots: tuple[Any, ...]) -> int | None:
+        """The profile number of these slot values, numbering them when new; None once the table is full."""
+        number = self.numbers.get(slots)
+        if number is None and len(self.table) < PROFILE_LIMIT:
+            number = self.numbers[slots] = len(self.table)
+            self.table.append(slots)
+        return number
+
+    def pack(self, opened: int, slots: tuple[Any, ...]) -> State:
+        number = self.number(slots)
+        return (opened, slots) if number is None else opened << PROFILE_BITS | number
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Profiles, (self.table,))
 
 
 @dataclass(frozen=True)
@@ -97,9 +121,9 @@ class TrialLayout:
     """Compiled trial lifecycle and variable extraction; a trial's state is a tuple `(opened, slots)`.
 
     `openers` and `observers` hold, per event kind, the folds compiled from the captures; they are rebuilt
-    rather than pickled, so a layout travels to the recovery store as its declarative fields. When slots are
-    exact, trials with equal slot values share one slots tuple (`profiles`): an open trial then holds no value of
-    its own, and closed trials are counted by hashing a few shared tuples.
+    rather than pickled, so a layout travels to the recovery store as its declarative fields and its profile
+    table. When slots are exact, a trial is one int naming its slot values in `profiles` (see `Profiles`), and
+    closed trials are counted by hashing a few shared tuples.
     """
 
     slot_names: tuple[str, ...]
@@ -119,12 +143,13 @@ class TrialLayout:
     open_any: Opener | None = field(init=False, repr=False, compare=False)
     observers: dict[str, Observer] = field(init=False, repr=False, compare=False)
     """Per capturing kind; events of other kinds leave an open trial as it is."""
-    profiles: Profiles = field(init=False, repr=False, compare=False)
-    """The shared slot tuples (empty unless slots are exact)."""
+    profiles: Profiles | None = field(default=None, repr=False, compare=False)
+    """The numbered slot tuples of trials with exact slots (None otherwise); pickled with the layout, as states refer to it."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "profiles", {})
-        profiles = self.profiles if self.exact_slots else None
+        if self.profiles is None and self.exact_slots:
+            object.__setattr__(self, "profiles", Profiles())
+        profiles = self.profiles
         kinds = self.opens_on if self.opens_on is not None else self.captures.keys()
         openers = {kind: self._opener(self.captures.get(kind, ()), profiles, self._memoizes(kind)) for kind in kinds}
         observers = {kind: _observer(captures, profiles, self._memoizes(kind)) for kind, captures in self.captures.items()}
@@ -148,6 +173,21 @@ class TrialLayout:
         """Whether equal slot values always mean equal variables: no numeric slot, where 1 == 1.0 and 0.0 == -0.0 print differently."""
         return len(self.slot_types) == len(self.slot_names) and "number" not in self.slot_types
 
+    def opened(self, state: State) -> int:
+        """When the trial opened."""
+        return state >> PROFILE_BITS if state.__class__ is int else state[OPENED]  # type: ignore[operator, index]
+
+    def slots(self, state: State) -> tuple[Any, ...]:
+        """The trial's slot values."""
+        return self.profiles.table[state & _PROFILE_MASK] if state.__class__ is int else state[SLOTS]  # type: ignore[union-attr, operator, index]
+
+    def slots_of_all(self, states: list[State]) -> list[tuple[Any, ...]]:
+        """`slots` of many trials in one pass (closing a tick's trials)."""
+        if self.profiles is None:
+            return [state[SLOTS] for state in states]  # type: ignore[index]
+        table = self.profiles.table
+        return [table[state & _PROFILE_MASK] if state.__class__ is int else state[SLOTS] for state in states]  # type: ignore[operator, index]
+
     def open(self, event: Event) -> State | None:
         """The state of a trial that `event` opens, with the event already folded in; None when its kind opens no trial."""
         opener = self.openers.get(event.kind, self.open_any)
@@ -161,34 +201,38 @@ class TrialLayout:
     def _opener(self, captures: tuple[Capture, ...], profiles: Profiles | None, memoize: bool) -> Opener:
         blank = [None] * len(self.slot_names)
         fills = tuple((capture.slot, capture.on_open()) for capture in captures)
-        share = _sharer(profiles)
 
         def slots_of(fields: Mapping[str, Any]) -> tuple[Any, ...]:
             values = blank.copy()
             for slot, value in fills:
                 values[slot] = value(fields)
-            slots = tuple(values)
-            return slots if share is None else share(slots)
+            return tuple(values)
 
-        if not memoize:
+        if profiles is None:
             return lambda time, fields: (time, slots_of(fields))
+        pack = profiles.pack
+        if not memoize:
+            return lambda time, fields: pack(time, slots_of(fields))
         inputs = _input_reader(captures)
-        memo: dict[Any, tuple[Any, ...]] = {}
+        memo: dict[Any, int] = {}
         remembered = memo.get
 
         def open_trial(time: int, fields: Mapping[str, Any]) -> State:
             read = inputs(fields)
-            slots = remembered(read)
-            if slots is None:
+            number = remembered(read)
+            if number is None:
                 slots = slots_of(fields)
+                number = profiles.number(slots)
+                if number is None:
+                    return (time, slots)
                 if len(memo) < MEMO_LIMIT:
-                    memo[read] = slots
-            return (time, slots)
+                    memo[read] = number
+            return time << PROFILE_BITS | number
 
         return open_trial
 
     def variables(self, slots: tuple[Any, ...]) -> dict[str, Any]:
-        """A closed trial's variables from its slots (`state[SLOTS]`): captured values, defaults for what never came, then derived expressions."""
+        """A closed trial's variables from its slots (`slots(state)`): captured values, defaults for what never came, then derived expressions."""
         defaults = self.defaults
         values = {name: defaults.get(name) if value is None else value for name, value in zip(self.slot_names, slots)}
         for name, expr in self.derived:
@@ -198,25 +242,8 @@ class TrialLayout:
         return values
 
 
-_COMPILED = ("openers", "open_any", "observers", "profiles")
+_COMPILED = ("openers", "open_any", "observers")
 """The layout's fields rebuilt from the others after unpickling."""
-
-
-def _sharer(profiles: Profiles | None) -> Share | None:
-    """The shared tuple equal to some slot values, added to the table when new and it has room; None without a table."""
-    if profiles is None:
-        return None
-    shared = profiles.get
-
-    def share(slots: tuple[Any, ...]) -> tuple[Any, ...]:
-        found = shared(slots)
-        if found is not None:
-            return found
-        if len(profiles) < PROFILE_LIMIT:
-            profiles[slots] = slots
-        return slots
-
-    return share
 
 
 def _input_reader(captures: tuple[Capture, ...]) -> Callable[[Mapping[str, Any]], Any]:
@@ -230,45 +257,64 @@ def _nothing(_fields: Mapping[str, Any]) -> tuple[()]:
 
 
 def _observer(captures: tuple[Capture, ...], profiles: Profiles | None, memoize: bool) -> Observer:
-    observe = _stepper(captures, profiles)
-    if not memoize:
+    step = _stepper(captures)
+    if profiles is None:
+
+        def observe(state: State, time: int, fields: Mapping[str, Any]) -> State:
+            opened, slots = state  # type: ignore[misc]
+            after = step(slots, opened, time, fields)
+            return state if after is slots else (opened, after)
+
         return observe
+    table, pack = profiles.table, profiles.pack
+
+    def observe_packed(state: State, time: int, fields: Mapping[str, Any]) -> State:
+        if state.__class__ is int:
+            opened, slots = state >> PROFILE_BITS, table[state & _PROFILE_MASK]  # type: ignore[operator]
+        else:
+            opened, slots = state  # type: ignore[misc]
+        after = step(slots, opened, time, fields)
+        return state if after is slots else pack(opened, after)
+
+    if not memoize:
+        return observe_packed
     inputs = _input_reader(captures)
     windows = tuple(capture.within for capture in captures if capture.mode == "exists" and capture.within is not None)
-    memo: dict[Any, tuple[Any, ...]] = {}
+    memo: dict[Any, int] = {}
     remembered = memo.get
 
     def observe_remembered(state: State, time: int, fields: Mapping[str, Any]) -> State:
-        """The slots after the event depend only on the slots before, the values read and which exists windows hold."""
-        opened, slots = state
+        """The profile after the event depends only on the profile before, the values read and which exists windows hold."""
+        if state.__class__ is not int:
+            return observe_packed(state, time, fields)
+        opened, number = state >> PROFILE_BITS, state & _PROFILE_MASK  # type: ignore[operator]
         elapsed = time - opened
-        key = (slots, inputs(fields), *[0 <= elapsed <= within for within in windows]) if windows else (slots, inputs(fields))
+        key = (number, inputs(fields), *[0 <= elapsed <= within for within in windows]) if windows else (number, inputs(fields))
         after = remembered(key)
         if after is None:
-            after = observe(state, time, fields)[SLOTS]
+            observed = observe_packed(state, time, fields)
+            if observed.__class__ is not int:
+                return observed
+            after = observed & _PROFILE_MASK  # type: ignore[operator]
             if len(memo) < MEMO_LIMIT:
                 memo[key] = after
-        return state if after is slots else (opened, after)
+        return state if after == number else opened << PROFILE_BITS | after
 
     return observe_remembered
 
 
-def _stepper(captures: tuple[Capture, ...], profiles: Profiles | None) -> Observer:
+def _stepper(captures: tuple[Capture, ...]) -> Callable[[tuple[Any, ...], int, int, Mapping[str, Any]], tuple[Any, ...]]:
+    """(slots, open time, event time, fields) -> the slots after the event; the same tuple when nothing changed."""
     steps = tuple((capture.slot, capture.step()) for capture in captures)
-    share = _sharer(profiles)
 
-    def observe(state: State, time: int, fields: Mapping[str, Any]) -> State:
-        slots = state[SLOTS]
+    def step_slots(slots: tuple[Any, ...], opened: int, time: int, fields: Mapping[str, Any]) -> tuple[Any, ...]:
         changed: list[Any] | None = None
         for index, step in steps:
-            value = step(slots[index] if changed is None else changed[index], state[OPENED], time, fields)
+            value = step(slots[index] if changed is None else changed[index], opened, time, fields)
             if value is not KEEP:
                 if changed is None:
                     changed = list(slots)
                 changed[index] = value
-        if changed is None:
-            return state
-        slots = tuple(changed)
-        return (state[OPENED], slots if share is None else share(slots))
+        return slots if changed is None else tuple(changed)
 
-    return observe
+    return step_slots

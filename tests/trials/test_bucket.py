@@ -7,7 +7,7 @@ import pickle
 from pipeline.events import Event
 from pipeline.timefmt import DAY
 from pipeline.trials.bucket import Bucket
-from pipeline.trials.layout import SLOTS
+from pipeline.trials.layout import PROFILE_LIMIT
 from tests.helpers import plan_of, recid, screen
 
 
@@ -81,11 +81,13 @@ def test_finish_closes_timed_trials_and_counts_trials_waiting_for_a_closing_even
 
 def test_snapshot_is_an_independent_copy_that_pickles():
     b = bucket()
-    b.receive(0, [screen("x", 0)], 0)
-    copy = pickle.loads(pickle.dumps(b.snapshot()))
+    b.receive(0, [screen("w", 0, race="c", score=2), screen("v", 0, race="b"), screen("x", 0)], 0)
+    copy = pickle.loads(pickle.dumps(b.snapshot()))  # with the profile table its packed trial states refer to
     b.receive(0, [recid("x", 3)], 3 * DAY)
     assert copy.trials["x"] != b.trials["x"]
-    assert closed_cells(copy.finish()) == {730: {("false_positive_rate", "a"): [1, 1]}}
+    assert copy.layout.slots(copy.trials["w"]) == ("c", False, None)
+    false_positives = {("false_positive_rate", group): [hits, 1] for group, hits in (("a", 1), ("b", 1), ("c", 0))}
+    assert closed_cells(copy.finish()) == {730: false_positives}
 
 
 def decide(key: str, day: float, race: str = "a", hired: bool = True) -> Event:
@@ -101,27 +103,54 @@ def test_a_trial_closed_by_its_closing_event_is_not_closed_again_when_its_close_
         b.receive(0, [], 731 * DAY),  # the first trial's schedule entry comes due on day 730
     ]
     closed = {tick // DAY: delta.closed for report in reports if report is not None for tick, delta in settled(report).deltas.items()}
-    assert closed == {1: 1} and b.trials["x"][SLOTS][0] == "b"
+    assert closed == {1: 1} and b.layout.slots(b.trials["x"])[0] == "b"
     assert {tick // DAY for tick in b.finish().deltas} == {732}
 
 
 def test_a_trial_reopened_at_the_same_instant_closes_once_at_its_own_close_time():
     b = bucket()
     b.receive(0, [screen("x", 0), decide("x", 0), screen("x", 0, race="b")], 0)
-    closed = [(tick // DAY, delta.closed) for report in (b.receive(0, [], 800 * DAY), b.finish()) for tick, delta in settled(report).deltas.items()]
+    closed = [
+        (tick // DAY, delta.closed)
+        for report in (b.receive(0, [], 800 * DAY), b.finish())
+        for tick, delta in settled(report).deltas.items()
+    ]
     assert sorted(closed) == [(0, 1), (730, 1)] and b.trials == {}
 
 
 def test_trials_with_equal_slot_values_share_one_slots_tuple():
     b = bucket()
     b.receive(0, [screen("x", 0), screen("y", 1), screen("z", 2, race="c")], 2 * DAY)
-    x, y, z = (b.trials[key][SLOTS] for key in "xyz")
+    x, y, z = (b.layout.slots(b.trials[key]) for key in "xyz")
     assert x is y and x == ("a", True, None) and z is not x
     b.receive(0, [recid("x", 3)], 3 * DAY)
-    assert b.trials["x"][SLOTS] == ("a", True, True) and b.trials["y"][SLOTS] is y
+    assert b.layout.slots(b.trials["x"]) == ("a", True, True) and b.layout.slots(b.trials["y"]) is y
 
 
 def test_numeric_slots_are_not_shared():
-    numeric = bucket(variables={"group": {"first": "SCREEN", "field": "score"}, "high_risk": {"first": "SCREEN", "expr": "score > 6"}, "reoffended": {"exists": "RECIDIVISM"}})
+    numeric = bucket(
+        variables={
+            "group": {"first": "SCREEN", "field": "score"},
+            "high_risk": {"first": "SCREEN", "expr": "score > 6"},
+            "reoffended": {"exists": "RECIDIVISM"},
+        }
+    )
     numeric.receive(0, [screen("x", 0), screen("y", 1)], DAY)
-    assert numeric.trials["x"][SLOTS] == numeric.trials["y"][SLOTS] and numeric.trials["x"][SLOTS] is not numeric.trials["y"][SLOTS]
+    x, y = (numeric.layout.slots(numeric.trials[key]) for key in "xy")
+    assert x == y and x is not y
+
+
+def test_trials_past_the_profile_table_keep_their_slots_in_the_state():
+    """Past PROFILE_LIMIT distinct slot tuples, new ones are held by the trial itself; every trial still counts."""
+    b = bucket()
+    groups = [f"g{number}" for number in range(PROFILE_LIMIT + 50)]
+    b.receive(0, [screen(f"k{number}", 0, race=group) for number, group in enumerate(groups)], 0)
+    b.receive(0, [recid("k0", 1), recid(f"k{len(groups) - 1}", 1)], DAY)
+    assert len(b.layout.profiles.table) == PROFILE_LIMIT
+    assert [b.layout.slots(b.trials[f"k{number}"]) for number in (0, len(groups) - 1)] == [
+        (groups[0], True, True),
+        (groups[-1], True, True),
+    ]
+    cells = closed_cells(b.finish())[730]
+    assert len(cells) == len(groups) and sum(trials for _, trials in cells.values()) == len(groups)
+    assert cells[("true_positive_rate", groups[-1])] == [1, 1] and cells[("false_positive_rate", groups[-2])] == [1, 1]

@@ -1,4 +1,4 @@
-"""Trial states are immutable tuples, and a bucket that remembers outcomes by slot values counts exactly what one that keeps every trial does."""
+"""Trial states are immutable (tuples, or ints naming a profile), and a bucket that remembers outcomes by slot values counts exactly what one that keeps every trial does."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import random
 
 from pipeline.timefmt import DAY
 from pipeline.trials.bucket import Bucket
-from pipeline.trials.layout import MEMO_LIMIT, SLOTS
+from pipeline.trials.layout import MEMO_LIMIT
 from tests.helpers import plan_of, recid, screen, spec_dict
 
 
@@ -31,7 +31,8 @@ def test_observing_an_event_returns_a_new_state_and_leaves_the_old_one_alone():
     layout = plan_of().layout
     opened = layout.open(screen("x", 0))
     later = layout.observe(opened, recid("x", 3))
-    assert type(opened) is tuple and opened[SLOTS][-1] is None and later[SLOTS][-1] is True
+    assert layout.slots(opened)[-1] is None and layout.slots(later)[-1] is True
+    assert layout.opened(opened) == layout.opened(later) == 0
 
 
 def test_trials_counted_by_slot_tuples_settle_to_what_kept_trials_count():
@@ -70,7 +71,7 @@ def test_remembered_folds_give_the_states_of_computed_ones():
     """Opening and observing remember their slots by the values an event reads (bounded): the states stay exactly those
     computed afresh, with inputs well past the memo's size and events both inside and outside the exists window."""
     remembered = plan_of().layout
-    computed = dataclasses.replace(remembered, exact_kinds=frozenset())
+    computed = dataclasses.replace(remembered, exact_kinds=frozenset(), profiles=None)
     assert remembered.exact_kinds == {"SCREEN", "RECIDIVISM", "DECIDE"}
     rng = random.Random(7)
     events = [
@@ -83,8 +84,12 @@ def test_remembered_folds_give_the_states_of_computed_ones():
         for layout, trials in zip((remembered, computed), states):
             state = trials.get(event.key)
             trials[event.key] = layout.open(event) if state is None else layout.observe(state, event)
-    assert states[0] == states[1]
-    assert {slots for _, slots in states[0].values()} >= {("a", True, True), ("a", True, None), ("b", False, None)}
+    decoded = [
+        {key: (layout.opened(state), layout.slots(state)) for key, state in trials.items()}
+        for layout, trials in zip((remembered, computed), states)
+    ]
+    assert decoded[0] == decoded[1]
+    assert {slots for _, slots in decoded[0].values()} >= {("a", True, True), ("a", True, None), ("b", False, None)}
 
 
 def test_kinds_with_float_inputs_are_not_remembered():
