@@ -27,20 +27,18 @@ def throughput(events: int, repeat: int, keep: str | None) -> None:
     )
     console.table(
         "Throughput",
-        ["flow", "events", "seconds", "events/s", "slowest–fastest", "RSS after imports MiB", "peak RSS MiB"],
+        ["flow", "seconds", "events/s", "slowest–fastest", "RSS MiB: imports → peak"],
         [
             (
                 flow.flow,
-                f"{flow.events:,}",
                 f"{flow.seconds:.2f}",
                 f"{flow.rate:,.0f}",
                 "–".join(f"{rate:,.0f}" for rate in flow.rate_range),
-                f"{flow.start_rss_mib:.0f}",
-                f"{flow.peak_rss_mib:.0f}",
+                f"{flow.start_rss_mib:.0f} → {flow.peak_rss_mib:.0f}",
             )
             for flow in (result.passthrough, result.monitor)
         ],
-        right=(1, 2, 3, 4, 5, 6),
+        right=(1, 2, 3, 4),
     )
     rounds = f"median of {repeat} rounds, {min(result.ratios):.2f}–{max(result.ratios):.2f}; " if repeat > 1 else ""
     console.console.print(f"monitor / passthrough: {result.ratio:.2f} ({rounds}target ≥ 0.50)")
