@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -19,7 +20,7 @@ PROFILE_LIMIT = 1 << PROFILE_BITS
 _PROFILE_MASK = PROFILE_LIMIT - 1
 
 MEMO_LIMIT = 4096
-"""Most inputs an opener or observer remembers the resulting slots of (race × decile score: sixty)."""
+"""Most inputs an opener or observer remembers the resulting profile of (race × decile score: sixty)."""
 
 State = tuple[int, tuple[Any, ...]] | int
 """A trial: `(opened, slots)`, or with exact slots one int, `opened << PROFILE_BITS | number of the slots' profile`."""
@@ -38,18 +39,23 @@ KEEP = object()
 class Profiles:
     """The distinct slot tuples of a layout's trials, numbered in order of first appearance; numbers never change, so
     a trial with exact slots is stored as one int (open time and profile number): no tuple of its own for the garbage
-    collector to track, and a third of the memory."""
+    collector to track, and a third of the memory. Worker threads of one process share a layout, so numbering a new
+    tuple holds a lock."""
 
     def __init__(self, table: list[tuple[Any, ...]] | None = None):
         self.table: list[tuple[Any, ...]] = table if table is not None else []
         self.numbers = {slots: number for number, slots in enumerate(self.table)}
+        self._numbering = threading.Lock()
 
     def number(self, slots: tuple[Any, ...]) -> int | None:
         """The profile number of these slot values, numbering them when new; None once the table is full."""
         number = self.numbers.get(slots)
-        if number is None and len(self.table) < PROFILE_LIMIT:
-            number = self.numbers[slots] = len(self.table)
-            self.table.append(slots)
+        if number is None:
+            with self._numbering:
+                number = self.numbers.get(slots)
+                if number is None and len(self.table) < PROFILE_LIMIT:
+                    self.table.append(slots)
+                    number = self.numbers[slots] = len(self.table) - 1
         return number
 
     def pack(self, opened: int, slots: tuple[Any, ...]) -> State:
@@ -158,7 +164,7 @@ class TrialLayout:
         object.__setattr__(self, "observers", observers)
 
     def _memoizes(self, kind: str) -> bool:
-        """Whether the folds of `kind` remember their slots by input: shared slots, and inputs that are never only equal."""
+        """Whether the folds of `kind` remember their profile by input: numbered profiles, and inputs that repeat (`exact_kinds`)."""
         return self.exact_slots and (kind in self.exact_kinds or kind not in self.captures)
 
     def __getstate__(self) -> dict[str, Any]:

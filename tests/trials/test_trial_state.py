@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 from pipeline.timefmt import DAY
 from pipeline.trials.bucket import Bucket
-from pipeline.trials.layout import MEMO_LIMIT
+from pipeline.trials.layout import MEMO_LIMIT, PROFILE_LIMIT
 from tests.helpers import plan_of, recid, screen, spec_dict
 
 
@@ -96,3 +99,25 @@ def test_kinds_with_float_inputs_are_not_remembered():
     kinds = {"SCREEN": {"race": "str", "score": "float"}, "RECIDIVISM": {}, "DECIDE": {"race": "str", "hired": "bool"}}
     layout = plan_of(input={**spec_dict()["input"], "kinds": kinds}).layout
     assert layout.exact_slots and layout.exact_kinds == {"RECIDIVISM", "DECIDE"}
+
+
+def test_worker_threads_sharing_a_layout_number_each_profile_once():
+    """Worker threads of one process share the plan's layout: numbering new tuples at once never gives two one number."""
+    profiles = plan_of().layout.profiles
+    threads, per_thread = 8, PROFILE_LIMIT // 8
+    start = threading.Barrier(threads)
+
+    def number_all(thread: int) -> list:
+        batch = [(f"t{thread}-{index}", index % 2 == 0, None) for index in range(per_thread)]
+        start.wait()
+        return [(slots, profiles.number(slots)) for slots in batch]
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter can
+    try:
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            numbered = list(pool.map(number_all, range(threads)))
+    finally:
+        sys.setswitchinterval(interval)
+    assert all(profiles.table[number] == slots for batch in numbered for slots, number in batch)
+    assert len(profiles.table) == len(set(profiles.table)) == threads * per_thread
