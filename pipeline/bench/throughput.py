@@ -145,7 +145,10 @@ def measure_throughput(
             order = list(runs) if round_ % 2 else list(reversed(runs))
             for flow in order:
                 on_step(f"round {round_}/{repeat}: {flow} over {events:,} events")
-                runs[flow].append(_run_child(flow, path))
+                run = _run_child(flow, path)
+                if run.events != events:
+                    raise FairstreamError(f"the {flow} flow read {run.events:,} of the {events:,} events; its rate would mislead")
+                runs[flow].append(run)
     return ThroughputResult(
         events=events,
         path=Path(keep) if keep is not None else None,
