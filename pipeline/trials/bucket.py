@@ -199,7 +199,7 @@ class Bucket:
     def _deltas(self, closed: ClosedTrials) -> dict[int, TickDelta]:
         """The closed trials per tick: their slot tuples (see `by_profile`), else turned into outcomes one by one."""
         if self.by_profile:
-            slots_of_all = self.layout.slots_of_all
+            slots_of_all = self.layout.profiles.slots_of_all  # type: ignore[union-attr]  # exact slots are numbered
             return {tick: TickDelta(unsettled=slots_of_all(states)) for tick, (_, _, states) in closed.ticks.items()}
         deltas: dict[int, TickDelta] = {}
         outcomes, variables, slots = self.outcomes, self.layout.variables, self.layout.slots

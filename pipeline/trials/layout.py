@@ -59,8 +59,20 @@ class Profiles:
         return number
 
     def pack(self, opened: int, slots: tuple[Any, ...]) -> State:
+        """The state of a trial: one int, or `(opened, slots)` once the table is full."""
         number = self.number(slots)
         return (opened, slots) if number is None else opened << PROFILE_BITS | number
+
+    def unpack(self, state: State) -> tuple[int, tuple[Any, ...]]:
+        """`(opened, slots)` of a state that `pack` made."""
+        if state.__class__ is int:
+            return state >> PROFILE_BITS, self.table[state & _PROFILE_MASK]  # type: ignore[operator]
+        return state  # type: ignore[return-value]
+
+    def slots_of_all(self, states: list[State]) -> list[tuple[Any, ...]]:
+        """The slots of many trials in one pass (a tick's closed trials)."""
+        table = self.table
+        return [table[state & _PROFILE_MASK] if state.__class__ is int else state[SLOTS] for state in states]  # type: ignore[operator, index]
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (Profiles, (self.table,))
@@ -181,18 +193,11 @@ class TrialLayout:
 
     def opened(self, state: State) -> int:
         """When the trial opened."""
-        return state >> PROFILE_BITS if state.__class__ is int else state[OPENED]  # type: ignore[operator, index]
+        return (state if self.profiles is None else self.profiles.unpack(state))[OPENED]  # type: ignore[index]
 
     def slots(self, state: State) -> tuple[Any, ...]:
         """The trial's slot values."""
-        return self.profiles.table[state & _PROFILE_MASK] if state.__class__ is int else state[SLOTS]  # type: ignore[union-attr, operator, index]
-
-    def slots_of_all(self, states: list[State]) -> list[tuple[Any, ...]]:
-        """`slots` of many trials in one pass (closing a tick's trials)."""
-        if self.profiles is None:
-            return [state[SLOTS] for state in states]  # type: ignore[index]
-        table = self.profiles.table
-        return [table[state & _PROFILE_MASK] if state.__class__ is int else state[SLOTS] for state in states]  # type: ignore[operator, index]
+        return (state if self.profiles is None else self.profiles.unpack(state))[SLOTS]  # type: ignore[index]
 
     def open(self, event: Event) -> State | None:
         """The state of a trial that `event` opens, with the event already folded in; None when its kind opens no trial."""
@@ -226,14 +231,12 @@ class TrialLayout:
         def open_trial(time: int, fields: Mapping[str, Any]) -> State:
             read = inputs(fields)
             number = remembered(read)
-            if number is None:
-                slots = slots_of(fields)
-                number = profiles.number(slots)
-                if number is None:
-                    return (time, slots)
-                if len(memo) < MEMO_LIMIT:
-                    memo[read] = number
-            return time << PROFILE_BITS | number
+            if number is not None:
+                return time << PROFILE_BITS | number
+            state = pack(time, slots_of(fields))
+            if state.__class__ is int and len(memo) < MEMO_LIMIT:
+                memo[read] = state & _PROFILE_MASK  # type: ignore[operator]
+            return state
 
         return open_trial
 
@@ -272,13 +275,10 @@ def _observer(captures: tuple[Capture, ...], profiles: Profiles | None, memoize:
             return state if after is slots else (opened, after)
 
         return observe
-    table, pack = profiles.table, profiles.pack
+    unpack, pack = profiles.unpack, profiles.pack
 
     def observe_packed(state: State, time: int, fields: Mapping[str, Any]) -> State:
-        if state.__class__ is int:
-            opened, slots = state >> PROFILE_BITS, table[state & _PROFILE_MASK]  # type: ignore[operator]
-        else:
-            opened, slots = state  # type: ignore[misc]
+        opened, slots = unpack(state)
         after = step(slots, opened, time, fields)
         return state if after is slots else pack(opened, after)
 
