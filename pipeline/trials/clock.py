@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import zlib
+from collections import defaultdict
+from operator import attrgetter
 
 import orjson
 
@@ -10,10 +12,7 @@ from pipeline.events import DeadLetter, Event
 from pipeline.parse import record_text
 from pipeline.timefmt import format_instant
 
-
-def bucket_of(key: str, buckets: int) -> int:
-    """The trial bucket of a dependence key: a stable hash (CRC-32), the same in every process and run."""
-    return zlib.crc32(key.encode()) % buckets
+_key, _time = attrgetter("key"), attrgetter("time")
 
 
 class PartitionClock:
@@ -36,6 +35,16 @@ class PartitionClock:
 
     def admit(self, events: list[Event]) -> tuple[list[Event], list[DeadLetter]]:
         """Split a batch (in partition order) into on-time events and dead letters for late ones."""
+        if not events:
+            return events, []
+        times = list(map(_time, events))
+        in_order = self.high is None or times[0] >= self.high - self.lateness
+        if in_order and times == sorted(times):  # the usual case: no event is older than one before it
+            self.high = times[-1] if self.high is None else max(self.high, times[-1])
+            return events, []
+        return self._admit_one_by_one(events)
+
+    def _admit_one_by_one(self, events: list[Event]) -> tuple[list[Event], list[DeadLetter]]:
         accepted: list[Event] = []
         late: list[DeadLetter] = []
         accept = accepted.append
@@ -64,14 +73,8 @@ class PartitionClock:
         )
 
     def route(self, events: list[Event], buckets: int) -> dict[int, list[Event]]:
-        """Group on-time events by trial bucket, keeping their order."""
-        routed: dict[int, list[Event]] = {}
-        crc32 = zlib.crc32
-        for event in events:
-            bucket = crc32(event.key.encode()) % buckets
-            group = routed.get(bucket)
-            if group is None:
-                routed[bucket] = [event]
-            else:
-                group.append(event)
+        """Group on-time events by trial bucket, keeping their order: a key's bucket is a stable hash (CRC-32) of it, the same in every process and run."""
+        routed: defaultdict[int, list[Event]] = defaultdict(list)
+        for event, code in zip(events, map(zlib.crc32, map(str.encode, map(_key, events)))):
+            routed[code % buckets].append(event)
         return routed

@@ -72,6 +72,8 @@ class Profiles:
     def slots_of_all(self, states: list[State]) -> list[tuple[Any, ...]]:
         """The slots of many trials in one pass (a tick's closed trials)."""
         table = self.table
+        if len(table) < PROFILE_LIMIT:  # states are tuples only once the table is full
+            return list(map(table.__getitem__, map(_PROFILE_MASK.__and__, states)))  # type: ignore[arg-type]
         return [table[state & _PROFILE_MASK] if state.__class__ is int else state[SLOTS] for state in states]  # type: ignore[operator, index]
 
     def __reduce__(self) -> tuple[Any, ...]:

@@ -1,0 +1,57 @@
+"""The partition clock against a plain reference: which events are late, and which bucket each key goes to."""
+
+import random
+import zlib
+
+import pytest
+
+from pipeline.events import Event
+from pipeline.trials.clock import PartitionClock
+
+
+def reference_admit(batches: list[list[int]], lateness: int) -> list[tuple[list[int], list[int]]]:
+    """Per batch, (on-time times, late times): an event is late when older than the latest on-time one before it by more than the lateness."""
+    latest = None
+    out = []
+    for times in batches:
+        on_time, late = [], []
+        for time in times:
+            if latest is not None and time < latest - lateness:
+                late.append(time)
+            else:
+                on_time.append(time)
+                latest = time if latest is None else max(latest, time)
+        out.append((on_time, late))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("lateness", [0, 5])
+def test_admit_agrees_with_the_reference_on_ordered_and_shuffled_batches(seed, lateness):
+    rng = random.Random(seed)
+    start, batches = 0, []
+    for _ in range(30):
+        times = sorted(rng.randrange(start, start + 20) for _ in range(rng.randrange(0, 12)))
+        if rng.random() < 0.4:  # some batches out of order, some reaching back before earlier batches
+            rng.shuffle(times)
+        if rng.random() < 0.2 and times:
+            times[0] -= rng.randrange(0, 30)
+        batches.append(times)
+        start += 10
+    clock = PartitionClock(0, lateness)
+    for times, (on_time, late) in zip(batches, reference_admit(batches, lateness)):
+        accepted, letters = clock.admit([Event(f"k{i}", time, "E", {}) for i, time in enumerate(times)])
+        assert [event.time for event in accepted] == on_time
+        assert [letter.reason for letter in letters] == ["late"] * len(late)
+    expected_high = max((time for on_time, _ in reference_admit(batches, lateness) for time in on_time), default=None)
+    assert clock.high == expected_high
+
+
+def test_route_keeps_each_buckets_events_in_order():
+    keys = [f"defendant-{i % 37}" for i in range(300)]
+    events = [Event(key, i, "E", {}) for i, key in enumerate(keys)]
+    routed = PartitionClock(0, 0).route(events, 7)
+    expected: dict[int, list[int]] = {}
+    for event in events:
+        expected.setdefault(zlib.crc32(event.key.encode()) % 7, []).append(event.time)
+    assert {bucket: [event.time for event in group] for bucket, group in routed.items()} == expected
