@@ -10,17 +10,18 @@ from operator import itemgetter
 
 _close_time = itemgetter(0)
 
-Chunk = tuple[array, tuple[str, ...]]
-"""Close times (an `array` of int64) and the keys they belong to, in close-time order."""
+Chunk = tuple[bytes, tuple[str, ...]]
+"""Close times (int64s packed in `bytes`) and the keys they belong to, in close-time order."""
 
 
 class CloseSchedule:
     """Entries pushed in close-time order (trials of a fixed length opened in event-time order: the usual case) are
     kept in chunks; the rest sit in a heap.
 
-    A chunk holds its close times in an `array` and its keys in a tuple of strings, and the garbage collector
-    traverses neither, so the schedule of a few hundred thousand open trials adds nothing to a collection.
-    The entries pushed since the last `pop_due` wait in `times` and `keys` and become one chunk there.
+    A chunk holds its close times packed in `bytes` and its keys in a tuple of strings, which the garbage collector
+    stops tracking (an `array` it would track, and every chunk with it), so the schedule of a few hundred thousand
+    open trials adds nothing to a collection. The entries pushed since the last `pop_due` wait in `times` and `keys`
+    and become one chunk there.
     """
 
     def __init__(self, chunks: deque[Chunk] | None = None, heap: list[tuple[int, str]] | None = None):
@@ -38,7 +39,7 @@ class CloseSchedule:
         """The latest close time in order (pending or chunked): an entry before it goes to the heap."""
         if self.times:
             return self.times[-1]
-        return self.chunks[-1][0][-1] if self.chunks else -(2**63)
+        return _close_times(self.chunks[-1])[-1] if self.chunks else -(2**63)
 
     def push(self, closes: int, key: str) -> None:
         if closes >= self._latest():
@@ -65,9 +66,9 @@ class CloseSchedule:
         due_keys: list[str] = []
         chunks = self.chunks
         while chunks:
-            times, keys = chunks[0]
+            times, keys = _close_times(chunks[0]), chunks[0][1]
             end = len(times) if through is None else bisect_right(times, through, self.head)
-            due_times.extend(times[self.head : end])
+            due_times.extend(times[self.head : end].tolist())
             due_keys.extend(keys[self.head : end])
             if end < len(times):
                 self.head = end
@@ -86,7 +87,7 @@ class CloseSchedule:
     def _seal(self) -> None:
         """Turn the entries pushed since the last pop into a chunk."""
         if self.keys:
-            self.chunks.append((self.times, tuple(self.keys)))
+            self.chunks.append((self.times.tobytes(), tuple(self.keys)))
             self.times = array("q")
             self.keys = []
 
@@ -96,3 +97,8 @@ class CloseSchedule:
         clone = CloseSchedule(deque(self.chunks), list(self.heap))
         clone.head = self.head
         return clone
+
+
+def _close_times(chunk: Chunk) -> memoryview:
+    """A chunk's close times, readable as a sequence of ints."""
+    return memoryview(chunk[0]).cast("q")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import pickle
 from collections import Counter
 
@@ -66,3 +67,15 @@ def test_batches_pushed_at_once_pop_like_single_pushes(batches, throughs):
         due_batched, due_single = batched.pop_due(through), single.pop_due(through)
         assert due_batched[0] == sorted(due_batched[0]) and due_batched[0] == due_single[0]
         assert Counter(zip(*due_batched)) == Counter(zip(*due_single))
+
+
+def test_sealed_chunks_leave_the_garbage_collectors_view():
+    schedule = CloseSchedule()
+    for start in range(0, 3000, 1000):
+        schedule.push_all(list(range(start, start + 1000)), [f"k{i}" for i in range(start, start + 1000)])
+        assert schedule.pop_due(-1) == ([], [])  # seals what was pushed
+    gc.collect()  # untracks the keys tuples, and
+    gc.collect()  # then the chunks holding them
+    assert len(schedule.chunks) == 3
+    assert not any(gc.is_tracked(chunk) for chunk in schedule.chunks)
+    assert schedule.pop_due(1499) == (list(range(1500)), [f"k{i}" for i in range(1500)])
