@@ -45,6 +45,7 @@ class PartitionClock:
         return self._admit_one_by_one(events)
 
     def _admit_one_by_one(self, events: list[Event]) -> tuple[list[Event], list[DeadLetter]]:
+        """The general case: each event against the latest on-time event before it."""
         accepted: list[Event] = []
         late: list[DeadLetter] = []
         accept = accepted.append
