@@ -39,7 +39,7 @@ class CloseSchedule:
         """The latest close time in order (pending or chunked): an entry before it goes to the heap."""
         if self.times:
             return self.times[-1]
-        return _close_times(self.chunks[-1])[-1] if self.chunks else -(2**63)
+        return _int64s(self.chunks[-1][0])[-1] if self.chunks else -(2**63)
 
     def push(self, closes: int, key: str) -> None:
         if closes >= self._latest():
@@ -66,7 +66,8 @@ class CloseSchedule:
         due_keys: list[str] = []
         chunks = self.chunks
         while chunks:
-            times, keys = _close_times(chunks[0]), chunks[0][1]
+            packed, keys = chunks[0]
+            times = _int64s(packed)
             end = len(times) if through is None else bisect_right(times, through, self.head)
             due_times.extend(times[self.head : end].tolist())
             due_keys.extend(keys[self.head : end])
@@ -99,6 +100,6 @@ class CloseSchedule:
         return clone
 
 
-def _close_times(chunk: Chunk) -> memoryview:
-    """A chunk's close times, readable as a sequence of ints."""
-    return memoryview(chunk[0]).cast("q")
+def _int64s(packed: bytes) -> memoryview:
+    """A chunk's packed close times, readable as a sequence of ints."""
+    return memoryview(packed).cast("q")

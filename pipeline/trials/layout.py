@@ -138,7 +138,7 @@ class Capture:
 
 @dataclass(frozen=True)
 class TrialLayout:
-    """Compiled trial lifecycle and variable extraction; a trial's state is a tuple `(opened, slots)`.
+    """Compiled trial lifecycle and variable extraction; a trial's state is `(opened, slots)`, or one int (see below).
 
     `openers` and `observers` hold, per event kind, the folds compiled from the captures; they are rebuilt
     rather than pickled, so a layout travels to the recovery store as its declarative fields and its profile
