@@ -9,6 +9,7 @@ import click
 from pipeline.bench.throughput import PER_DAY, measure_throughput
 from pipeline.cli import console
 from pipeline.cli.errors import reports_errors
+from pipeline.trials.folds import COMPILED
 
 
 @click.command()
@@ -23,7 +24,8 @@ def throughput(events: int, repeat: int, keep: str | None) -> None:
         result = measure_throughput(events, repeat=repeat, keep=keep, on_step=lambda step: progress.update(task, description=step))
     console.console.print(
         f"{result.events:,} COMPAS-shaped events ({PER_DAY:g} screenings a day) on {os.cpu_count()} CPU cores; "
-        f"{repeat} round(s) of both flows back to back, each flow in a fresh process, timing run_main only"
+        f"{repeat} round(s) of both flows back to back, each flow in a fresh process, timing run_main only; "
+        f"trial folds {'compiled' if COMPILED else 'interpreted (built without a C compiler)'}"
     )
     console.table(
         "Throughput",

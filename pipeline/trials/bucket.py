@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pipeline.events import Event
 from pipeline.timefmt import ceil_to
 from pipeline.trials.closing import CloseSchedule
+from pipeline.trials.folds import fold
 from pipeline.trials.layout import State, TrialLayout
 from pipeline.trials.outcomes import Outcomes, TickDelta
 
@@ -108,33 +109,12 @@ class Bucket:
 
         An `idle` partition (at the end of its log for a while) stops holding the watermark back until it has events again.
         """
-        trials, due = self.trials, self.due
         layout = self.layout
-        openers, open_any, observers, close_on = layout.openers, layout.open_any, layout.observers, layout.close_on
-        get = trials.get
-        after = layout.close_after
         closing_times: list[int] = []
         closing_keys: list[str] = []
-        for key, time, kind, fields, _origin in events:
-            state = get(key)
-            if state is None:
-                opener = openers.get(kind, open_any)
-                if opener is None:
-                    self.unmatched += 1
-                    continue
-                state = opener(time, fields)
-                if after is not None:
-                    closing_times.append(time + after)
-                    closing_keys.append(key)
-            else:
-                observer = observers.get(kind)
-                if observer is not None:
-                    state = observer(state, time, fields)
-            if close_on and kind in close_on:
-                trials.pop(key, None)
-                due.append((time, key, state))
-            else:
-                trials[key] = state
+        self.unmatched += fold(
+            self.trials, events, layout.openers, layout.open_any, layout.observers, layout.close_on, layout.close_after, closing_times, closing_keys, self.due
+        )
         self.closing.push_all(closing_times, closing_keys)
         if high is not None and high > self.high.get(partition, high - 1):
             self.high[partition] = high

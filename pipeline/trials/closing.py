@@ -28,7 +28,7 @@ class CloseSchedule:
         self.chunks: deque[Chunk] = chunks if chunks is not None else deque()
         self.head = 0
         """How many entries of the first chunk are already popped."""
-        self.times = array("q")
+        self.times: list[int] = []
         self.keys: list[str] = []
         self.heap: list[tuple[int, str]] = heap if heap is not None else []
 
@@ -88,8 +88,8 @@ class CloseSchedule:
     def _seal(self) -> None:
         """Turn the entries pushed since the last pop into a chunk."""
         if self.keys:
-            self.chunks.append((self.times.tobytes(), tuple(self.keys)))
-            self.times = array("q")
+            self.chunks.append((array("q", self.times).tobytes(), tuple(self.keys)))
+            self.times = []
             self.keys = []
 
     def copy(self) -> CloseSchedule:

@@ -10,17 +10,10 @@ from typing import Any, Literal
 
 from pipeline.events import Event
 from pipeline.spec.expressions import Expression
+from pipeline.trials.folds import PROFILE_BITS, PROFILE_LIMIT, PROFILE_MASK, remembering_observer, remembering_opener
 
 OPENED, SLOTS = 0, 1
 """Positions in a trial's state tuple `(opened, slots)`: open time and the tuple of variable slots (it closes at `opened + close_after`)."""
-
-PROFILE_BITS = 12
-PROFILE_LIMIT = 1 << PROFILE_BITS
-"""Most distinct slot tuples a layout numbers (a few dozen for group × prediction × label)."""
-_PROFILE_MASK = PROFILE_LIMIT - 1
-
-MEMO_LIMIT = 4096
-"""Most inputs an opener or observer remembers the resulting profile of (race × decile score: sixty)."""
 
 State = tuple[int, tuple[Any, ...]] | int
 """A trial: `(opened, slots)`, or with exact slots one int, `opened << PROFILE_BITS | number of the slots' profile`."""
@@ -66,15 +59,15 @@ class Profiles:
     def unpack(self, state: State) -> tuple[int, tuple[Any, ...]]:
         """`(opened, slots)` of a state that `pack` made."""
         if state.__class__ is int:
-            return state >> PROFILE_BITS, self.table[state & _PROFILE_MASK]  # type: ignore[operator]
+            return state >> PROFILE_BITS, self.table[state & PROFILE_MASK]  # type: ignore[operator]
         return state  # type: ignore[return-value]
 
     def slots_of_all(self, states: list[State]) -> list[tuple[Any, ...]]:
         """The slots of many trials in one pass (a tick's closed trials)."""
         table = self.table
         if len(table) < PROFILE_LIMIT:  # states are tuples only once the table is full
-            return list(map(table.__getitem__, map(_PROFILE_MASK.__and__, states)))  # type: ignore[arg-type]
-        return [table[state & _PROFILE_MASK] if state.__class__ is int else state[SLOTS] for state in states]  # type: ignore[operator, index]
+            return list(map(table.__getitem__, map(PROFILE_MASK.__and__, states)))  # type: ignore[arg-type]
+        return [table[state & PROFILE_MASK] if state.__class__ is int else state[SLOTS] for state in states]  # type: ignore[operator, index]
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (Profiles, (self.table,))
@@ -224,23 +217,11 @@ class TrialLayout:
         if profiles is None:
             return lambda time, fields: (time, slots_of(fields))
         pack = profiles.pack
-        if not memoize:
-            return lambda time, fields: pack(time, slots_of(fields))
-        inputs = _input_reader(captures)
-        memo: dict[Any, int] = {}
-        remembered = memo.get
 
-        def open_trial(time: int, fields: Mapping[str, Any]) -> State:
-            read = inputs(fields)
-            number = remembered(read)
-            if number is not None:
-                return time << PROFILE_BITS | number
-            state = pack(time, slots_of(fields))
-            if state.__class__ is int and len(memo) < MEMO_LIMIT:
-                memo[read] = state & _PROFILE_MASK  # type: ignore[operator]
-            return state
+        def open_packed(time: int, fields: Mapping[str, Any]) -> State:
+            return pack(time, slots_of(fields))
 
-        return open_trial
+        return remembering_opener(_input_reader(captures), open_packed) if memoize else open_packed
 
     def variables(self, slots: tuple[Any, ...]) -> dict[str, Any]:
         """A closed trial's variables from its slots (`slots(state)`): captured values, defaults for what never came, then derived expressions."""
@@ -286,29 +267,8 @@ def _observer(captures: tuple[Capture, ...], profiles: Profiles | None, memoize:
 
     if not memoize:
         return observe_packed
-    inputs = _input_reader(captures)
     windows = tuple(capture.within for capture in captures if capture.mode == "exists" and capture.within is not None)
-    memo: dict[Any, int] = {}
-    remembered = memo.get
-
-    def observe_remembered(state: State, time: int, fields: Mapping[str, Any]) -> State:
-        """The profile after the event depends only on the profile before, the values read and which exists windows hold."""
-        if state.__class__ is not int:
-            return observe_packed(state, time, fields)
-        opened, number = state >> PROFILE_BITS, state & _PROFILE_MASK  # type: ignore[operator]
-        elapsed = time - opened
-        key = (number, inputs(fields), *[0 <= elapsed <= within for within in windows]) if windows else (number, inputs(fields))
-        after = remembered(key)
-        if after is None:
-            observed = observe_packed(state, time, fields)
-            if observed.__class__ is not int:
-                return observed
-            after = observed & _PROFILE_MASK  # type: ignore[operator]
-            if len(memo) < MEMO_LIMIT:
-                memo[key] = after
-        return state if after == number else opened << PROFILE_BITS | after
-
-    return observe_remembered
+    return remembering_observer(_input_reader(captures), windows, observe_packed)
 
 
 def _stepper(captures: tuple[Capture, ...]) -> Callable[[tuple[Any, ...], int, int, Mapping[str, Any]], tuple[Any, ...]]:

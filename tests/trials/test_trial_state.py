@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from pipeline.timefmt import DAY
 from pipeline.trials.bucket import Bucket
-from pipeline.trials.layout import MEMO_LIMIT, PROFILE_LIMIT
+from pipeline.trials.folds import MEMO_LIMIT, PROFILE_LIMIT
 from tests.helpers import plan_of, recid, screen, spec_dict
 
 

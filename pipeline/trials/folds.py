@@ -1,0 +1,118 @@
+"""The per-event hot path of the trial buckets: folding a batch of events into open trials, and the folds that remember a
+trial's profile by the values an event reads (pure).
+
+Plain Python, and compiled by Cython at install where a C compiler is found (`setup.py`): the same code then runs as C,
+without the interpreter's per-bytecode work, which is most of a bucket's cost per event. `COMPILED` tells which runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, MutableMapping
+from typing import Any
+
+PROFILE_BITS = 12
+PROFILE_LIMIT = 1 << PROFILE_BITS
+"""Most distinct slot tuples a layout numbers (a few dozen for group × prediction × label)."""
+PROFILE_MASK = PROFILE_LIMIT - 1
+
+MEMO_LIMIT = 4096
+"""Most inputs an opener or observer remembers the resulting profile of (race × decile score: sixty)."""
+
+COMPILED: bool = not __file__.endswith((".py", ".pyc"))
+"""Whether this module runs compiled (an extension module) rather than interpreted."""
+
+
+def fold(
+    trials: MutableMapping[str, Any],
+    events: list,
+    openers: dict,
+    open_any: Any,
+    observers: dict,
+    close_on: frozenset,
+    close_after: Any,
+    closing_times: list,
+    closing_keys: list,
+    due: list,
+) -> int:
+    """Fold events `(key, time, kind, fields, origin)` (in order) into the open `trials`; return how many opened none.
+
+    A trial opens on the first event of its key whose kind has an opener (`open_any` for kinds without one; None: none),
+    its close time and key appended to `closing_times` and `closing_keys` when trials close `close_after` after opening;
+    events of a kind with an observer change it; an event of a `close_on` kind closes it, appended to `due` as
+    `(time, key, state)`.
+
+    The built-in annotations (`list`, `dict`, `frozenset`) let the compiled code call the C API directly; it rejects
+    subclasses, which is why `trials` (a dict subclass for some layouts) is annotated abstractly.
+    """
+    unmatched = 0
+    get = trials.get
+    for key, time, kind, fields, _origin in events:
+        state = get(key)
+        if state is None:
+            opener = openers.get(kind, open_any)
+            if opener is None:
+                unmatched += 1
+                continue
+            state = opener(time, fields)
+            if close_after is not None:
+                closing_times.append(time + close_after)
+                closing_keys.append(key)
+        else:
+            observer = observers.get(kind)
+            if observer is not None:
+                state = observer(state, time, fields)
+        if kind in close_on:
+            trials.pop(key, None)
+            due.append((time, key, state))
+        else:
+            trials[key] = state
+    return unmatched
+
+
+def remembering_opener(
+    read_inputs: Callable[[Mapping[str, Any]], Any], open_new: Callable[[int, Mapping[str, Any]], Any]
+) -> Callable[[int, Mapping[str, Any]], Any]:
+    """An opener of packed states that remembers the profile number each distinct input (`read_inputs(fields)`) made,
+    calling `open_new` only for inputs not seen yet."""
+    memo: dict = {}
+
+    def open_trial(time: int, fields: Mapping[str, Any]) -> Any:
+        read = read_inputs(fields)
+        number = memo.get(read)
+        if number is not None:
+            return time << PROFILE_BITS | number
+        state = open_new(time, fields)
+        if state.__class__ is int and len(memo) < MEMO_LIMIT:
+            memo[read] = state & PROFILE_MASK
+        return state
+
+    return open_trial
+
+
+def remembering_observer(
+    read_inputs: Callable[[Mapping[str, Any]], Any], windows: tuple, observe_new: Callable[[Any, int, Mapping[str, Any]], Any]
+) -> Callable[[Any, int, Mapping[str, Any]], Any]:
+    """An observer of packed states that remembers the profile after an event by the profile before, the event's input
+    and which exists `windows` hold at its time; `observe_new` works out the ones not seen yet."""
+    memo: dict = {}
+
+    def observe(state: Any, time: int, fields: Mapping[str, Any]) -> Any:
+        if state.__class__ is not int:
+            return observe_new(state, time, fields)
+        number = state & PROFILE_MASK
+        if windows:
+            elapsed = time - (state >> PROFILE_BITS)
+            key = (number, read_inputs(fields), *[0 <= elapsed <= within for within in windows])
+        else:
+            key = (number, read_inputs(fields))
+        after = memo.get(key)
+        if after is None:
+            observed = observe_new(state, time, fields)
+            if observed.__class__ is not int:
+                return observed
+            after = observed & PROFILE_MASK
+            if len(memo) < MEMO_LIMIT:
+                memo[key] = after
+        return state if after == number else state - number + after
+
+    return observe
