@@ -10,6 +10,9 @@ from operator import itemgetter
 
 _close_time = itemgetter(0)
 
+CHUNK_SIZE = 4096
+"""Entries gathered before they become one chunk."""
+
 Chunk = tuple[bytes, tuple[str, ...]]
 """Close times (int64s packed in `bytes`) and the keys they belong to, in close-time order."""
 
@@ -18,13 +21,15 @@ class CloseSchedule:
     """Entries pushed in close-time order (trials of a fixed length opened in event-time order: the usual case) are
     kept in chunks; the rest sit in a heap.
 
-    A chunk holds its close times packed in `bytes` and its keys in a tuple of strings, which the garbage collector
-    stops tracking (an `array` it would track, and every chunk with it), so the schedule of a few hundred thousand
-    open trials adds nothing to a collection. The entries pushed since the last `pop_due` wait in `times` and `keys`
-    and become one chunk there.
+    A chunk holds `chunk_size` close times packed in `bytes` and their keys in a tuple of strings, which the garbage
+    collector stops tracking (an `array` it would track, and every chunk with it), so the schedule of a few hundred
+    thousand open trials adds nothing to a collection; and as few chunks are made, few objects outlive the young
+    generations, which is what sets how often the collector traverses everything. The latest entries wait in
+    `times` and `keys` until there are enough of them for a chunk.
     """
 
-    def __init__(self, chunks: deque[Chunk] | None = None, heap: list[tuple[int, str]] | None = None):
+    def __init__(self, chunks: deque[Chunk] | None = None, heap: list[tuple[int, str]] | None = None, chunk_size: int = CHUNK_SIZE):
+        self.chunk_size = chunk_size
         self.chunks: deque[Chunk] = chunks if chunks is not None else deque()
         self.head = 0
         """How many entries of the first chunk are already popped."""
@@ -45,6 +50,8 @@ class CloseSchedule:
         if closes >= self._latest():
             self.times.append(closes)
             self.keys.append(key)
+            if len(self.keys) >= self.chunk_size:
+                self._seal()
         else:
             heapq.heappush(self.heap, (closes, key))
 
@@ -55,13 +62,14 @@ class CloseSchedule:
         if times[0] >= self._latest() and times == sorted(times):
             self.times.extend(times)
             self.keys.extend(keys)
+            if len(self.keys) >= self.chunk_size:
+                self._seal()
         else:
             for closes, key in zip(times, keys):
                 self.push(closes, key)
 
     def pop_due(self, through: int | None) -> tuple[list[int], list[str]]:
         """Remove and return the close times and keys of every entry due at or before `through` (all when None), in close-time order."""
-        self._seal()
         due_times: list[int] = []
         due_keys: list[str] = []
         chunks = self.chunks
@@ -76,6 +84,12 @@ class CloseSchedule:
                 break
             chunks.popleft()
             self.head = 0
+        else:  # every chunk was due: the waiting entries come next
+            end = len(self.times) if through is None else bisect_right(self.times, through)
+            if end:
+                due_times.extend(self.times[:end])
+                due_keys.extend(self.keys[:end])
+                del self.times[:end], self.keys[:end]
         heap = self.heap
         if heap and (through is None or heap[0][0] <= through):
             late = []
@@ -86,7 +100,7 @@ class CloseSchedule:
         return due_times, due_keys
 
     def _seal(self) -> None:
-        """Turn the entries pushed since the last pop into a chunk."""
+        """Turn the waiting entries into a chunk."""
         if self.keys:
             self.chunks.append((array("q", self.times).tobytes(), tuple(self.keys)))
             self.times = []
@@ -94,9 +108,10 @@ class CloseSchedule:
 
     def copy(self) -> CloseSchedule:
         """An independent copy (sealed chunks never change, so the copy shares them)."""
-        self._seal()
-        clone = CloseSchedule(deque(self.chunks), list(self.heap))
+        clone = CloseSchedule(deque(self.chunks), list(self.heap), self.chunk_size)
         clone.head = self.head
+        clone.times = list(self.times)
+        clone.keys = list(self.keys)
         return clone
 
 
