@@ -10,7 +10,7 @@ from operator import itemgetter
 
 _close_time = itemgetter(0)
 
-CHUNK_SIZE = 4096
+CHUNK_SIZE = 1024
 """Entries gathered before they become one chunk."""
 
 Chunk = tuple[bytes, tuple[str, ...]]
