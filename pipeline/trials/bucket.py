@@ -109,12 +109,9 @@ class Bucket:
 
         An `idle` partition (at the end of its log for a while) stops holding the watermark back until it has events again.
         """
-        layout = self.layout
         closing_times: list[int] = []
         closing_keys: list[str] = []
-        self.unmatched += fold(
-            self.trials, events, layout.openers, layout.open_any, layout.observers, layout.close_on, layout.close_after, closing_times, closing_keys, self.due
-        )
+        self.unmatched += fold(self.trials, events, self.layout, closing_times, closing_keys, self.due)
         self.closing.push_all(closing_times, closing_keys)
         if high is not None and high > self.high.get(partition, high - 1):
             self.high[partition] = high

@@ -22,19 +22,9 @@ COMPILED: bool = not __file__.endswith((".py", ".pyc"))
 """Whether this module runs compiled (an extension module) rather than interpreted."""
 
 
-def fold(
-    trials: MutableMapping[str, Any],
-    events: list,
-    openers: dict,
-    open_any: Any,
-    observers: dict,
-    close_on: frozenset,
-    close_after: Any,
-    closing_times: list,
-    closing_keys: list,
-    due: list,
-) -> int:
-    """Fold events `(key, time, kind, fields, origin)` (in order) into the open `trials`; return how many opened none.
+def fold(trials: MutableMapping[str, Any], events: list, layout: Any, closing_times: list, closing_keys: list, due: list) -> int:
+    """Fold events `(key, time, kind, fields, origin)` (in order) into the open `trials` by the folds of `layout` (a
+    `TrialLayout`); return how many opened none.
 
     A trial opens on the first event of its key whose kind has an opener (`open_any` for kinds without one; None: none),
     its close time and key appended to `closing_times` and `closing_keys` when trials close `close_after` after opening;
@@ -44,6 +34,11 @@ def fold(
     The built-in annotations (`list`, `dict`, `frozenset`) let the compiled code call the C API directly; it rejects
     subclasses, which is why `trials` (a dict subclass for some layouts) is annotated abstractly.
     """
+    openers: dict = layout.openers
+    observers: dict = layout.observers
+    close_on: frozenset = layout.close_on
+    open_any = layout.open_any
+    close_after = layout.close_after
     unmatched = 0
     get = trials.get
     for key, time, kind, fields, _origin in events:

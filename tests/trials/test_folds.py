@@ -85,11 +85,7 @@ def test_compiled_and_interpreted_folds_leave_the_same_trials_schedule_and_close
         events = random_events(seed=7)
         for start in range(0, len(events), 97):
             batch = events[start : start + 97]
-            unmatched.append(
-                module.fold(
-                    trials, batch, layout.openers, layout.open_any, layout.observers, layout.close_on, layout.close_after, closing_times, closing_keys, due
-                )
-            )
+            unmatched.append(module.fold(trials, batch, layout, closing_times, closing_keys, due))
         runs.append((trials, closing_times, closing_keys, due, unmatched))
     compiled_run, interpreted_run = runs
     assert compiled_run == interpreted_run
