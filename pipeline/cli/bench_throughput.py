@@ -9,6 +9,7 @@ import click
 from pipeline.bench.throughput import PER_DAY, measure_throughput
 from pipeline.cli import console
 from pipeline.cli.errors import reports_errors
+from pipeline.trials.bucket import PackedTrials
 from pipeline.trials.folds import COMPILED
 
 
@@ -26,7 +27,10 @@ def throughput(events: int, repeat: int, keep: str | None) -> None:
         f"{result.events:,} COMPAS-shaped events ({PER_DAY:g} screenings a day) on {os.cpu_count()} CPU cores; "
         f"{repeat} round(s) of both flows back to back, each flow in a fresh process, timing run_main only"
     )
-    console.console.print(f"trial folds: {'compiled' if COMPILED else 'interpreted (installed without a C compiler)'}")
+    console.console.print(
+        f"trial folds: {'compiled' if COMPILED else 'interpreted'}; open trials: {'native table' if PackedTrials else 'dicts'}"
+        + ("" if COMPILED and PackedTrials else " (installed without a C compiler)")
+    )
     console.table(
         "Throughput",
         ["flow", "seconds", "events/s", "slowest–fastest", "RSS MiB: imports → peak"],

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import copy
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from pipeline.events import Event
 from pipeline.timefmt import ceil_to
@@ -12,6 +14,11 @@ from pipeline.trials.closing import CloseSchedule
 from pipeline.trials.folds import fold
 from pipeline.trials.layout import State, TrialLayout
 from pipeline.trials.outcomes import Outcomes, TickDelta
+
+try:
+    from pipeline.trials.table import PackedTrials
+except ImportError:  # installed without a C compiler: trials stay in dicts
+    PackedTrials = None
 
 FINISHED = 2**62
 """`through` of a bucket whose input has ended (later than any event time): every trial with a close time is closed and reported; trials that wait for a closing event are counted as unfinished."""
@@ -39,15 +46,16 @@ class Trials(dict):
 class ClosedTrials:
     """Trials closed in one report, grouped by the tick they close in: per tick, their close times, keys and states.
 
-    Close times and keys are kept only when `identified` (outcomes reported one by one); otherwise their lists stay empty.
+    By profile (`slots_of` given: see `Bucket.by_profile`) a tick holds only the slot tuples of its trials, its lists of
+    close times and keys staying empty.
     """
 
-    def __init__(self, tick: int, identified: bool):
+    def __init__(self, tick: int, slots_of: Callable[[State], tuple[Any, ...]] | None = None):
         self.step = tick
-        self.identified = identified
-        self.ticks: dict[int, tuple[list[int], list[str], list[State]]] = {}
+        self.slots_of = slots_of
+        self.ticks: dict[int, tuple[list[int], list[str], list[Any]]] = {}
 
-    def _group(self, tick: int) -> tuple[list[int], list[str], list[State]]:
+    def _group(self, tick: int) -> tuple[list[int], list[str], list[Any]]:
         group = self.ticks.get(tick)
         if group is None:
             group = self.ticks[tick] = ([], [], [])
@@ -60,17 +68,26 @@ class ClosedTrials:
             tick = ceil_to(times[low], step)
             high = bisect_right(times, tick, low)
             group = self._group(tick)
-            if self.identified:
+            if self.slots_of is None:
                 group[0].extend(times[low:high])
                 group[1].extend(keys[low:high])
-            group[2].extend(states[low:high])
+                group[2].extend(states[low:high])
+            else:
+                group[2].extend(map(self.slots_of, states[low:high]))
             low = high
+
+    def add_slots(self, ticks: dict[int, list[tuple[Any, ...]]]) -> None:
+        """Slot tuples already grouped by tick (by profile)."""
+        for tick, slots in ticks.items():
+            self._group(tick)[2].extend(slots)
 
     def append(self, time: int, key: str, state: State) -> None:
         group = self._group(ceil_to(time, self.step))
-        if self.identified:
-            group[0].append(time)
-            group[1].append(key)
+        if self.slots_of is not None:
+            group[2].append(self.slots_of(state))
+            return
+        group[0].append(time)
+        group[1].append(key)
         group[2].append(state)
 
 
@@ -95,8 +112,17 @@ class Bucket:
     unmatched: int = 0
 
     def __post_init__(self) -> None:
-        if self.layout.profiles is None and type(self.trials) is dict:
-            self.trials = Trials(self.trials)
+        if type(self.trials) is dict and not self.trials:
+            if self.packs:
+                self.trials = PackedTrials(self.layout.close_after)  # type: ignore[assignment]
+            elif self.layout.profiles is None:
+                self.trials = Trials()
+
+    @property
+    def packs(self) -> bool:
+        """Whether open trials go in a native `PackedTrials` table: where it was compiled, for trials counted by profile
+        that close a fixed time after opening and on no closing event."""
+        return PackedTrials is not None and self.by_profile and self.layout.close_after is not None and not self.layout.close_on
 
     @property
     def by_profile(self) -> bool:
@@ -109,10 +135,13 @@ class Bucket:
 
         An `idle` partition (at the end of its log for a while) stops holding the watermark back until it has events again.
         """
-        closing_times: list[int] = []
-        closing_keys: list[str] = []
-        self.unmatched += fold(self.trials, events, self.layout, closing_times, closing_keys, self.due)
-        self.closing.push_all(closing_times, closing_keys)
+        if type(self.trials) is PackedTrials:
+            self.unmatched += self.trials.fold(events, self.layout)
+        else:
+            closing_times: list[int] = []
+            closing_keys: list[str] = []
+            self.unmatched += fold(self.trials, events, self.layout, closing_times, closing_keys, self.due)
+            self.closing.push_all(closing_times, closing_keys)
         if high is not None and high > self.high.get(partition, high - 1):
             self.high[partition] = high
         if idle:
@@ -139,16 +168,19 @@ class Bucket:
 
     def _report(self, through: int) -> Report:
         finished = through == FINISHED
-        closed = ClosedTrials(self.tick, identified=not self.by_profile)
-        times, keys = self.closing.pop_due(None if finished else through)
-        if self.layout.close_on:  # a closing event may have closed a scheduled trial, and its key reopened since
-            self._close_current(times, keys, closed)
-        elif keys:  # every entry is its key's current trial
-            closed.extend(times, keys, list(map(self.trials.pop, keys)))
+        closed = ClosedTrials(self.tick, self.layout.slots if self.by_profile else None)
         unfinished = 0
-        if finished:
-            unfinished = len(self.trials)
-            self.trials.clear()
+        if type(self.trials) is PackedTrials:  # every trial has a close time: at the end all are closed
+            closed.add_slots(self.trials.close_due(None if finished else through, self.tick, self.layout.profiles.table))  # type: ignore[union-attr]
+        else:
+            times, keys = self.closing.pop_due(None if finished else through)
+            if self.layout.close_on:  # a closing event may have closed a scheduled trial, and its key reopened since
+                self._close_current(times, keys, closed)
+            elif keys:  # every entry is its key's current trial
+                closed.extend(times, keys, list(map(self.trials.pop, keys)))
+            if finished:
+                unfinished = len(self.trials)
+                self.trials.clear()
         still_due = []
         for closed_at, key, state in self.due:
             if closed_at <= through:
@@ -176,8 +208,7 @@ class Bucket:
     def _deltas(self, closed: ClosedTrials) -> dict[int, TickDelta]:
         """The closed trials per tick: their slot tuples (see `by_profile`), else turned into outcomes one by one."""
         if self.by_profile:
-            slots_of_all = self.layout.profiles.slots_of_all  # type: ignore[union-attr]  # exact slots are numbered
-            return {tick: TickDelta(unsettled=slots_of_all(states)) for tick, (_, _, states) in closed.ticks.items()}
+            return {tick: TickDelta(unsettled=slots) for tick, (_, _, slots) in closed.ticks.items()}
         deltas: dict[int, TickDelta] = {}
         outcomes, variables, slots = self.outcomes, self.layout.variables, self.layout.slots
         for tick, (times, keys, states) in closed.ticks.items():
@@ -189,7 +220,7 @@ class Bucket:
     def snapshot(self) -> Bucket:
         """A copy for the recovery store: the compiled layout and the (immutable) trial states are shared, the containers copied."""
         clone = copy.copy(self)
-        clone.trials = type(self.trials)(self.trials)
+        clone.trials = self.trials.copy() if type(self.trials) is PackedTrials else type(self.trials)(self.trials)
         clone.closing = self.closing.copy()
         clone.due = list(self.due)
         clone.high = dict(self.high)

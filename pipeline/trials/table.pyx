@@ -1,0 +1,342 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Open trials of one bucket in native memory: for layouts whose trials are counted by profile and close a fixed time
+after opening, the common case of a monitor (compiled at install; the bucket keeps trials in a dict without it).
+
+A trial is one 64-byte entry (key hash, key bytes, open time, profile number) in an array, found through an
+open-addressing index; its close is scheduled in a ring of entry numbers in open order. Nothing of it is a Python
+object, so hundreds of thousands of open trials neither scatter small objects over the allocator's pools (which slows
+every allocation of the process) nor give the garbage collector anything to look at, and closing a due trial reads its
+entry directly instead of probing a dict by a key string.
+"""
+
+from cpython.object cimport PyObject_Hash
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize
+from libc.stdint cimport int32_t, int64_t
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memcmp, memcpy
+
+import heapq
+
+from pipeline.trials.folds import PROFILE_BITS, PROFILE_MASK
+
+cdef int64_t BITS = PROFILE_BITS, MASK = PROFILE_MASK
+
+cdef enum:
+    EMPTY = -1
+    DELETED = -2
+    INLINE = 24
+    BOXED = -1
+
+
+cdef inline int64_t _ceil_to(int64_t instant, int64_t step):
+    """The smallest multiple of `step` that is at least `instant` (C division truncates: corrected for positive instants)."""
+    cdef int64_t quotient = instant / step
+    if quotient * step < instant:
+        quotient += 1
+    return quotient * step
+
+
+cdef struct Entry:
+    Py_hash_t hash
+    int64_t opened
+    int32_t profile  # BOXED: the state is a Python object in `boxed` (the profile table was full)
+    int32_t length
+    int32_t slot  # its position in the index
+    char inline[INLINE]
+    char* spilled  # the key's bytes when longer than INLINE
+
+
+cdef class PackedTrials:
+    """Open trials by dependence key, each closing `close_after` after it opened (see the module docstring).
+
+    States go in and out as a layout's packed ints (`opened << PROFILE_BITS | profile`), or as `(opened, slots)` once its
+    profile table is full; `close_due` hands back the slot tuples of the trials due, grouped by tick.
+    """
+
+    cdef Entry* entries
+    cdef int32_t* index
+    cdef int32_t* free_entries
+    cdef int32_t* ring
+    cdef Py_ssize_t mask, filled, capacity, top, free_count, ring_capacity, ring_head, ring_length, live
+    cdef readonly int64_t close_after
+    cdef dict boxed
+    cdef list late  # heap of (close time, entry) for trials opened out of time order
+
+    def __cinit__(self, int64_t close_after):
+        self.close_after = close_after
+        self.boxed = {}
+        self.late = []
+        self.mask = 7
+        self.index = <int32_t*>malloc(8 * sizeof(int32_t))
+        self.capacity = 8
+        self.entries = <Entry*>malloc(8 * sizeof(Entry))
+        self.free_entries = <int32_t*>malloc(8 * sizeof(int32_t))
+        self.ring_capacity = 8
+        self.ring = <int32_t*>malloc(8 * sizeof(int32_t))
+        if not (self.index and self.entries and self.free_entries and self.ring):
+            raise MemoryError()
+        self._clear_index()
+
+    def __dealloc__(self):
+        cdef Py_ssize_t number
+        if self.entries:
+            for number in range(self.top):
+                if self.entries[number].slot != EMPTY and self.entries[number].spilled:
+                    free(self.entries[number].spilled)
+        free(self.entries)
+        free(self.index)
+        free(self.free_entries)
+        free(self.ring)
+
+    def __len__(self):
+        return self.live
+
+    cdef void _clear_index(self):
+        cdef Py_ssize_t slot
+        for slot in range(self.mask + 1):
+            self.index[slot] = EMPTY
+        self.filled = 0
+
+    cdef inline const char* _key_of(self, Entry* entry):
+        if entry.length <= INLINE:
+            return <const char*>&entry.inline[0]
+        return entry.spilled
+
+    cdef Py_ssize_t _find(self, Py_hash_t hash, const char* key, Py_ssize_t length):
+        """The entry of this key, or -1 - the free index slot where it would go."""
+        cdef size_t perturb = <size_t>hash
+        cdef Py_ssize_t slot = <size_t>hash & self.mask, free_slot = -1
+        cdef int32_t number
+        cdef Entry* entry
+        while True:
+            number = self.index[slot]
+            if number == EMPTY:
+                return -1 - (slot if free_slot < 0 else free_slot)
+            if number == DELETED:
+                if free_slot < 0:
+                    free_slot = slot
+            else:
+                entry = &self.entries[number]
+                if entry.hash == hash and entry.length == length and memcmp(self._key_of(entry), key, length) == 0:
+                    return number
+            perturb >>= 5
+            slot = (slot * 5 + perturb + 1) & self.mask
+
+    cdef int _reindex(self, Py_ssize_t size) except -1:
+        """Rebuild the index at `size` slots (a power of two), dropping deleted marks."""
+        cdef int32_t* index = <int32_t*>realloc(self.index, size * sizeof(int32_t))
+        cdef Py_ssize_t number, slot
+        cdef size_t perturb
+        if not index:
+            raise MemoryError()
+        self.index = index
+        self.mask = size - 1
+        self._clear_index()
+        for number in range(self.top):
+            if self.entries[number].slot == EMPTY:
+                continue
+            perturb = <size_t>self.entries[number].hash
+            slot = perturb & self.mask
+            while self.index[slot] != EMPTY:
+                perturb >>= 5
+                slot = (slot * 5 + perturb + 1) & self.mask
+            self.index[slot] = <int32_t>number
+            self.entries[number].slot = <int32_t>slot
+            self.filled += 1
+        return 0
+
+    cdef Py_ssize_t _new_entry(self) except -1:
+        cdef Entry* entries
+        cdef int32_t* free_entries
+        if self.free_count:
+            self.free_count -= 1
+            return self.free_entries[self.free_count]
+        if self.top == self.capacity:
+            entries = <Entry*>realloc(self.entries, 2 * self.capacity * sizeof(Entry))
+            if not entries:
+                raise MemoryError()
+            self.entries = entries
+            free_entries = <int32_t*>realloc(self.free_entries, 2 * self.capacity * sizeof(int32_t))
+            if not free_entries:
+                raise MemoryError()
+            self.free_entries = free_entries
+            self.capacity *= 2
+        self.top += 1
+        return self.top - 1
+
+    cdef int _schedule(self, Py_ssize_t number, int64_t closes) except -1:
+        """Closes in open order go to the ring; a trial opened before the latest one (a late event) to the heap."""
+        cdef int32_t* ring
+        cdef Py_ssize_t position, last
+        if self.ring_length:
+            last = self.ring[(self.ring_head + self.ring_length - 1) & (self.ring_capacity - 1)]
+            if self.entries[last].opened + self.close_after > closes:
+                heapq.heappush(self.late, (closes, number))
+                return 0
+        if self.ring_length == self.ring_capacity:
+            ring = <int32_t*>malloc(2 * self.ring_capacity * sizeof(int32_t))
+            if not ring:
+                raise MemoryError()
+            for position in range(self.ring_length):
+                ring[position] = self.ring[(self.ring_head + position) & (self.ring_capacity - 1)]
+            free(self.ring)
+            self.ring = ring
+            self.ring_head = 0
+            self.ring_capacity *= 2
+        self.ring[(self.ring_head + self.ring_length) & (self.ring_capacity - 1)] = <int32_t>number
+        self.ring_length += 1
+        return 0
+
+    cdef int _set_state(self, Py_ssize_t number, object state) except -1:
+        cdef Entry* entry = &self.entries[number]
+        cdef int64_t packed
+        if type(state) is int:
+            packed = state
+            entry.opened = packed >> BITS
+            entry.profile = <int32_t>(packed & MASK)
+            self.boxed.pop(number, None)
+        else:
+            entry.opened = state[0]
+            entry.profile = BOXED
+            self.boxed[number] = state
+        return 0
+
+    cdef object _state(self, Py_ssize_t number):
+        cdef Entry* entry = &self.entries[number]
+        if entry.profile == BOXED:
+            return self.boxed[number]
+        return (entry.opened << BITS) | entry.profile
+
+    cdef int _open(self, Py_ssize_t found, Py_hash_t hash, const char* key, Py_ssize_t length, object state) except -1:
+        cdef Py_ssize_t slot, number
+        cdef Entry* entry
+        if self.index[-1 - found] == EMPTY and 3 * (self.filled + 1) > 2 * (self.mask + 1):
+            size = self.mask + 1
+            while 3 * (self.live + 1) > size:  # at most a third full after a rebuild
+                size *= 2
+            self._reindex(size)
+            found = self._find(hash, key, length)
+        slot = -1 - found
+        number = self._new_entry()
+        entry = &self.entries[number]
+        entry.hash = hash
+        entry.length = <int32_t>length
+        entry.spilled = NULL
+        if length <= INLINE:
+            memcpy(entry.inline, key, length)
+        else:
+            entry.spilled = <char*>malloc(length)
+            if not entry.spilled:
+                raise MemoryError()
+            memcpy(entry.spilled, key, length)
+        if self.index[slot] == EMPTY:
+            self.filled += 1
+        self.index[slot] = <int32_t>number
+        entry.slot = <int32_t>slot
+        self._set_state(number, state)
+        self.live += 1
+        self._schedule(number, entry.opened + self.close_after)
+        return 0
+
+    cdef object _close(self, Py_ssize_t number, list table):
+        """Free the entry; return its trial's slot tuple."""
+        cdef Entry* entry = &self.entries[number]
+        slots = self.boxed.pop(number)[1] if entry.profile == BOXED else table[entry.profile]
+        self.index[entry.slot] = DELETED
+        entry.slot = EMPTY
+        if entry.spilled:
+            free(entry.spilled)
+            entry.spilled = NULL
+        self.free_entries[self.free_count] = <int32_t>number
+        self.free_count += 1
+        self.live -= 1
+        return slots
+
+    def fold(self, list events, layout):
+        """Fold events `(key, time, kind, fields, origin)` (in order) into the open trials by the folds of `layout` (a
+        `TrialLayout` without closing events); return how many opened none."""
+        cdef dict openers = layout.openers, observers = layout.observers
+        cdef object open_any = layout.open_any
+        cdef Py_ssize_t unmatched = 0, length, found
+        cdef Py_hash_t hash
+        cdef const char* data
+        for key, time, kind, fields, _origin in events:
+            hash = PyObject_Hash(key)
+            data = PyUnicode_AsUTF8AndSize(key, &length)
+            found = self._find(hash, data, length)
+            if found < 0:
+                opener = openers.get(kind, open_any)
+                if opener is None:
+                    unmatched += 1
+                    continue
+                self._open(found, hash, data, length, opener(time, fields))
+            else:
+                observer = observers.get(kind)
+                if observer is not None:
+                    self._set_state(found, observer(self._state(found), time, fields))
+        return unmatched
+
+    def close_due(self, through, int64_t step, list table):
+        """Close every trial due at or before `through` (all when None); return their slot tuples by the tick (the next
+        multiple of `step`) they close in. `table` is the layout's profile table."""
+        cdef dict ticks = {}
+        cdef list group = None
+        cdef int64_t last = 0, closes, tick, end = 0
+        cdef Py_ssize_t number
+        cdef bint everything = through is None
+        if not everything:
+            end = through
+        while self.ring_length:
+            number = self.ring[self.ring_head]
+            closes = self.entries[number].opened + self.close_after
+            if not everything and closes > end:
+                break
+            self.ring_head = (self.ring_head + 1) & (self.ring_capacity - 1)
+            self.ring_length -= 1
+            tick = _ceil_to(closes, step)
+            if group is None or tick != last:
+                group = ticks.get(tick)
+                if group is None:
+                    group = ticks[tick] = []
+                last = tick
+            group.append(self._close(number, table))
+        while self.late and (everything or self.late[0][0] <= end):
+            closes, number = heapq.heappop(self.late)
+            tick = _ceil_to(closes, step)
+            ticks.setdefault(tick, []).append(self._close(number, table))
+        return ticks
+
+    def states(self):
+        """Every open trial's key and state, in the order they close."""
+        cdef Py_ssize_t position, number
+        cdef Entry* entry
+        out = []
+        order = [self.ring[(self.ring_head + position) & (self.ring_capacity - 1)] for position in range(self.ring_length)]
+        order.extend(number for _, number in sorted(self.late))
+        for number in order:
+            entry = &self.entries[number]
+            out.append((self._key_of(entry)[:entry.length].decode(), self._state(number)))
+        return out
+
+    def copy(self):
+        """An independent copy (for the recovery store)."""
+        return PackedTrials.restore(self.close_after, self.states())
+
+    @staticmethod
+    def restore(int64_t close_after, states):
+        """Trials from `(key, state)` pairs in the order they close (see `states`)."""
+        cdef PackedTrials trials = PackedTrials(close_after)
+        cdef Py_ssize_t length, found
+        cdef Py_hash_t hash
+        cdef const char* data
+        for key, state in states:
+            hash = PyObject_Hash(key)
+            data = PyUnicode_AsUTF8AndSize(key, &length)
+            found = trials._find(hash, data, length)
+            if found >= 0:
+                raise ValueError(f"trial key {key!r} given twice")
+            trials._open(found, hash, data, length, state)
+        return trials
+
+    def __reduce__(self):
+        return (PackedTrials.restore, (self.close_after, self.states()))

@@ -1,0 +1,122 @@
+"""The native table of open trials closes the same trials, in the same ticks, with the same slots, as the dict of trials
+it replaces; its copies and pickles carry on as the original would."""
+
+from __future__ import annotations
+
+import pickle
+import random
+import shutil
+import sysconfig
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import pipeline.trials.bucket as bucket_module
+import pipeline.trials.layout as layout_module
+from pipeline.events import Event
+from pipeline.timefmt import DAY
+from pipeline.trials.bucket import Bucket, Report
+from tests.helpers import plan_of
+
+TIMED = {"trial": {"opens_on": ["SCREEN"], "close_after": "730d", "close_on": None}}
+"""The unit spec with trials that close only by time: what the table holds."""
+
+needs_table = pytest.mark.skipif(bucket_module.PackedTrials is None, reason="the trial table was not compiled (no C compiler at install)")
+
+
+def test_the_trial_table_is_compiled_from_the_current_source_where_a_compiler_is():
+    compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    if shutil.which(compiler) is None:
+        pytest.skip(f"no C compiler ({compiler}): buckets keep trials in dicts")
+    assert bucket_module.PackedTrials is not None, "pipeline/trials/table.pyx was not compiled at install: `pip install -e .` builds it"
+    import pipeline.trials.table as table
+
+    source = Path(table.__file__).with_name("table.pyx")
+    assert Path(table.__file__).stat().st_mtime >= source.stat().st_mtime, "table.pyx changed since it was compiled: `pip install -e .` rebuilds it"
+
+
+def new_bucket(lateness: int, *, native: bool, monkeypatch: pytest.MonkeyPatch) -> Bucket:
+    plan = plan_of(**TIMED)
+    with monkeypatch.context() as patch:
+        if not native:
+            patch.setattr(bucket_module, "PackedTrials", None)
+        made = Bucket(0, plan.layout, plan.outcomes, partitions=1, lateness=lateness, tick=DAY)
+    assert isinstance(made.trials, bucket_module.PackedTrials) == native
+    return made
+
+
+def random_batches(seed: int, lateness_days: int) -> list[tuple[list[Event], int]]:
+    """Batches of events over keys short, long (past the bytes an entry holds inline) and not ASCII, reopening after
+    closing, some a little out of time order (within the lateness), with each batch's latest time."""
+    rng = random.Random(seed)
+    names = [f"k{n}" for n in range(40)] + [f"defendant-{n:04d}-of-broward-county" for n in range(20)] + [f"häftling-{n}-é" for n in range(10)]
+    batches, day, high = [], 0, 0
+    for _ in range(120):
+        batch = []
+        for _ in range(rng.randrange(0, 90)):
+            day += rng.randrange(0, 40) == 0
+            time = max(0, day * DAY - rng.randrange(0, lateness_days * DAY + 1)) if lateness_days else day * DAY
+            key = rng.choice(names)
+            kind = rng.choice(["SCREEN", "SCREEN", "RECIDIVISM", "DECIDE"])
+            race = rng.choice(["a", "b", "c", "d"]) if rng.random() < 0.9 else f"rare-{rng.randrange(200)}"
+            batch.append(Event(key, time, kind, {"id": key, "race": race, "score": rng.randrange(1, 11), "hired": True}))
+            high = max(high, time)
+        batches.append((batch, high))
+        day += rng.randrange(0, 50)
+    return batches
+
+
+def counted(report: Report | None) -> tuple | None:
+    """A report as the merge sees it: per tick, how many trials closed with each slot tuple."""
+    if report is None:
+        return None
+    return report.through, {tick: Counter(delta.unsettled) for tick, delta in report.deltas.items()}, report.unmatched, report.unfinished
+
+
+def run(b: Bucket, batches: list[tuple[list[Event], int]], restart_at: int | None = None) -> list:
+    """Feed the batches; at `restart_at` carry on from a pickled snapshot, as after a restart from the recovery store."""
+    reports = []
+    for number, (events, high) in enumerate(batches):
+        if number == restart_at:
+            b = pickle.loads(pickle.dumps(b.snapshot()))
+        reports.append(counted(b.receive(0, events, high)))
+    reports.append(counted(b.finish()))
+    return reports
+
+
+@needs_table
+@pytest.mark.parametrize("lateness_days", [0, 3], ids=["in order", "late events"])
+@pytest.mark.parametrize("profile_limit", [layout_module.PROFILE_LIMIT, 5], ids=["numbered profiles", "profile table full"])
+def test_the_table_closes_the_same_trials_as_a_dict(lateness_days, profile_limit, monkeypatch):
+    monkeypatch.setattr(layout_module, "PROFILE_LIMIT", profile_limit)
+    batches = random_batches(seed=11 + lateness_days, lateness_days=lateness_days)
+    lateness = lateness_days * DAY
+    expected = run(new_bucket(lateness, native=False, monkeypatch=monkeypatch), batches)
+    assert sum(sum(sum(ticks.values(), Counter()).values()) for _, ticks, _, _ in filter(None, expected)) > 200  # keys reopen: many trials closed
+    assert run(new_bucket(lateness, native=True, monkeypatch=monkeypatch), batches) == expected
+    assert run(new_bucket(lateness, native=True, monkeypatch=monkeypatch), batches, restart_at=len(batches) // 2) == expected
+
+
+@needs_table
+def test_a_copy_is_independent_and_lists_the_open_trials_in_close_order(monkeypatch):
+    b = new_bucket(0, native=True, monkeypatch=monkeypatch)
+    long_key = "x" * 100
+    b.receive(0, [Event(key, day * DAY, "SCREEN", {"id": key, "race": "a", "score": 8}) for day, key in enumerate(["k1", long_key, "ü"])], 2 * DAY)
+    copied = b.snapshot()
+    b.receive(0, [Event("k1", 3 * DAY, "RECIDIVISM", {"id": "k1"})], 3 * DAY)
+    keys_and_states = copied.trials.states()
+    assert [key for key, _ in keys_and_states] == ["k1", long_key, "ü"]
+    assert [b.layout.opened(state) // DAY for _, state in keys_and_states] == [0, 1, 2]
+    reoffended = [b.layout.slots(state)[2] for _, state in b.trials.states()]
+    assert reoffended == [True, None, None] and [b.layout.slots(s)[2] for _, s in keys_and_states] == [None, None, None]
+    assert len(b.trials) == len(copied.trials) == 3
+
+
+@needs_table
+def test_layouts_with_closing_events_or_kept_trials_stay_in_dicts():
+    with_closing_event = plan_of()  # the unit spec closes trials on DECIDE
+    assert not Bucket(0, with_closing_event.layout, with_closing_event.outcomes, partitions=1, lateness=0, tick=DAY).packs
+    kept = plan_of(**TIMED)
+    assert not Bucket(0, kept.layout, kept.outcomes, partitions=1, lateness=0, tick=DAY, keep_trials=True).packs
+    assert Bucket(0, kept.layout, kept.outcomes, partitions=1, lateness=0, tick=DAY).packs
