@@ -103,6 +103,7 @@ class Bucket:
     tick: int
     keep_trials: bool = False
     trials: dict[str, State] = field(default_factory=dict)
+    """Open trials by dependence key: a dict, or where the bucket `packs` them a native `PackedTrials` table."""
     closing: CloseSchedule = field(default_factory=CloseSchedule)
     due: list[tuple[int, str, State]] = field(default_factory=list)
     """Trials closed by a closing event, with the time of that event, until their tick is final."""
@@ -112,11 +113,11 @@ class Bucket:
     unmatched: int = 0
 
     def __post_init__(self) -> None:
-        if type(self.trials) is dict and not self.trials:
-            if self.packs:
+        if type(self.trials) is dict:
+            if self.packs and not self.trials:
                 self.trials = PackedTrials(self.layout.close_after)  # type: ignore[assignment]
             elif self.layout.profiles is None:
-                self.trials = Trials()
+                self.trials = Trials(self.trials)
 
     @property
     def packs(self) -> bool:
