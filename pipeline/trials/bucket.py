@@ -46,13 +46,13 @@ class Trials(dict):
 class ClosedTrials:
     """Trials closed in one report, grouped by the tick they close in: per tick, their close times, keys and states.
 
-    By profile (`slots_of` given: see `Bucket.by_profile`) a tick holds only the slot tuples of its trials, its lists of
-    close times and keys staying empty.
+    By profile (`slots_of_all` given: see `Bucket.by_profile`) a tick holds only the slot tuples of its trials, its lists
+    of close times and keys staying empty.
     """
 
-    def __init__(self, tick: int, slots_of: Callable[[State], tuple[Any, ...]] | None = None):
+    def __init__(self, tick: int, slots_of_all: Callable[[list[State]], list[tuple[Any, ...]]] | None = None):
         self.step = tick
-        self.slots_of = slots_of
+        self.slots_of_all = slots_of_all
         self.ticks: dict[int, tuple[list[int], list[str], list[Any]]] = {}
 
     def _group(self, tick: int) -> tuple[list[int], list[str], list[Any]]:
@@ -68,12 +68,12 @@ class ClosedTrials:
             tick = ceil_to(times[low], step)
             high = bisect_right(times, tick, low)
             group = self._group(tick)
-            if self.slots_of is None:
+            if self.slots_of_all is None:
                 group[0].extend(times[low:high])
                 group[1].extend(keys[low:high])
                 group[2].extend(states[low:high])
             else:
-                group[2].extend(map(self.slots_of, states[low:high]))
+                group[2].extend(self.slots_of_all(states[low:high]))
             low = high
 
     def add_slots(self, ticks: dict[int, list[tuple[Any, ...]]]) -> None:
@@ -83,8 +83,8 @@ class ClosedTrials:
 
     def append(self, time: int, key: str, state: State) -> None:
         group = self._group(ceil_to(time, self.step))
-        if self.slots_of is not None:
-            group[2].append(self.slots_of(state))
+        if self.slots_of_all is not None:
+            group[2].extend(self.slots_of_all([state]))
             return
         group[0].append(time)
         group[1].append(key)
@@ -169,7 +169,7 @@ class Bucket:
 
     def _report(self, through: int) -> Report:
         finished = through == FINISHED
-        closed = ClosedTrials(self.tick, self.layout.slots if self.by_profile else None)
+        closed = ClosedTrials(self.tick, self.layout.profiles.slots_of_all if self.by_profile else None)  # type: ignore[union-attr]
         unfinished = 0
         if type(self.trials) is PackedTrials:  # every trial has a close time: at the end all are closed
             closed.add_slots(self.trials.close_due(None if finished else through, self.tick, self.layout.profiles.table))  # type: ignore[union-attr]

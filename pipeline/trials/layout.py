@@ -62,6 +62,13 @@ class Profiles:
             return state >> PROFILE_BITS, self.table[state & PROFILE_MASK]  # type: ignore[operator]
         return state  # type: ignore[return-value]
 
+    def slots_of_all(self, states: list[State]) -> list[tuple[Any, ...]]:
+        """The slots of many trials in one pass (a tick's closed trials)."""
+        table = self.table
+        if len(table) < PROFILE_LIMIT:  # states are tuples only once the table is full
+            return list(map(table.__getitem__, map(PROFILE_MASK.__and__, states)))  # type: ignore[arg-type]
+        return [table[state & PROFILE_MASK] if state.__class__ is int else state[SLOTS] for state in states]  # type: ignore[operator, index]
+
     def __reduce__(self) -> tuple[Any, ...]:
         return (Profiles, (self.table,))
 
