@@ -29,7 +29,7 @@ cdef enum:
 
 
 cdef inline int64_t _ceil_to(int64_t instant, int64_t step):
-    """The smallest multiple of `step` that is at least `instant` (C division truncates: corrected for positive instants)."""
+    """The smallest multiple of `step` that is at least `instant` (`pipeline.timefmt.ceil_to` in C, whose division truncates)."""
     cdef int64_t quotient = instant / step
     if quotient * step < instant:
         quotient += 1
@@ -81,8 +81,7 @@ cdef class PackedTrials:
         cdef Py_ssize_t number
         if self.entries:
             for number in range(self.top):
-                if self.entries[number].slot != EMPTY and self.entries[number].spilled:
-                    free(self.entries[number].spilled)
+                free(self.entries[number].spilled)  # NULL once closed, or for a short key
         free(self.entries)
         free(self.index)
         free(self.free_entries)
@@ -191,10 +190,11 @@ cdef class PackedTrials:
         cdef Entry* entry = &self.entries[number]
         cdef int64_t packed
         if type(state) is int:
+            if entry.profile == BOXED:  # an observed trial's slots found a number after all
+                del self.boxed[number]
             packed = state
             entry.opened = packed >> BITS
             entry.profile = <int32_t>(packed & MASK)
-            self.boxed.pop(number, None)
         else:
             entry.opened = state[0]
             entry.profile = BOXED
@@ -222,6 +222,7 @@ cdef class PackedTrials:
         entry.hash = hash
         entry.length = <int32_t>length
         entry.spilled = NULL
+        entry.profile = 0  # not boxed until `_set_state` says so
         if length <= INLINE:
             memcpy(entry.inline, key, length)
         else:
