@@ -64,7 +64,8 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, Any]):
     """Wraps bytewax's Kafka partition: each message becomes `RawRecord(partition, offset, value)`.
 
     After `idle_after` seconds without a message it sends one `IDLE` marker, so a partition with no
-    traffic stops holding the watermark back (its next message makes it count again).
+    traffic stops holding the watermark back (its next message makes it count again); a partition
+    read to its end (`tail=False`) sends one as it ends, so the other partitions' evaluations go on.
     """
 
     def __init__(self, inner: StatefulSourcePartition, partition: int, idle_after: float | None):
@@ -73,9 +74,17 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, Any]):
         self._idle_after = idle_after
         self._last_message = time.monotonic()
         self._idle = False
+        self._ended = False
 
     def next_batch(self) -> list[RawRecord]:
-        batch = [RawRecord(msg.partition, msg.offset, msg.value) for msg in self._inner.next_batch()]
+        if self._ended:
+            raise StopIteration
+        try:
+            messages = self._inner.next_batch()
+        except StopIteration:  # the end of a partition read to its end: it no longer holds the watermark back
+            self._ended = True
+            return [] if self._idle else [RawRecord(self._partition, IDLE, None)]
+        batch = [RawRecord(msg.partition, msg.offset, msg.value) for msg in messages]
         now = time.monotonic()
         if batch:
             self._last_message, self._idle = now, False

@@ -73,6 +73,8 @@ class Monitor:
     unmatched: int = 0
     unfinished: int = 0
     next_tick: int | None = None
+    end: int | None = None
+    """The last tick the ended input's watermark reaches (see `Report.end`)."""
     history: deque[tuple[int, TickDelta]] = field(default_factory=deque)
     queues: dict[tuple[str, str, str], PairQueue] = field(default_factory=dict)
     bets: dict[tuple[str, str, str], GapBet] = field(default_factory=dict)
@@ -89,11 +91,13 @@ class Monitor:
                 merged += delta
         self.unmatched += report.unmatched
         self.unfinished += report.unfinished
+        if report.end is not None:
+            self.end = report.end if self.end is None else max(self.end, report.end)
         if len(self.progress) < self.config.buckets:
             return []
         final = min(self.progress.values())
-        if final == FINISHED:
-            final = max(self.pending, default=-FINISHED)
+        if final == FINISHED:  # every tick with closed trials, and every tick the input's event time reached
+            final = max(max(self.pending, default=-FINISHED), -FINISHED if self.end is None else self.end)
         return self._on_close(final) if self.config.on_close else self._every_tick(final)
 
     def _every_tick(self, final: int) -> list[dict[str, Any]]:

@@ -74,3 +74,13 @@ def test_alert_ids_are_deterministic():
         return [r["alert_id"] for r in m.receive(Report(0, DAY, {DAY: delta(a=(5, 10), b=(1, 10))}))]
 
     assert ids() == ids() and len(set(ids())) == 2
+
+
+def test_every_tick_the_ended_input_reached_is_evaluated_after_the_last_closed_trial():
+    """Ticks without closed trials after the last one are still evaluated, up to where the input's event time reached."""
+    m = monitor(buckets=2)
+    records = m.receive(Report(0, 2 * DAY, {DAY: delta(a=(1, 2))}))
+    records += m.receive(Report(1, 2 * DAY, {2 * DAY: delta(b=(0, 1))}))
+    records += m.receive(Report(0, FINISHED, {}, end=6 * DAY))
+    records += m.receive(Report(1, FINISHED, {}, end=6 * DAY))
+    assert [r["event_time"][:10] for r in estimates(records)] == [f"1970-01-0{day}" for day in range(2, 8)]

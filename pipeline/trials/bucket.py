@@ -33,6 +33,9 @@ class Report:
     deltas: dict[int, TickDelta]
     unmatched: int = 0
     unfinished: int = 0
+    end: int | None = None
+    """With `through` = FINISHED: the last tick the watermark of the ended input reaches, every partition's latest time
+    counting (an ended partition no longer holds it back), so the merge evaluates every tick up to there."""
 
 
 class Trials(dict):
@@ -152,8 +155,11 @@ class Bucket:
         return self._advance()
 
     def finish(self) -> Report | None:
-        """The input ended: close every open trial and report all remaining ticks."""
-        return self._report(FINISHED)
+        """The input ended: close every open trial and report all remaining ticks, up to where the ended input's watermark reaches."""
+        report = self._report(FINISHED)
+        if self.high:
+            report.end = ceil_to(max(self.high.values()) - self.lateness, self.tick) - self.tick
+        return report
 
     def _advance(self) -> Report | None:
         if len(self.high.keys() | self.idle) < self.partitions:

@@ -154,3 +154,23 @@ def test_trials_past_the_profile_table_keep_their_slots_in_the_state():
     cells = closed_cells(b.finish())[730]
     assert len(cells) == len(groups) and sum(trials for _, trials in cells.values()) == len(groups)
     assert cells[("true_positive_rate", groups[-1])] == [1, 1] and cells[("false_positive_rate", groups[-2])] == [1, 1]
+
+
+def test_the_ended_input_reports_how_far_its_latest_partition_reached():
+    """A partition that ran dry early holds the watermark back; at the end every partition's latest time counts."""
+    b = bucket(partitions=2)
+    b.receive(0, [screen("x", 10)], 10 * DAY)
+    b.receive(1, [screen("y", 11)], 11 * DAY)
+    b.receive(1, [screen("z", 900)], 900 * DAY)  # partition 0 stays at day 10
+    assert b.through == 9 * DAY
+    report = b.finish()
+    assert report.end == 899 * DAY
+
+
+def test_an_idle_partition_stops_holding_the_watermark_back():
+    b = bucket(partitions=2)
+    b.receive(0, [screen("x", 10)], 10 * DAY)
+    b.receive(1, [screen("y", 11)], 11 * DAY)
+    b.receive(1, [screen("z", 900)], 900 * DAY)
+    report = b.receive(0, [], 10 * DAY, idle=True)
+    assert report.through == 899 * DAY and closed_cells(report) == {740: {("false_positive_rate", "a"): [1, 1]}, 741: {("false_positive_rate", "a"): [1, 1]}}
