@@ -58,14 +58,14 @@ def _existing(path: str | Path) -> Path:
 
 
 def jsonl_lines(path: str | Path) -> Callable[[], Iterator[bytes]]:
-    """Opens the file on each call and yields its non-blank lines as bytes."""
+    """Opens the file on each call and yields its non-blank lines as bytes, without their line ending (as a replay sends them)."""
     path = _existing(path)
 
     def lines() -> Iterator[bytes]:
         with path.open("rb") as handle:
             for line in handle:
                 if line.strip():
-                    yield line
+                    yield line.rstrip(b"\r\n")
 
     return lines
 

@@ -42,8 +42,8 @@ def _payload(record: Any) -> tuple[bytes, dict[str, Any] | None]:
     try:
         parsed = orjson.loads(raw)
     except orjson.JSONDecodeError:
-        return raw.rstrip(b"\n"), None
-    return raw.rstrip(b"\n"), parsed if isinstance(parsed, dict) else None
+        return raw.rstrip(b"\r\n"), None
+    return raw.rstrip(b"\r\n"), parsed if isinstance(parsed, dict) else None
 
 
 def replay(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, NamedTuple
 
 IDLE = -2
@@ -42,8 +43,15 @@ class DeadLetter(NamedTuple):
     offset: int
     count: int = 0
 
+    @property
+    def letter_id(self) -> str:
+        """A deterministic id from the record's input position and the reason: a replay after a crash repeats it, so consumers can de-duplicate."""
+        text = f"pipeline.dead_letter\x1f{self.partition}\x1f{self.offset}\x1f{self.reason}"
+        return hashlib.sha256(text.encode()).hexdigest()[:24]
+
     def to_json(self) -> dict[str, Any]:
         return {
+            "alert_id": self.letter_id,
             "type": "pipeline.dead_letter",
             "reason": self.reason,
             "detail": self.detail,
