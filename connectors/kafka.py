@@ -6,8 +6,9 @@ import time
 from typing import Any
 
 import orjson
-from bytewax.connectors.kafka import KafkaSink, KafkaSinkMessage, KafkaSource
+from bytewax.connectors.kafka import KafkaSinkMessage, KafkaSource
 from bytewax.inputs import StatefulSourcePartition
+from bytewax.outputs import DynamicSink, StatelessSinkPartition
 
 from pipeline.errors import ConnectorError
 from pipeline.events import IDLE, RawRecord
@@ -125,8 +126,62 @@ def kafka_source(bootstrap: str, topic: str, *, tail: bool = True, batch_size: i
     )
 
 
-def kafka_sink(bootstrap: str, alerts_topic: str) -> KafkaSink:
-    return KafkaSink([bootstrap], alerts_topic, add_config=dict(PRODUCER_CONFIG))
+class _DeliveredPartition(StatelessSinkPartition[KafkaSinkMessage]):
+    """Produces a batch and returns only once the broker has acknowledged every record of it.
+
+    bytewax counts an epoch as done, and lets its recovery snapshot stand, only after the sink has returned from every
+    batch of that epoch: so a crash can repeat output, never lose it. A record the broker refuses, or that is not
+    acknowledged within `message.timeout.ms`, raises instead of being dropped (bytewax's own KafkaSink ignores them).
+    """
+
+    def __init__(self, producer: Any, topic: str):
+        self._producer = producer
+        self._topic = topic
+        self._failures: list[str] = []
+
+    def _delivered(self, err: Any, msg: Any) -> None:
+        if err is not None:
+            self._failures.append(f"{msg.topic()}: {err.str() if hasattr(err, 'str') else err}")
+
+    def write_batch(self, items: list[KafkaSinkMessage]) -> None:
+        producer = self._producer
+        for msg in items:
+            while True:
+                try:
+                    producer.produce(msg.topic or self._topic, msg.value, msg.key, headers=msg.headers, on_delivery=self._delivered)
+                    break
+                except BufferError:  # the local queue is full: wait for deliveries to make room
+                    producer.poll(0.1)
+            producer.poll(0)
+        self._flush()
+
+    def _flush(self) -> None:
+        while self._producer.flush(1.0):  # librdkafka gives up on a record after message.timeout.ms and reports it
+            if self._failures:
+                break
+        if self._failures:
+            failures, self._failures = self._failures, []
+            raise ConnectorError(f"the broker did not take {len(failures)} record(s); first: {failures[0]}")
+
+    def close(self) -> None:
+        self._flush()
+
+
+class DeliveredKafkaSink(DynamicSink[KafkaSinkMessage]):
+    """A Kafka sink (one producer per worker) whose every batch is acknowledged before the dataflow moves on."""
+
+    def __init__(self, bootstrap: str, topic: str, config: dict[str, str] | None = None):
+        self._config = {"bootstrap.servers": bootstrap, **PRODUCER_CONFIG, **(config or {})}
+        self._topic = topic
+
+    def build(self, step_id: str, worker_index: int, worker_count: int) -> _DeliveredPartition:
+        from confluent_kafka import Producer
+
+        return _DeliveredPartition(Producer(self._config), self._topic)
+
+
+def kafka_sink(bootstrap: str, alerts_topic: str, config: dict[str, str] | None = None) -> DeliveredKafkaSink:
+    return DeliveredKafkaSink(bootstrap, alerts_topic, config)
 
 
 def record_encoder(alerts_topic: str, shielded_topic: str = "decisions.shielded"):

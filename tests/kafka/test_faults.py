@@ -1,0 +1,204 @@
+"""Faults on the Kafka path, injected for real: the monitor killed with SIGKILL at random moments and right after its
+snapshots, the broker frozen mid-run, a slow reader of the alert topic, a broker that does not acknowledge. After
+each, the de-duplicated records equal an uninterrupted run's, every repeat is an exact copy, and nothing is missing."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from connectors.alerts import subscribe
+from connectors.broker import LocalBroker
+from connectors.kafka import estimates_topic, kafka_sink, record_encoder
+from connectors.replay import replay
+from pipeline.errors import ConnectorError
+from pipeline.runner import Job, KafkaInput, KafkaOutput, execute
+from tests.kafka.outputs import distinct, kafka_outputs, position_free
+from tests.streams import compas_spec, hard_compas_events
+
+pytestmark = pytest.mark.kafka
+
+
+class Scenario:
+    """A topic of hard-case events, the uninterrupted run's records over it, and a monitor command to disturb."""
+
+    def __init__(self, bootstrap: str, tmp_path: Path, name: str, *, per_day: int, partitions: int = 4):
+        self.bootstrap = bootstrap
+        self.tmp_path = tmp_path
+        self.spec = compas_spec(tmp_path / "spec.yaml")
+        self.topic = f"{name}-events"
+        replay(hard_compas_events(seed=11, per_day=per_day), bootstrap, self.topic, partitions=partitions)
+        reference = f"{name}-reference"
+        execute(Job(spec=self.spec, input=KafkaInput(bootstrap=bootstrap, topic=self.topic, tail=False), output=KafkaOutput(bootstrap=bootstrap, alerts=reference)))
+        self.expected = kafka_outputs(bootstrap, reference)
+        self.alerts = f"{name}-alerts"
+
+    def command(self, recovery: Path | None = None) -> list[str]:
+        command = [sys.executable, "-m", "pipeline.cli", "run", self.spec, "--bootstrap", self.bootstrap, "--topic", self.topic, "--alerts", self.alerts, "--until-end"]
+        return command + (["--recovery", str(recovery), "--snapshot-every", "0.2"] if recovery else [])
+
+    def start(self, recovery: Path | None = None) -> subprocess.Popen:
+        return subprocess.Popen(self.command(recovery), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+
+    def estimates_so_far(self) -> int:
+        try:
+            return sum(1 for _ in subscribe(self.bootstrap, estimates_topic(self.alerts), poll_seconds=0.1, distinct=False))
+        except ConnectorError:
+            return 0
+
+    def assert_nothing_lost(self) -> dict[str, int]:
+        """The run's records, de-duplicated by id, equal the reference's; returns how many repeats each family had."""
+        got = kafka_outputs(self.bootstrap, self.alerts)
+        repeats = {}
+        for family in ("alerts", "estimates", "dead_letters"):
+            expected, produced = distinct(self.expected[family]), distinct(got[family])
+            assert produced.keys() == expected.keys(), f"{family}: {len(expected.keys() - produced.keys())} missing, {len(produced.keys() - expected.keys())} unexpected"
+            assert produced == expected, family
+            repeats[family] = len(got[family]) - len(produced)
+        assert position_free(got["dead_letters"]) >= position_free(self.expected["dead_letters"])
+        return repeats
+
+
+def kill(process: subprocess.Popen) -> bool:
+    """SIGKILL the monitor's whole process group; whether it was still running."""
+    running = process.poll() is None
+    if running:
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    return running
+
+
+def finish(process: subprocess.Popen, timeout: float = 240) -> None:
+    _, err = process.communicate(timeout=timeout)
+    assert process.returncode == 0, err.decode()[-2000:]
+
+
+def kill_at_random_moments(scenario: Scenario, kills: int, seed: int) -> int:
+    """Start, let it make some progress, kill it after a random delay; `kills` times, then let it finish. Returns the kills that hit a running monitor."""
+    rng = random.Random(seed)
+    recovery = scenario.tmp_path / "recovery"
+    hits = 0
+    for _ in range(kills):
+        process = scenario.start(recovery)
+        before = scenario.estimates_so_far()
+        deadline = time.monotonic() + 60
+        while scenario.estimates_so_far() <= before and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(rng.uniform(0, 0.6))
+        hits += kill(process)
+    finish(scenario.start(recovery))
+    return hits
+
+
+def test_killed_three_times_at_random_moments_loses_nothing(kafka_bootstrap, tmp_path):
+    scenario = Scenario(kafka_bootstrap, tmp_path, f"kill3-{tmp_path.name}", per_day=60)
+    assert kill_at_random_moments(scenario, kills=3, seed=1) >= 2, "the monitor finished before it could be killed; use a longer stream"
+    repeats = scenario.assert_nothing_lost()
+    assert sum(repeats.values()) > 0, "a restart from a snapshot replays the epochs after it: some records must repeat"
+
+
+@pytest.mark.slow
+def test_killed_seven_times_at_random_moments_loses_nothing(kafka_bootstrap, tmp_path):
+    scenario = Scenario(kafka_bootstrap, tmp_path, f"kill7-{tmp_path.name}", per_day=250)
+    assert kill_at_random_moments(scenario, kills=7, seed=2) >= 6
+    scenario.assert_nothing_lost()
+
+
+def commit_epoch(recovery: Path) -> int | None:
+    """The epoch the recovery store would resume from now (None before the first commit)."""
+    try:
+        with sqlite3.connect(f"file:{recovery / 'part-0.sqlite3'}?mode=ro", uri=True, timeout=0.05) as db:
+            row = db.execute("SELECT max(commit_epoch) FROM commits").fetchone()
+    except sqlite3.Error:
+        return None
+    return row[0] if row else None
+
+
+def test_killed_right_after_snapshots_loses_nothing(kafka_bootstrap, tmp_path):
+    """Outputs of an epoch are acknowledged before its snapshot counts: a kill the moment a snapshot is committed repeats, never loses."""
+    scenario = Scenario(kafka_bootstrap, tmp_path, f"snapkill-{tmp_path.name}", per_day=60)
+    recovery = tmp_path / "recovery"
+    hits = 0
+    for round_ in range(3):
+        process = scenario.start(recovery)
+        seen = commit_epoch(recovery)
+        commits = 0
+        deadline = time.monotonic() + 60
+        while process.poll() is None and time.monotonic() < deadline:  # let a few snapshots pass, then kill on the next
+            epoch = commit_epoch(recovery)
+            if epoch is not None and epoch != seen:
+                seen, commits = epoch, commits + 1
+                if commits == 2 + round_:
+                    break
+            time.sleep(0.002)
+        hits += kill(process)
+    finish(scenario.start(recovery))
+    assert hits >= 2
+    scenario.assert_nothing_lost()
+
+
+def test_a_frozen_broker_is_ridden_out(tmp_path):
+    """The broker stops answering for 20 s mid-run (SIGSTOP: a network partition that loses nothing); the monitor waits and finishes with the same records."""
+    with LocalBroker() as broker:
+        scenario = Scenario(broker.bootstrap, tmp_path, "freeze", per_day=60)
+        process = scenario.start()
+        deadline = time.monotonic() + 60
+        while scenario.estimates_so_far() < 50 and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert process.poll() is None, "the monitor finished before the broker could be frozen"
+        os.kill(broker.process.pid, signal.SIGSTOP)
+        try:
+            time.sleep(20)
+            assert process.poll() is None, "the monitor gave up while the broker was frozen"
+        finally:
+            os.kill(broker.process.pid, signal.SIGCONT)
+        finish(process)
+        repeats = scenario.assert_nothing_lost()
+        assert repeats == {"alerts": 0, "estimates": 0, "dead_letters": 0}
+
+
+def test_a_slow_reader_of_the_alert_topic_gets_everything(kafka_bootstrap, tmp_path):
+    """A subscriber that takes 2 ms per record follows the topics while the monitor writes them, and ends with every record."""
+    scenario = Scenario(kafka_bootstrap, tmp_path, f"slow-{tmp_path.name}", per_day=30)
+    expected = len(distinct(scenario.expected["estimates"]))
+    read: list[dict] = []
+
+    def follow() -> None:
+        for record in subscribe(kafka_bootstrap, estimates_topic(scenario.alerts), follow=True, poll_seconds=0.2):
+            time.sleep(0.002)
+            read.append(record)
+            if len(read) == expected:
+                return
+
+    reader = threading.Thread(target=follow, daemon=True)
+    reader.start()
+    finish(scenario.start())
+    reader.join(timeout=120)
+    assert not reader.is_alive(), f"the slow reader got {len(read)} of {expected} estimates"
+    assert distinct(read) == distinct(scenario.expected["estimates"])
+    scenario.assert_nothing_lost()
+
+
+def test_a_record_the_broker_does_not_acknowledge_stops_the_sink(tmp_path):
+    """Undelivered output is an error, never a silent drop: the sink raises rather than letting the epoch (and its snapshot) pass."""
+    with LocalBroker() as broker:
+        sink = kafka_sink(broker.bootstrap, "alerts", {"message.timeout.ms": "1500"}).build("write", 0, 1)
+        encode = record_encoder("alerts")
+        sink.write_batch([encode({"type": "fairness.violation", "monitor": "m", "alert_id": "1"})])  # reaches the broker
+        os.kill(broker.process.pid, signal.SIGSTOP)
+        try:
+            started = time.monotonic()
+            with pytest.raises(ConnectorError, match="did not take 1 record"):
+                sink.write_batch([encode({"type": "fairness.violation", "monitor": "m", "alert_id": "2"})])
+            assert time.monotonic() - started < 15
+        finally:
+            os.kill(broker.process.pid, signal.SIGCONT)
