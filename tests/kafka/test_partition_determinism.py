@@ -101,3 +101,23 @@ def test_every_layout_shields_as_the_file_path_does(shield_runs, layout):
     expected, got = comparable(shield_runs["file"]), comparable(shield_runs[layout])
     for family in ("alerts", "shielded", "dead_letters"):
         assert got[family] == expected[family], family
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_300k_defendants_on_2_and_4_partitions_match_the_file_path(kafka_bootstrap, tmp_path):
+    """The measurement of the issue that found the evaluation gap: 300,000 COMPAS-shaped defendants (seed 2013, 250 a day)."""
+    from connectors.files import write_jsonl
+    from connectors.synthetic.compas_like import compas_like_events
+
+    spec = str(SPECS / "compas_equalized_odds.yaml")
+    path = tmp_path / "events.jsonl"
+    write_jsonl(path, compas_like_events(300_000, seed=2013, per_day=250))
+    expected = comparable(file_outputs(run_file(spec, path, tmp_path / "file-out")))
+    assert len(expected["estimates"]) == 3536 and len(expected["alerts"]) == 2
+    for partitions in (2, 4):
+        topic = f"{tmp_path.name}-300k-{partitions}"
+        replay(compas_like_events(300_000, seed=2013, per_day=250), kafka_bootstrap, topic, partitions=partitions)
+        execute(Job(spec=spec, input=KafkaInput(bootstrap=kafka_bootstrap, topic=topic, tail=False), output=KafkaOutput(bootstrap=kafka_bootstrap, alerts=f"{topic}-alerts")))
+        got = comparable(kafka_outputs(kafka_bootstrap, f"{topic}-alerts"))
+        assert got == expected, f"{partitions} partitions: {len(got['estimates'])} estimates, {len(got['alerts'])} alerts"
