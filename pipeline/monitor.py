@@ -84,6 +84,8 @@ class Monitor:
         """Take one bucket's report (and ownership of it); return the records of every evaluation that is now final."""
         self.progress[report.bucket] = max(report.through, self.progress.get(report.bucket, report.through))
         for tick, delta in report.deltas.items():  # the monitor takes ownership of the report's deltas
+            if self.next_tick is not None and tick < self.next_tick and not self.config.on_close:
+                tick = self.next_tick  # closed in a tick already evaluated (a tailed partition back from idle): counted at the next one, not lost
             merged = self.pending.get(tick)
             if merged is None:
                 self.pending[tick] = delta

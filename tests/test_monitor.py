@@ -84,3 +84,13 @@ def test_every_tick_the_ended_input_reached_is_evaluated_after_the_last_closed_t
     records += m.receive(Report(0, FINISHED, {}, end=6 * DAY))
     records += m.receive(Report(1, FINISHED, {}, end=6 * DAY))
     assert [r["event_time"][:10] for r in estimates(records)] == [f"1970-01-0{day}" for day in range(2, 8)]
+
+
+def test_trials_closed_in_a_tick_already_evaluated_count_at_the_next_one():
+    """A tailed partition back from idle can close trials in a tick the merge has passed: they are counted, not dropped."""
+    m = monitor(buckets=1)
+    m.receive(Report(0, 2 * DAY, {DAY: delta(a=(1, 2))}))
+    records = m.receive(Report(0, 3 * DAY, {DAY: delta(a=(1, 1)), 3 * DAY: delta(b=(0, 1))}))
+    assert [r["event_time"][:10] for r in estimates(records)] == ["1970-01-04"]
+    assert estimates(records)[0]["parts"]["selection_rate"]["groups"]["a"] == {"estimate": 2 / 3, "hits": 2, "trials": 3}
+    assert m.pending == {}
