@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 import orjson
 from bytewax.dataflow import Dataflow
-from bytewax.recovery import RecoveryConfig, init_db_dir
+from bytewax.recovery import RecoveryConfig
 from bytewax.testing import cluster_main, run_main
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -20,6 +20,7 @@ from connectors.broker import free_ports
 from connectors.compas import compas_records
 from connectors.files import OUTPUT_FILES, RecordSource, csv_rows, jsonl_lines, output_sink
 from connectors.kafka import dead_letter_topic, ensure_topics, estimates_topic, kafka_sink, kafka_source, partition_counts, record_encoder
+from connectors.recovery import prepare_store
 from pipeline.errors import FairstreamError
 from pipeline.flow import build_flow
 from pipeline.shield_flow import build_shield_flow
@@ -138,10 +139,7 @@ def prepare(job: Job) -> None:
             topics[f"{job.input.topic}.shielded"] = partition_counts(job.input.bootstrap, [job.input.topic])[job.input.topic]
         ensure_topics(job.output.bootstrap, topics)
     if job.recovery is not None:
-        store = Path(job.recovery)
-        if not store.exists() or not any(store.iterdir()):
-            store.mkdir(parents=True, exist_ok=True)
-            init_db_dir(store, 1)
+        prepare_store(Path(job.recovery))
 
 
 def _recovery(job: Job) -> dict[str, Any]:

@@ -83,33 +83,30 @@ def finish(process: subprocess.Popen, timeout: float = 240) -> None:
 
 
 def kill_at_random_moments(scenario: Scenario, kills: int, seed: int) -> int:
-    """Start, let it make some progress, kill it after a random delay; `kills` times, then let it finish. Returns the kills that hit a running monitor."""
+    """Start the monitor and SIGKILL it at a random moment of its first 4 s (while it starts, connects, reads, or
+    snapshots); `kills` times, then let it finish. Returns the kills that hit a running monitor."""
     rng = random.Random(seed)
     recovery = scenario.tmp_path / "recovery"
     hits = 0
     for _ in range(kills):
         process = scenario.start(recovery)
-        before = scenario.estimates_so_far()
-        deadline = time.monotonic() + 60
-        while scenario.estimates_so_far() <= before and process.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.1)
-        time.sleep(rng.uniform(0, 0.6))
+        time.sleep(rng.uniform(1.0, 4.0))
         hits += kill(process)
     finish(scenario.start(recovery))
     return hits
 
 
-def test_killed_three_times_at_random_moments_loses_nothing(kafka_bootstrap, tmp_path):
+def test_killed_four_times_at_random_moments_loses_nothing(kafka_bootstrap, tmp_path):
     scenario = Scenario(kafka_bootstrap, tmp_path, f"kill3-{tmp_path.name}", per_day=60)
-    assert kill_at_random_moments(scenario, kills=3, seed=1) >= 2, "the monitor finished before it could be killed; use a longer stream"
+    assert kill_at_random_moments(scenario, kills=4, seed=1) >= 3, "the monitor finished before it could be killed; use a longer stream"
     repeats = scenario.assert_nothing_lost()
     assert sum(repeats.values()) > 0, "a restart from a snapshot replays the epochs after it: some records must repeat"
 
 
 @pytest.mark.slow
-def test_killed_seven_times_at_random_moments_loses_nothing(kafka_bootstrap, tmp_path):
+def test_killed_twelve_times_at_random_moments_loses_nothing(kafka_bootstrap, tmp_path):
     scenario = Scenario(kafka_bootstrap, tmp_path, f"kill7-{tmp_path.name}", per_day=250)
-    assert kill_at_random_moments(scenario, kills=7, seed=2) >= 6
+    assert kill_at_random_moments(scenario, kills=12, seed=2) >= 10
     scenario.assert_nothing_lost()
 
 
