@@ -141,7 +141,7 @@ class _DeliveredPartition(StatelessSinkPartition[KafkaSinkMessage]):
 
     def _delivered(self, err: Any, msg: Any) -> None:
         if err is not None:
-            self._failures.append(f"{msg.topic()}: {err.str() if hasattr(err, 'str') else err}")
+            self._failures.append(f"{msg.topic()}: {err.str()}")
 
     def write_batch(self, items: list[KafkaSinkMessage]) -> None:
         producer = self._producer

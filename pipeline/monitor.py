@@ -99,7 +99,7 @@ class Monitor:
             return []
         final = min(self.progress.values())
         if final == FINISHED:  # every tick with closed trials, and every tick the input's event time reached
-            final = max(max(self.pending, default=-FINISHED), -FINISHED if self.end is None else self.end)
+            final = max((*self.pending, -FINISHED if self.end is None else self.end))
         return self._on_close(final) if self.config.on_close else self._every_tick(final)
 
     def _every_tick(self, final: int) -> list[dict[str, Any]]:

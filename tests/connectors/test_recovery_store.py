@@ -16,7 +16,6 @@ from bytewax.testing import TestingSink, run_main
 
 from connectors.recovery import prepare_store, resume_epoch
 
-
 CRASH = "crash"
 """A batch that ends the execution abruptly: no end-of-input snapshot, as after a SIGKILL."""
 
