@@ -128,7 +128,7 @@ def build_flow(
     lateness, buckets = spec.input.lateness, spec.buckets
 
     def clock_logic(resume: PartitionClock | None) -> _ClockLogic:
-        return _ClockLogic(resume or PartitionClock(-1, lateness), buckets)
+        return _ClockLogic(resume or PartitionClock(-1, lateness, max_future=spec.input.max_future, max_ahead=spec.input.max_ahead), buckets)
 
     def bucket_logic(resume: Bucket | None) -> _BucketLogic:
         return _BucketLogic(resume or _new_bucket(plan, partitions))

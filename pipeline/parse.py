@@ -9,9 +9,9 @@ import orjson
 
 from pipeline.events import DeadLetter, Event, RawRecord
 from pipeline.spec.models import FieldType, InputSchema
-from pipeline.timefmt import time_parser
+from pipeline.timefmt import format_instant, representable, time_parser
 
-REASONS = ("not_json", "not_object", "missing_field", "bad_time", "wrong_type", "unknown_kind", "late")
+REASONS = ("not_json", "not_object", "missing_field", "bad_time", "wrong_type", "unknown_kind", "late", "future", "internal")
 """Every reason a record can be dead-lettered for."""
 
 _TRUE = {"true", "True", "TRUE", "1"}
@@ -28,7 +28,7 @@ def _checker(name: str, kind: FieldType, strings: bool) -> Callable[[Any], Any]:
     """A function that returns the field's value in its declared type or raises `_BadRecord`."""
 
     def wrong(value: Any) -> _BadRecord:
-        return _BadRecord("wrong_type", f"field {name!r} must be {kind}; got {value!r}")
+        return _BadRecord("wrong_type", f"field {name!r} must be {kind}; got {_excerpt(value)}")
 
     def as_int(value: Any) -> int:
         if type(value) is int:
@@ -96,6 +96,8 @@ class RecordParser:
             return self._event(record, raw)
         except _BadRecord as bad:
             return DeadLetter(bad.reason, bad.detail, record_text(payload), raw.partition, raw.offset)
+        except Exception as err:  # nothing a record holds may stop the pipeline: what no check foresaw is a dead letter too
+            return DeadLetter("internal", f"{type(err).__name__}: {err}", record_text(payload), raw.partition, raw.offset)
 
     def _event(self, record: dict[str, Any], raw: RawRecord) -> Event:
         key = record.get(self._key_field)
@@ -103,21 +105,25 @@ class RecordParser:
             raise _BadRecord("missing_field", f"missing dependence key {self._key_field!r}")
         if type(key) is not str:
             if isinstance(key, bool) or not isinstance(key, int):
-                raise _BadRecord("wrong_type", f"key {self._key_field!r} must be a string or an integer; got {key!r}")
+                raise _BadRecord("wrong_type", f"key {self._key_field!r} must be a string or an integer; got {_excerpt(key)}")
             key = str(key)
         kind = record.get(self._kind_field)
-        checks = self._kinds.get(kind)  # type: ignore[arg-type]
+        if kind is None or kind == "":
+            raise _BadRecord("missing_field", f"missing event kind {self._kind_field!r}")
+        if type(kind) is not str:
+            raise _BadRecord("wrong_type", f"event kind {self._kind_field!r} must be a string; got {_excerpt(kind)}")
+        checks = self._kinds.get(kind)
         if checks is None:
-            if kind is None or kind == "":
-                raise _BadRecord("missing_field", f"missing event kind {self._kind_field!r}")
-            raise _BadRecord("unknown_kind", f"unknown event kind {kind!r}; known kinds: {', '.join(sorted(self._kinds))}")
+            raise _BadRecord("unknown_kind", f"unknown event kind {_excerpt(kind)}; known kinds: {', '.join(sorted(self._kinds))}")
         stamp = record.get(self._time_field)
         if stamp is None or stamp == "":
             raise _BadRecord("missing_field", f"missing event time {self._time_field!r}")
         try:
             time = self._parse_time(stamp)
         except (TypeError, ValueError, OverflowError) as err:
-            raise _BadRecord("bad_time", f"cannot read event time {stamp!r}: {err}") from None
+            raise _BadRecord("bad_time", f"cannot read event time {_excerpt(stamp)}: {err}") from None
+        if not representable(time):
+            raise _BadRecord("bad_time", f"event time {_excerpt(stamp)} is {format_instant(time)}, outside the years 1 to 9999 (UTC)")
         for name, check in checks:
             value = record.get(name)
             if value is None or value == "":
@@ -128,10 +134,16 @@ class RecordParser:
         return Event(key, time, kind, record, raw)
 
 
+def _excerpt(value: Any, limit: int = 80) -> str:
+    """A value's repr for a dead letter's detail, cut to `limit` characters (the record itself is kept beside it)."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[: limit - 1]}…"
+
+
 def record_text(payload: Any) -> str:
     """A raw payload as text for a dead letter: lines without their line break, dicts as JSON."""
     if isinstance(payload, bytes):
         return payload.decode("utf-8", errors="replace").rstrip("\r\n")
     if isinstance(payload, str):
         return payload.rstrip("\r\n")
-    return orjson.dumps(payload, default=str).decode()
+    return orjson.dumps(payload, default=str, option=orjson.OPT_NON_STR_KEYS).decode()

@@ -57,7 +57,8 @@ def build_shield_flow(
     def shield_logic(resume: tuple[EventOrder, ShieldRun] | None) -> _ShieldLogic:
         if resume is not None:
             return _ShieldLogic(*resume)
-        return _ShieldLogic(EventOrder(partitions, spec.input.lateness), ShieldRun(spec.shield, spec.monitor))  # type: ignore[arg-type]
+        order = EventOrder(partitions, spec.input.lateness, spec.input.max_future, spec.input.max_ahead)
+        return _ShieldLogic(order, ShieldRun(spec.shield, spec.monitor))  # type: ignore[arg-type]
 
     flow = Dataflow(f"{spec.monitor.replace('.', '_')}-shield")
     parsed = parsed_stream(flow, plan, source, strings=strings)  # ("p<partition>", PartitionBatch)

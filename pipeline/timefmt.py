@@ -10,8 +10,9 @@ _DURATION = re.compile(r"^\s*(\d+)\s*(w|d|h|ms|m|s)\s*$")
 _UNIT_MS = {"w": 604_800_000, "d": 86_400_000, "h": 3_600_000, "m": 60_000, "s": 1_000, "ms": 1}
 
 SECOND = 1_000
+HOUR = 3_600_000
 DAY = 86_400_000
-"""Milliseconds in a second and in a day."""
+"""Milliseconds in a second, an hour and a day."""
 
 
 def parse_duration(text: str | int) -> int:
@@ -42,12 +43,24 @@ def format_duration(millis: int) -> str:
     return f"{millis}ms"
 
 
-def format_instant(millis: int) -> str:
-    """ISO 8601 UTC text of an instant, with milliseconds only when it has them.
+MIN_TIME = -62_135_596_800_000
+MAX_TIME = 253_402_300_799_999
+"""The first and last millisecond an event time may have: 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z."""
 
-    >>> format_instant(DAY), format_instant(DAY + 1)
-    ('1970-01-02T00:00:00Z', '1970-01-02T00:00:00.001Z')
+
+def representable(millis: int) -> bool:
+    """Whether an instant lies in the years 1 to 9999 (UTC), where it can be written as a date."""
+    return MIN_TIME <= millis <= MAX_TIME
+
+
+def format_instant(millis: int) -> str:
+    """ISO 8601 UTC text of an instant, with milliseconds only when it has them (outside the years 1–9999, milliseconds since the epoch).
+
+    >>> format_instant(DAY), format_instant(DAY + 1), format_instant(MIN_TIME - 1)
+    ('1970-01-02T00:00:00Z', '1970-01-02T00:00:00.001Z', '-62135596800001ms after 1970-01-01T00:00:00Z')
     """
+    if not representable(millis):
+        return f"{millis}ms after 1970-01-01T00:00:00Z"
     moment = datetime.fromtimestamp(millis // 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
     return f"{moment}.{millis % 1000:03d}Z" if millis % 1000 else f"{moment}Z"
 

@@ -15,6 +15,8 @@ class EventOrder:
 
     partitions: int
     lateness: int
+    max_future: int | None = None
+    max_ahead: int | None = None
     clocks: dict[int, PartitionClock] = field(default_factory=dict)
     idle: set[int] = field(default_factory=set)
     buffer: list[tuple[int, str, int, Event]] = field(default_factory=list)
@@ -22,7 +24,9 @@ class EventOrder:
 
     def receive(self, partition: int, events: list[Event], dead: list[DeadLetter], idle: bool) -> tuple[list[Event], list[DeadLetter]]:
         """Take a partition's batch; return the events now safe to act on, in order, and the partition's dead letters."""
-        clock = self.clocks.setdefault(partition, PartitionClock(partition, self.lateness))
+        clock = self.clocks.get(partition)
+        if clock is None:
+            clock = self.clocks[partition] = PartitionClock(partition, self.lateness, max_future=self.max_future, max_ahead=self.max_ahead)
         accepted, late = clock.admit(events)
         for event in accepted:
             self.seq += 1

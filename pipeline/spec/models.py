@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, model_validator
 
-from pipeline.timefmt import DAY, format_duration, parse_duration
+from pipeline.timefmt import DAY, HOUR, format_duration, parse_duration
 
 Duration = Annotated[
     int,
@@ -45,6 +45,12 @@ class InputSchema(_Model):
         description="per event kind, the fields it must carry and their types", min_length=1
     )
     lateness: Duration = Field(0, description="how far event time may run backwards before an event is late")
+    max_future: Duration | None = Field(
+        HOUR, description="an event dated more than this after the wall clock is a dead letter (future); null: no limit"
+    )
+    max_ahead: Duration | None = Field(
+        None, description="an event dated more than this after its partition's latest event time is a dead letter (future); null: no limit"
+    )
 
 
 class TrialSpec(_Model):

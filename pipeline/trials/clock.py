@@ -1,26 +1,39 @@
-"""Per-partition event-time clock: tracks the latest event time of one input partition and turns late events into dead letters."""
+"""Per-partition event-time clock: tracks the latest event time of one input partition and turns late events, and events dated implausibly far ahead, into dead letters."""
 
 from __future__ import annotations
 
 import zlib
 from collections import defaultdict
 from operator import attrgetter
+from time import time_ns
 
 import orjson
 
 from pipeline.events import DeadLetter, Event
 from pipeline.parse import record_text
-from pipeline.timefmt import format_instant
+from pipeline.timefmt import format_duration, format_instant
 
 _key, _time = attrgetter("key"), attrgetter("time")
 
 
-class PartitionClock:
-    """The latest event time seen in one input partition; an event older than it by more than the lateness is late."""
+def wall_clock() -> int:
+    """Milliseconds since the epoch now, by the machine's clock."""
+    return time_ns() // 1_000_000
 
-    def __init__(self, partition: int, lateness: int):
+
+class PartitionClock:
+    """The latest event time seen in one input partition; an event older than it by more than the lateness is late.
+
+    An event implausibly far ahead — more than `max_future` after the wall clock, or more than `max_ahead` after the
+    partition's latest time — is a dead letter (`future`) and moves nothing: one bad clock cannot make every later
+    event late.
+    """
+
+    def __init__(self, partition: int, lateness: int, *, max_future: int | None = None, max_ahead: int | None = None):
         self.partition = partition
         self.lateness = lateness
+        self.max_future = max_future
+        self.max_ahead = max_ahead
         self.high: int | None = None
         self.dead_letters = 0
 
@@ -34,40 +47,65 @@ class PartitionClock:
         return numbered
 
     def admit(self, events: list[Event]) -> tuple[list[Event], list[DeadLetter]]:
-        """Split a batch (in partition order) into on-time events and dead letters for late ones."""
+        """Split a batch (in partition order) into on-time events and dead letters for late and future ones."""
         if not events:
             return events, []
         times = list(map(_time, events))
+        ceiling = None if self.max_future is None else wall_clock() + self.max_future
         in_order = self.high is None or times[0] >= self.high - self.lateness
-        if in_order and times == sorted(times):  # the usual case: no event is older than one before it
-            self.high = times[-1] if self.high is None else max(self.high, times[-1])
+        if in_order and times == sorted(times) and (ceiling is None or times[-1] <= ceiling) and self._within_reach(times):
+            self.high = times[-1] if self.high is None else max(self.high, times[-1])  # the usual case: nothing late, nothing ahead
             return events, []
-        return self._admit_one_by_one(events)
+        return self._admit_one_by_one(events, ceiling)
 
-    def _admit_one_by_one(self, events: list[Event]) -> tuple[list[Event], list[DeadLetter]]:
-        """The general case: each event against the latest on-time event before it."""
+    def _within_reach(self, times: list[int]) -> bool:
+        """For times in order: whether none lies more than `max_ahead` after the latest time before it."""
+        reach = self.max_ahead
+        if reach is None:
+            return True
+        previous = times[0] if self.high is None else self.high
+        for time in times:
+            if time - previous > reach:
+                return False
+            previous = time
+        return True
+
+    def _admit_one_by_one(self, events: list[Event], ceiling: int | None) -> tuple[list[Event], list[DeadLetter]]:
+        """The general case: each event against the latest on-time event before it, and against how far ahead it may be."""
         accepted: list[Event] = []
-        late: list[DeadLetter] = []
+        rejected: list[DeadLetter] = []
         accept = accepted.append
-        high, lateness = self.high, self.lateness
+        high, lateness, reach = self.high, self.lateness, self.max_ahead
         floor = None if high is None else high - lateness
         for event in events:
             time = event.time
             if floor is not None and time < floor:
-                late.append(self._late(event, floor))
+                rejected.append(self._late(event, floor))
+                continue
+            if ceiling is not None and time > ceiling:
+                rejected.append(self._future(event, f"more than {format_duration(self.max_future)} after the wall clock ({format_instant(ceiling - self.max_future)})"))  # type: ignore[arg-type]
+                continue
+            if reach is not None and high is not None and time > high + reach:
+                rejected.append(self._future(event, f"more than {format_duration(reach)} after the partition's latest event time {format_instant(high)}"))
                 continue
             accept(event)
             if high is None or time > high:
                 high = time
                 floor = high - lateness
         self.high = high
-        return accepted, late
+        return accepted, rejected
 
     def _late(self, event: Event, watermark: int) -> DeadLetter:
+        return self._letter(event, "late", f"event time {format_instant(event.time)} is older than the partition's watermark {format_instant(watermark)}")
+
+    def _future(self, event: Event, how_far: str) -> DeadLetter:
+        return self._letter(event, "future", f"event time {format_instant(event.time)} is {how_far}")
+
+    def _letter(self, event: Event, reason: str, detail: str) -> DeadLetter:
         origin = event.origin
         return DeadLetter(
-            "late",
-            f"event time {format_instant(event.time)} is older than the partition's watermark {format_instant(watermark)}",
+            reason,
+            detail,
             record_text(origin.payload) if origin is not None else orjson.dumps(event.fields, default=str).decode(),
             self.partition,
             origin.offset if origin is not None else -1,
