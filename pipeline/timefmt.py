@@ -56,12 +56,12 @@ def representable(millis: int) -> bool:
 def format_instant(millis: int) -> str:
     """ISO 8601 UTC text of an instant, with milliseconds only when it has them (outside the years 1–9999, milliseconds since the epoch).
 
-    >>> format_instant(DAY), format_instant(DAY + 1), format_instant(MIN_TIME - 1)
-    ('1970-01-02T00:00:00Z', '1970-01-02T00:00:00.001Z', '-62135596800001ms after 1970-01-01T00:00:00Z')
+    >>> format_instant(DAY), format_instant(DAY + 1), format_instant(MIN_TIME), format_instant(MIN_TIME - 1)
+    ('1970-01-02T00:00:00Z', '1970-01-02T00:00:00.001Z', '0001-01-01T00:00:00Z', '-62135596800001ms after 1970-01-01T00:00:00Z')
     """
     if not representable(millis):
         return f"{millis}ms after 1970-01-01T00:00:00Z"
-    moment = datetime.fromtimestamp(millis // 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    moment = datetime.fromtimestamp(millis // 1000, tz=UTC).isoformat()[:19]  # four-digit years, unlike strftime's %Y
     return f"{moment}.{millis % 1000:03d}Z" if millis % 1000 else f"{moment}Z"
 
 

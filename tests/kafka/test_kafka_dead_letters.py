@@ -26,7 +26,12 @@ BAD = [
     (orjson.dumps({**GOOD, "id": "3", "decile_score": "high"}), "wrong_type"),
     (orjson.dumps({**GOOD, "id": "4", "event": "APPEAL"}), "unknown_kind"),
     (orjson.dumps({**GOOD, "id": "5", "date": "2013-01-10"}), "late"),
+    (orjson.dumps({**GOOD, "id": "6", "event": ["SCREEN"]}), "wrong_type"),
+    (orjson.dumps({**GOOD, "id": "7", "event": {"SCREEN": 1}}), "wrong_type"),
+    (orjson.dumps({**GOOD, "id": "8", "date": "0001-01-01T00:00:00+14:00"}), "bad_time"),
+    (orjson.dumps({**GOOD, "id": "9", "date": "9999-12-31"}), "future"),
 ]
+"""Each with the reason it is dead-lettered for; from the kind onwards, records that used to stop the monitor (on every restart)."""
 
 
 def dead_letters(bootstrap: str, topic: str) -> list[dict]:

@@ -55,3 +55,44 @@ def test_route_keeps_each_buckets_events_in_order():
     for event in events:
         expected.setdefault(zlib.crc32(event.key.encode()) % 7, []).append(event.time)
     assert {bucket: [event.time for event in group] for bucket, group in routed.items()} == expected
+
+
+def reference_with_limits(batches: list[list[int]], lateness: int, ceiling: int, reach: int) -> list[tuple[list[int], list[str]]]:
+    """Per batch, (on-time times, reasons of the rest): late as above; `future` beyond `ceiling` or more than `reach` after the latest on-time time."""
+    latest = None
+    out = []
+    for times in batches:
+        on_time, reasons = [], []
+        for time in times:
+            if latest is not None and time < latest - lateness:
+                reasons.append("late")
+            elif time > ceiling or (latest is not None and time > latest + reach):
+                reasons.append("future")
+            else:
+                on_time.append(time)
+                latest = time if latest is None else max(latest, time)
+        out.append((on_time, reasons))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_events_dated_too_far_ahead_are_future_and_move_nothing(seed, monkeypatch):
+    """Against the reference: an event past the wall clock plus max_future, or past the partition's time plus max_ahead, is `future`."""
+    import pipeline.trials.clock as clock_module
+
+    rng = random.Random(seed)
+    now, max_future, reach = 10_000, 50, 40
+    monkeypatch.setattr(clock_module, "wall_clock", lambda: now)
+    batches, start = [], 0
+    for _ in range(30):
+        times = sorted(rng.randrange(start, start + 20) for _ in range(rng.randrange(0, 12)))
+        if rng.random() < 0.3 and times:  # a lying clock: far ahead of the partition, or of the wall clock
+            times.insert(rng.randrange(len(times) + 1), rng.choice([start + 200, now + max_future + rng.randrange(1, 10**12)]))
+        batches.append(times)
+        start += 10
+    clock = PartitionClock(0, 5, max_future=max_future, max_ahead=reach)
+    for times, (on_time, reasons) in zip(batches, reference_with_limits(batches, 5, now + max_future, reach)):
+        accepted, letters = clock.admit([Event(f"k{i}", time, "E", {}) for i, time in enumerate(times)])
+        assert [event.time for event in accepted] == on_time
+        assert sorted(letter.reason for letter in letters) == sorted(reasons)
+    assert "future" in {reason for _, reasons in reference_with_limits(batches, 5, now + max_future, reach) for reason in reasons}

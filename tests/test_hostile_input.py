@@ -1,0 +1,184 @@
+"""Hostile input: no record can crash the parser or the clock, and one record with a lying clock changes no result.
+
+The records are those that stopped the monitor before: an event kind that is a list or an object, times outside the
+years a date can have (also after their offset), epoch numbers beyond any instant; then a fuzz of generated records
+through parser and clock for an ISO and an epoch spec; then one record dated 9999-12-31, or four months ahead, among
+the real COMPAS events.
+"""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from connectors.compas import compas_events
+from connectors.files import write_jsonl
+from pipeline.events import DeadLetter, Event, RawRecord
+from pipeline.parse import REASONS, RecordParser
+from pipeline.runner import run_file
+from pipeline.spec.load import load_plan
+from pipeline.timefmt import DAY, HOUR, MAX_TIME, MIN_TIME
+from pipeline.trials.clock import PartitionClock
+from tests.helpers import spec_dict
+from tests.test_compas_reference import without_emitted_at
+
+
+def parser(time_format: str = "iso") -> RecordParser:
+    spec = spec_dict(input={"time_format": time_format})
+    from pipeline.spec.load import parse_spec
+
+    return RecordParser(parse_spec(spec).input)
+
+
+def parse(record, time_format: str = "iso"):
+    payload = record if isinstance(record, bytes) else orjson.dumps(record)
+    return parser(time_format).parse(RawRecord(0, 7, payload))
+
+
+def screen(**changes):
+    return {"event": "SCREEN", "id": "x", "date": "2015-01-01", "race": "a", "score": 3, **changes}
+
+
+@pytest.mark.parametrize("kind", [["SCREEN"], {"SCREEN": 1}, 3, True, 2.5])
+def test_an_event_kind_that_is_not_a_string_is_a_wrong_type(kind):
+    letter = parse(screen(event=kind))
+    assert isinstance(letter, DeadLetter) and letter.reason == "wrong_type" and "kind" in letter.detail
+
+
+@pytest.mark.parametrize(
+    "stamp",
+    ["0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00", "10000-01-01", "-0001-01-01"],
+)
+def test_iso_times_a_date_cannot_hold_are_bad_times(stamp):
+    letter = parse(screen(date=stamp))
+    assert isinstance(letter, DeadLetter) and letter.reason == "bad_time"
+
+
+@pytest.mark.parametrize("time_format", ["epoch_s", "epoch_ms"])
+@pytest.mark.parametrize("stamp", [1e20, 9e18, -9e18, 1e300, 253402300800000, "1e400", "nan", -1e300])
+def test_epoch_times_beyond_any_date_are_bad_times(time_format, stamp):
+    letter = parse(screen(date=stamp), time_format)
+    if time_format == "epoch_ms" and stamp == 253402300800000:
+        assert letter.reason == "bad_time"  # one millisecond after 9999-12-31T23:59:59.999Z
+    assert isinstance(letter, DeadLetter) and letter.reason == "bad_time", letter
+
+
+def test_a_time_at_the_edge_of_the_range_is_an_event_and_a_late_one_is_written():
+    first = parse(screen(date="0001-01-01T00:00:00Z"))
+    assert isinstance(first, Event)
+    clock = PartitionClock(0, 0)
+    clock.admit([parse(screen(date="9999-12-31T23:59:59Z"))])
+    accepted, letters = clock.admit([first])
+    assert accepted == [] and letters[0].reason == "late" and "0001-01-01T00:00:00Z" in letters[0].detail
+
+
+INTEGERS = st.integers(min_value=-(2**63), max_value=2**64 - 1)
+"""What JSON numbers orjson reads as integers (larger ones are not JSON it accepts)."""
+
+JSON = st.recursive(
+    st.none() | st.booleans() | INTEGERS | st.floats() | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=6,
+)
+"""Any JSON value (NaN and infinities included, which orjson writes as null)."""
+
+TIMES = {
+    "iso": st.one_of(
+        st.datetimes(timezones=st.timezones()).map(lambda moment: moment.isoformat()),
+        st.dates().map(str),
+        st.text(max_size=30),
+        JSON,
+    ),
+    "epoch_ms": st.one_of(INTEGERS, st.floats(allow_nan=True, allow_infinity=True), st.text(alphabet="0123456789.e-+naif", max_size=25), JSON),
+}
+
+
+def records(time_format: str):
+    """Records near the spec's shape: each field absent, well-typed, or anything."""
+    fields = {
+        "event": st.one_of(st.sampled_from(["SCREEN", "RECIDIVISM", "DECIDE", "", "OTHER"]), JSON),
+        "id": st.one_of(st.text(max_size=10), INTEGERS, JSON),
+        "date": TIMES[time_format],
+        "race": st.one_of(st.text(max_size=5), JSON),
+        "score": st.one_of(INTEGERS, JSON),
+        "hired": st.one_of(st.booleans(), JSON),
+    }
+    as_dict = st.fixed_dictionaries({}, optional=fields).map(lambda record: orjson.dumps(record, option=orjson.OPT_NON_STR_KEYS))
+    raw = st.binary(max_size=40) | JSON.map(lambda value: orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS))
+    return st.one_of(as_dict, as_dict, as_dict, raw)
+
+
+@pytest.mark.parametrize("time_format", ["iso", "epoch_ms"])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_no_generated_record_escapes_parser_and_clock_as_an_exception(time_format, data):
+    """≥ 10⁴ records per format over the examples (each example a batch of up to 100): every one is an event or a dead letter with a known reason."""
+    batch = data.draw(st.lists(records(time_format), min_size=60, max_size=100))
+    parse_one = parser(time_format).parse
+    clock = PartitionClock(0, DAY, max_future=HOUR, max_ahead=30 * DAY)
+    items = [parse_one(RawRecord(0, offset, payload)) for offset, payload in enumerate(batch)]
+    events = [item for item in items if isinstance(item, Event)]
+    dead = [item for item in items if isinstance(item, DeadLetter)]
+    assert len(events) + len(dead) == len(batch)
+    assert all(type(event.time) is int and MIN_TIME <= event.time <= MAX_TIME and type(event.key) is str for event in events)
+    admitted = 0
+    for half in (events[: len(events) // 2], events[len(events) // 2 :]):
+        accepted, rejected = clock.admit(half)
+        admitted += len(accepted)
+        dead += rejected
+        clock.route(accepted, 16)
+    letters = clock.count(dead)
+    assert admitted + len(letters) == len(batch)
+    assert all(letter.reason in REASONS and letter.detail for letter in letters)
+
+
+@pytest.fixture(scope="module")
+def compas_jsonl(compas_csv, tmp_path_factory):
+    """The COMPAS events as JSON lines: the clean input the lying clocks are inserted into."""
+    return compas_events(compas_csv)
+
+
+def run_with(events, tmp_path, name: str, spec: str):
+    path = tmp_path / f"{name}.jsonl"
+    write_jsonl(path, events)
+    run = run_file(spec, path, tmp_path / name, fmt="jsonl")
+    return {family: run.read(f"{family}.jsonl") for family in ("alerts", "estimates", "dead_letters")}
+
+
+def spec_with(tmp_path, specs_dir, **input_changes) -> str:
+    import yaml
+
+    spec = yaml.safe_load((specs_dir / "compas_equalized_odds.yaml").read_text())
+    spec["input"].update(input_changes)
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    load_plan(path)
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    "name, liar, input_changes",
+    [
+        ("year 9999", {"date": "9999-12-31"}, {}),
+        ("four months ahead", {"date": "+120d"}, {"max_ahead": "30d"}),
+    ],
+)
+def test_one_record_with_a_lying_clock_changes_no_result(compas_jsonl, tmp_path, specs_dir, name, liar, input_changes):
+    spec = spec_with(tmp_path, specs_dir, **input_changes)
+    clean = run_with(compas_jsonl, tmp_path, "clean", spec)
+    middle = len(compas_jsonl) // 3
+    date = liar["date"]
+    if date.startswith("+"):
+        from datetime import date as day
+        from datetime import timedelta
+
+        date = (day.fromisoformat(compas_jsonl[middle]["date"]) + timedelta(days=int(date[1:-1]))).isoformat()
+    bad = {"event": "SCREEN", "id": "liar", "date": date, "race": "Caucasian", "sex": "Male", "age_cat": "25 - 45", "decile_score": 9}
+    dirty = run_with([*compas_jsonl[:middle], bad, *compas_jsonl[middle:]], tmp_path, "dirty", spec)
+    assert clean["estimates"] and clean["alerts"]
+    for family in ("alerts", "estimates"):
+        assert without_emitted_at(dirty[family]) == without_emitted_at(clean[family]), family
+    assert [(letter["reason"], orjson.loads(letter["record"])["id"]) for letter in dirty["dead_letters"]] == [("future", "liar")]
+    assert clean["dead_letters"] == []
