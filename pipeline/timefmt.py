@@ -15,6 +15,14 @@ DAY = 86_400_000
 """Milliseconds in a second, an hour and a day."""
 
 
+MIN_TIME = -62_135_596_800_000
+MAX_TIME = 253_402_300_799_999
+"""The first and last millisecond an event time may have: 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z."""
+
+LONGEST = MAX_TIME - MIN_TIME
+"""The longest duration: from the first representable instant to the last."""
+
+
 def parse_duration(text: str | int) -> int:
     """Milliseconds in a duration written as `<n><unit>` with unit w, d, h, m, s or ms (`730d`, `12h`, `250ms`).
 
@@ -22,13 +30,16 @@ def parse_duration(text: str | int) -> int:
     True
     """
     if isinstance(text, int) and not isinstance(text, bool):
-        if text < 0:
-            raise ValueError(f"a duration must not be negative; got {text}")
+        if not 0 <= text <= LONGEST:
+            raise ValueError(f"a duration is between 0 and {LONGEST} milliseconds; got {text}")
         return text
     match = _DURATION.match(str(text))
     if not match:
         raise ValueError(f"a duration is a whole number and a unit (w, d, h, m, s, ms), like 730d or 12h; got {text!r}")
-    return int(match.group(1)) * _UNIT_MS[match.group(2)]
+    millis = int(match.group(1)) * _UNIT_MS[match.group(2)]
+    if millis > LONGEST:
+        raise ValueError(f"a duration can be at most {LONGEST // DAY}d, the span of representable event times; got {text!r}")
+    return millis
 
 
 def format_duration(millis: int) -> str:
@@ -41,11 +52,6 @@ def format_duration(millis: int) -> str:
         if millis and millis % _UNIT_MS[unit] == 0:
             return f"{millis // _UNIT_MS[unit]}{unit}"
     return f"{millis}ms"
-
-
-MIN_TIME = -62_135_596_800_000
-MAX_TIME = 253_402_300_799_999
-"""The first and last millisecond an event time may have: 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z."""
 
 
 def representable(millis: int) -> bool:

@@ -31,7 +31,7 @@ Name = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class InputSchema(_Model):
@@ -193,6 +193,9 @@ class Evaluate(_Model):
     every: Duration | None = Field(None, description="evaluate at each multiple of this period (event time, UTC-aligned)")
     on: Literal["close"] | None = Field(None, description="close: evaluate after every closed trial")
     resolution: Duration = Field(DAY, description="with on: close, how finely closed trials are batched in event time")
+    max_ticks: int = Field(
+        1_000_000, ge=1, description="with every: the most evaluations a trial's close_after or the window's length may span"
+    )
 
     @model_validator(mode="after")
     def _one_cadence(self) -> Evaluate:

@@ -11,6 +11,7 @@ from pipeline.monitor import MonitorConfig
 from pipeline.parse import RecordParser
 from pipeline.spec.expressions import Expression, ExprType, compile_expression
 from pipeline.spec.models import Spec, Variable
+from pipeline.timefmt import format_duration
 from pipeline.trials.layout import Capture, TrialLayout
 from pipeline.trials.outcomes import AggregateRule, MetricCells, Outcomes, SlotOutcomes
 from pipeline.verdicts.judge import VerdictRule
@@ -145,6 +146,16 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
     prior: float | Expression | None = spec.estimator.prior
     if isinstance(spec.estimator.prior, str):
         prior = check.expression("estimator -> prior", spec.estimator.prior, {name: "number" for name in spec.aggregates}, "number")
+
+    every = spec.evaluate.every
+    if every is not None:
+        for path, span in (("trial -> close_after", spec.trial.close_after), ("window -> length", spec.window.length)):
+            if span is not None and span // every > spec.evaluate.max_ticks:
+                check.fail(
+                    "evaluate -> every",
+                    f"every {format_duration(every)} makes {span // every:,} evaluations in one {path.split(' -> ')[-1]} "
+                    f"({format_duration(span)}), each writing an estimate; at most evaluate.max_ticks = {spec.evaluate.max_ticks:,}",
+                )
 
     if check.issues:
         raise SpecError(source, check.issues)

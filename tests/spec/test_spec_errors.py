@@ -70,6 +70,31 @@ CASES = [
         lambda s: s["metric"].pop("label"),
         "metric: equalized_odds needs label: the variable holding the true outcome",
     ),
+    (  # values that pass a type check but cannot work: the monitor would swamp the machine or never alert
+        lambda s: s.update(evaluate={"every": "1ms"}),
+        "evaluate -> every: every 1ms makes 63,072,000,000 evaluations in one close_after (730d), each writing an estimate; "
+        "at most evaluate.max_ticks = 1,000,000",
+    ),
+    (
+        lambda s: s.update(evaluate={"every": "1h", "max_ticks": 100}, window={"kind": "sliding", "length": "10d"}),
+        "evaluate -> every: every 1h makes 17,520 evaluations in one close_after (730d), each writing an estimate; at most evaluate.max_ticks = 100",
+    ),
+    (
+        lambda s: s["estimator"].update(confidence=float("inf")),
+        "estimator -> confidence: Input should be a finite number; got inf",
+    ),
+    (
+        lambda s: s["metric"].update(threshold=float("nan")),
+        "metric -> threshold: Input should be a finite number; got nan",
+    ),
+    (
+        lambda s: s["trial"].update(close_after="99999999d"),
+        "trial -> close_after: a duration can be at most 3652058d, the span of representable event times; got '99999999d'",
+    ),
+    (
+        lambda s: s["input"].update(lateness=10**20),
+        "input -> lateness: a duration is between 0 and 315537897599999 milliseconds; got 100000000000000000000",
+    ),
 ]
 
 
