@@ -35,3 +35,17 @@ class InputError(FairstreamError):
 
 class ConnectorError(FairstreamError):
     """A connector (Kafka, broker process, file sink) failed."""
+
+
+class EvaluationError(FairstreamError):
+    """The monitor refuses work it cannot do in bounded memory (a jump of event time over too many evaluations)."""
+
+
+def raised_in_dataflow(error: BaseException) -> FairstreamError | None:
+    """The `FairstreamError` a dataflow step raised, found inside the runtime errors bytewax wraps it in (None if there is none)."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, FairstreamError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None

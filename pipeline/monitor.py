@@ -6,11 +6,13 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pipeline.errors import EvaluationError
 from pipeline.estimators.betting import GapBet, PairQueue
 from pipeline.estimators.intervals import INTERVALS
 from pipeline.estimators.means import Mean, hoeffding_bounds, student_t_bounds
 from pipeline.estimators.rate import Rate
 from pipeline.spec.expressions import Expression
+from pipeline.timefmt import format_instant
 from pipeline.trials.bucket import FINISHED, Report
 from pipeline.trials.outcomes import SlotOutcomes, TickDelta, TrialOutcome
 from pipeline.verdicts.alerts import ESTIMATE, AlertTracker, stamp
@@ -39,6 +41,8 @@ class MonitorConfig:
     min_trials: int = 1
     window: Literal["cumulative", "sliding", "periodic"] = "cumulative"
     window_length: int = 0
+    max_ticks: int = 1_000_000
+    """The most evaluations one advance of the watermark may ask for (each writes an estimate, all held at once)."""
     estimates: bool = True
     slot_outcomes: SlotOutcomes | None = field(default=None, compare=False)
     """Turns the slot tuples buckets count closed trials by into cells (see `TickDelta.unsettled`)."""
@@ -110,6 +114,13 @@ class Monitor:
             self.next_tick = min(ready)
         records: list[dict[str, Any]] = []
         tick = self.next_tick
+        due = (final - tick) // self.config.tick + 1
+        if due > self.config.max_ticks:
+            raise EvaluationError(
+                f"monitor {self.config.name}: event time jumped from {format_instant(tick)} to {format_instant(final)}, "
+                f"{due:,} evaluations at once, more than evaluate.max_ticks = {self.config.max_ticks:,}; "
+                "an event dated far ahead? input.max_future and input.max_ahead turn such events into dead letters"
+            )
         while tick <= final:
             self._expire(tick)
             delta = self.pending.pop(tick, None)

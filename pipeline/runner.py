@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -21,7 +22,7 @@ from connectors.compas import compas_records
 from connectors.files import OUTPUT_FILES, RecordSource, csv_rows, jsonl_lines, output_sink
 from connectors.kafka import dead_letter_topic, ensure_topics, estimates_topic, kafka_sink, kafka_source, partition_counts, record_encoder
 from connectors.recovery import prepare_store
-from pipeline.errors import FairstreamError
+from pipeline.errors import FairstreamError, raised_in_dataflow
 from pipeline.flow import build_flow
 from pipeline.shield_flow import build_shield_flow
 from pipeline.spec.load import load_plan
@@ -152,19 +153,34 @@ def _recovery(job: Job) -> dict[str, Any]:
 
 
 def execute(job: Job, *, workers: int = 1, processes: int = 1) -> None:
-    """Run the job to its end (files, `tail=False`) or until interrupted."""
+    """Run the job to its end (files, `tail=False`) or until interrupted; an error a step raised on purpose surfaces as itself."""
     prepare(job)
     if processes > 1:
         _run_processes(job, workers, processes)
-    elif workers > 1:
-        cluster_main(job_flow(job), [], 0, worker_count_per_proc=workers, **_recovery(job))
-    else:
-        run_main(job_flow(job), **_recovery(job))
+        return
+    with _unwrapped():
+        if workers > 1:
+            cluster_main(job_flow(job), [], 0, worker_count_per_proc=workers, **_recovery(job))
+        else:
+            run_main(job_flow(job), **_recovery(job))
 
 
 def run_worker(job: Job, addresses: list[str], index: int, workers: int) -> None:
     """One process of a multi-process run."""
-    cluster_main(job_flow(job), addresses, index, worker_count_per_proc=workers, **_recovery(job))
+    with _unwrapped():
+        cluster_main(job_flow(job), addresses, index, worker_count_per_proc=workers, **_recovery(job))
+
+
+@contextmanager
+def _unwrapped() -> Iterator[None]:
+    """Re-raise a `FairstreamError` from inside bytewax's runtime errors, so the CLI reports it as one line."""
+    try:
+        yield
+    except Exception as err:
+        found = raised_in_dataflow(err)
+        if found is None:
+            raise
+        raise found from None
 
 
 class FileRun:

@@ -2,9 +2,11 @@
 
 import sys
 
+from pipeline.cli.errors import reports_errors
 from pipeline.runner import Job, run_worker
 
 
+@reports_errors
 def main(argv: list[str]) -> None:
     job_json, addresses, index, workers = argv
     run_worker(Job.model_validate_json(job_json), addresses.split(";"), int(index), int(workers))

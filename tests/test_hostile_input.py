@@ -182,3 +182,19 @@ def test_one_record_with_a_lying_clock_changes_no_result(compas_jsonl, tmp_path,
         assert without_emitted_at(dirty[family]) == without_emitted_at(clean[family]), family
     assert [(letter["reason"], orjson.loads(letter["record"])["id"]) for letter in dirty["dead_letters"]] == [("future", "liar")]
     assert clean["dead_letters"] == []
+
+
+def test_with_max_future_off_a_jump_to_9999_is_refused_in_bounded_memory(compas_jsonl, tmp_path, specs_dir):
+    """Without the future check, the watermark jumps 8,000 years: the merge refuses the 2.9 million evaluations with one
+    clear error instead of building them (13 GB before), and the run ends there."""
+    import resource
+
+    from pipeline.errors import EvaluationError
+
+    spec = spec_with(tmp_path, specs_dir, max_future=None)
+    middle = len(compas_jsonl) // 3
+    liar = {"event": "SCREEN", "id": "liar", "date": "9999-12-31", "race": "Caucasian", "sex": "Male", "age_cat": "25 - 45", "decile_score": 9}
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(EvaluationError, match=r"2,916,460 evaluations at once, more than evaluate.max_ticks = 1,000,000"):
+        run_with([*compas_jsonl[:middle], liar, *compas_jsonl[middle:]], tmp_path, "jump", spec)
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 500_000  # KiB: well under half a gigabyte more

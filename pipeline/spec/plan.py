@@ -208,6 +208,7 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
         discount=metric.discount,
         min_trials=estimator.min_trials,
         tick=spec.evaluate.tick,
+        max_ticks=spec.evaluate.max_ticks,
         on_close=spec.evaluate.on == "close",
         window=spec.window.kind,
         window_length=spec.window.length or 0,
