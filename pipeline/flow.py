@@ -128,7 +128,8 @@ def build_flow(
     lateness, buckets = spec.input.lateness, spec.buckets
 
     def clock_logic(resume: PartitionClock | None) -> _ClockLogic:
-        return _ClockLogic(resume or PartitionClock(-1, lateness, max_future=spec.input.max_future, max_ahead=spec.input.max_ahead), buckets)
+        clock = PartitionClock(-1, lateness, max_future=spec.input.max_future, max_ahead=spec.input.max_ahead, letter_record=plan.letter_record)
+        return _ClockLogic(resume or clock, buckets)
 
     def bucket_logic(resume: Bucket | None) -> _BucketLogic:
         return _BucketLogic(resume or _new_bucket(plan, partitions))

@@ -8,6 +8,7 @@ from typing import Any
 import orjson
 
 from pipeline.events import DeadLetter, Event, RawRecord
+from pipeline.redact import DEFAULT, LetterRecord
 from pipeline.spec.models import FieldType, InputSchema
 from pipeline.timefmt import format_instant, representable, time_parser
 
@@ -70,7 +71,8 @@ def _checker(name: str, kind: FieldType, strings: bool) -> Callable[[Any], Any]:
 class RecordParser:
     """Turns raw payloads (JSON text, or dicts from CSV rows) into `Event`s; `strings=True` converts text values to the declared types."""
 
-    def __init__(self, schema: InputSchema, *, strings: bool = False):
+    def __init__(self, schema: InputSchema, *, strings: bool = False, letter_record: LetterRecord = DEFAULT):
+        self._letter_record = letter_record
         self._time_field = schema.time
         self._key_field = schema.key
         self._kind_field = schema.kind
@@ -95,9 +97,9 @@ class RecordParser:
                     raise _BadRecord("not_object", f"expected a JSON object; got {type(record).__name__}")
             return self._event(record, raw)
         except _BadRecord as bad:
-            return DeadLetter(bad.reason, bad.detail, record_text(payload), raw.partition, raw.offset)
+            return DeadLetter(bad.reason, bad.detail, self._letter_record(payload), raw.partition, raw.offset)
         except Exception as err:  # nothing a record holds may stop the pipeline: what no check foresaw is a dead letter too
-            return DeadLetter("internal", f"{type(err).__name__}: {err}", record_text(payload), raw.partition, raw.offset)
+            return DeadLetter("internal", _excerpt(f"{type(err).__name__}: {err}", 500), self._letter_record(payload), raw.partition, raw.offset)
 
     def _event(self, record: dict[str, Any], raw: RawRecord) -> Event:
         key = record.get(self._key_field)
@@ -138,12 +140,3 @@ def _excerpt(value: Any, limit: int = 80) -> str:
     """A value's repr for a dead letter's detail, cut to `limit` characters (the record itself is kept beside it)."""
     text = repr(value)
     return text if len(text) <= limit else f"{text[: limit - 1]}…"
-
-
-def record_text(payload: Any) -> str:
-    """A raw payload as text for a dead letter: lines without their line break, dicts as JSON."""
-    if isinstance(payload, bytes):
-        return payload.decode("utf-8", errors="replace").rstrip("\r\n")
-    if isinstance(payload, str):
-        return payload.rstrip("\r\n")
-    return orjson.dumps(payload, default=str, option=orjson.OPT_NON_STR_KEYS).decode()

@@ -57,7 +57,7 @@ def build_shield_flow(
     def shield_logic(resume: tuple[EventOrder, ShieldRun] | None) -> _ShieldLogic:
         if resume is not None:
             return _ShieldLogic(*resume)
-        order = EventOrder(partitions, spec.input.lateness, spec.input.max_future, spec.input.max_ahead)
+        order = EventOrder(partitions, spec.input.lateness, spec.input.max_future, spec.input.max_ahead, plan.letter_record)
         return _ShieldLogic(order, ShieldRun(spec.shield, spec.monitor))  # type: ignore[arg-type]
 
     flow = Dataflow(f"{spec.monitor.replace('.', '_')}-shield")

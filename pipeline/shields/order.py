@@ -6,6 +6,7 @@ import heapq
 from dataclasses import dataclass, field
 
 from pipeline.events import DeadLetter, Event
+from pipeline.redact import DEFAULT, LetterRecord
 from pipeline.trials.clock import PartitionClock
 
 
@@ -17,6 +18,7 @@ class EventOrder:
     lateness: int
     max_future: int | None = None
     max_ahead: int | None = None
+    letter_record: LetterRecord = DEFAULT
     clocks: dict[int, PartitionClock] = field(default_factory=dict)
     idle: set[int] = field(default_factory=set)
     buffer: list[tuple[int, str, int, Event]] = field(default_factory=list)
@@ -26,7 +28,9 @@ class EventOrder:
         """Take a partition's batch; return the events now safe to act on, in order, and the partition's dead letters."""
         clock = self.clocks.get(partition)
         if clock is None:
-            clock = self.clocks[partition] = PartitionClock(partition, self.lateness, max_future=self.max_future, max_ahead=self.max_ahead)
+            clock = self.clocks[partition] = PartitionClock(
+                partition, self.lateness, max_future=self.max_future, max_ahead=self.max_ahead, letter_record=self.letter_record
+            )
         accepted, late = clock.admit(events)
         for event in accepted:
             self.seq += 1

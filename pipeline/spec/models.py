@@ -243,6 +243,14 @@ class ShieldSpec(_Model):
     cost: str | None = Field(None, description="optional numeric field: the cost of flipping this decision, reported with the flip")
 
 
+class DeadLetters(_Model):
+    """What dead letters keep of a rejected record, which may describe a person."""
+
+    record: Literal["excerpt", "hash"] = Field("excerpt", description="excerpt: the record's text; hash: only its SHA-256")
+    max_chars: int = Field(2000, ge=0, description="an excerpt is cut after this many characters")
+    redact: list[str] = Field(default_factory=list, description="fields whose values an excerpt replaces with <redacted>")
+
+
 class Spec(_Model):
     """A monitor: input schema, trial lifecycle, per-trial variables, the metric, the estimator and the cadence."""
 
@@ -257,6 +265,7 @@ class Spec(_Model):
     evaluate: Evaluate = Evaluate(every=DAY)
     window: Window = Window()
     shield: ShieldSpec | None = None
+    dead_letters: DeadLetters = DeadLetters()
     buckets: int = Field(16, ge=1, le=4096, description="trial buckets: the unit of parallelism; fixed for a recovery store")
 
     @model_validator(mode="after")

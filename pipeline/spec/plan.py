@@ -9,6 +9,7 @@ from typing import Any
 from pipeline.errors import ExpressionError, SpecError
 from pipeline.monitor import MonitorConfig
 from pipeline.parse import RecordParser
+from pipeline.redact import LetterRecord
 from pipeline.spec.expressions import Expression, ExprType, compile_expression
 from pipeline.spec.models import Spec, Variable
 from pipeline.timefmt import format_duration
@@ -29,7 +30,13 @@ class Plan:
     monitor: MonitorConfig
 
     def parser(self, *, strings: bool = False) -> RecordParser:
-        return RecordParser(self.spec.input, strings=strings)
+        return RecordParser(self.spec.input, strings=strings, letter_record=self.letter_record)
+
+    @property
+    def letter_record(self) -> LetterRecord:
+        """What the spec's dead letters keep of a rejected record."""
+        policy = self.spec.dead_letters
+        return LetterRecord(keep=policy.record, max_chars=policy.max_chars, redact=tuple(policy.redact))
 
 
 class _Checker:

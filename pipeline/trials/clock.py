@@ -7,10 +7,8 @@ from collections import defaultdict
 from operator import attrgetter
 from time import time_ns
 
-import orjson
-
 from pipeline.events import DeadLetter, Event
-from pipeline.parse import record_text
+from pipeline.redact import DEFAULT, LetterRecord
 from pipeline.timefmt import format_duration, format_instant
 
 _key, _time = attrgetter("key"), attrgetter("time")
@@ -29,8 +27,17 @@ class PartitionClock:
     event late.
     """
 
-    def __init__(self, partition: int, lateness: int, *, max_future: int | None = None, max_ahead: int | None = None):
+    def __init__(
+        self,
+        partition: int,
+        lateness: int,
+        *,
+        max_future: int | None = None,
+        max_ahead: int | None = None,
+        letter_record: LetterRecord = DEFAULT,
+    ):
         self.partition = partition
+        self.letter_record = letter_record
         self.lateness = lateness
         self.max_future = max_future
         self.max_ahead = max_ahead
@@ -106,7 +113,7 @@ class PartitionClock:
         return DeadLetter(
             reason,
             detail,
-            record_text(origin.payload) if origin is not None else orjson.dumps(event.fields, default=str).decode(),
+            self.letter_record(origin.payload if origin is not None else event.fields),
             self.partition,
             origin.offset if origin is not None else -1,
         )

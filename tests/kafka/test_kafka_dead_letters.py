@@ -79,3 +79,22 @@ def test_each_bad_record_is_dead_lettered_with_its_reason_while_the_monitor_runs
     finally:
         monitor.terminate()
         monitor.wait(10)
+
+
+def test_huge_records_leave_small_dead_letters_and_the_run_finishes(kafka_bootstrap, topic):
+    """700 KB of quotes or of 0xFF bytes used to make a dead letter over 1 MB that the broker refused, stopping the monitor on every restart."""
+    ensure_topics(kafka_bootstrap, {topic: 1})
+    producer = Producer({"bootstrap.servers": kafka_bootstrap, **PRODUCER_CONFIG})
+    for value in (b'"' * 700_000, b"\xff" * 700_000, orjson.dumps(GOOD)):
+        producer.produce(topic, value, b"k")
+    producer.flush(10)
+    alerts = f"{topic}-alerts"
+    run = subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", "run", str(SPECS / "compas_equalized_odds.yaml"), "--bootstrap", kafka_bootstrap,
+         "--topic", topic, "--alerts", alerts, "--until-end"],
+        capture_output=True, timeout=120,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr.decode()[-2000:]
+    letters = dead_letters(kafka_bootstrap, dead_letter_topic(alerts))
+    assert [letter["reason"] for letter in letters] == ["not_json", "not_json"]
+    assert all(len(orjson.dumps(letter)) < 8_000 and "700,000" in letter["record"] for letter in letters)

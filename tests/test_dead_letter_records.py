@@ -1,0 +1,66 @@
+"""What a dead letter keeps of its record: a bounded excerpt by default, configured fields redacted, or only a hash."""
+
+from __future__ import annotations
+
+import hashlib
+
+import orjson
+import pytest
+
+from pipeline.events import DeadLetter, RawRecord
+from pipeline.parse import RecordParser
+from pipeline.redact import REDACTED, LetterRecord
+from pipeline.spec.load import parse_spec
+from pipeline.spec.plan import build_plan
+from tests.helpers import spec_dict
+
+PERSON = {"event": "SCREEN", "id": "17", "date": "2015-01-01", "race": "Other", "score": "high", "sex": "Female", "age": 23}
+
+
+def test_an_excerpt_is_cut_and_says_how_long_the_record_was():
+    keep = LetterRecord(max_chars=10)
+    assert keep(b'"' * 700_000) == '""""""""""… (700,000 characters in all)'
+    assert keep(b"short") == "short"
+
+
+@pytest.mark.parametrize("payload", [b'"' * 700_000, b"\xff" * 700_000, orjson.dumps({"id": "1", "blob": "x" * 700_000})])
+def test_a_huge_record_leaves_a_dead_letter_of_a_few_kilobytes(payload):
+    letter = RecordParser(parse_spec(spec_dict()).input).parse(RawRecord(0, 0, payload))
+    assert isinstance(letter, DeadLetter)
+    assert len(orjson.dumps(letter.to_json())) < 8_000
+
+
+def test_redacted_fields_keep_their_names_and_lose_their_values():
+    keep = LetterRecord(redact=("race", "sex", "age"))
+    shown = orjson.loads(keep(orjson.dumps(PERSON)))
+    assert shown == {**PERSON, "race": REDACTED, "sex": REDACTED, "age": REDACTED}
+
+
+def test_a_record_that_cannot_show_its_fields_is_hashed_when_fields_are_redacted():
+    raw = b'{"race": "Other", "sex": "Fem'
+    assert LetterRecord(redact=("race",))(raw) == f"sha256:{hashlib.sha256(raw).hexdigest()}"
+
+
+def test_keep_hash_shows_only_the_records_hash():
+    raw = orjson.dumps(PERSON)
+    assert LetterRecord(keep="hash")(raw) == f"sha256:{hashlib.sha256(raw).hexdigest()}"
+
+
+def test_the_specs_dead_letters_section_reaches_parser_and_clock():
+    plan = build_plan(parse_spec(spec_dict(dead_letters={"redact": ["race"], "max_chars": 500})))
+    letter = plan.parser().parse(RawRecord(0, 3, orjson.dumps(PERSON)))
+    assert letter.reason == "wrong_type" and orjson.loads(letter.record)["race"] == REDACTED
+    assert plan.letter_record == LetterRecord(max_chars=500, redact=("race",))
+
+
+def test_a_late_event_is_dead_lettered_with_the_same_redaction():
+    from pipeline.trials.clock import PartitionClock
+
+    plan = build_plan(parse_spec(spec_dict(dead_letters={"redact": ["race"]})))
+    parse = plan.parser().parse
+    first = parse(RawRecord(0, 0, orjson.dumps({**PERSON, "score": 3, "date": "2015-02-01"})))
+    older = parse(RawRecord(0, 1, orjson.dumps({**PERSON, "id": "18", "score": 3})))
+    clock = PartitionClock(0, 0, letter_record=plan.letter_record)
+    clock.admit([first])
+    _, (letter,) = clock.admit([older])
+    assert letter.reason == "late" and orjson.loads(letter.record)["race"] == REDACTED
