@@ -58,14 +58,14 @@ def _existing(path: str | Path) -> Path:
 
 
 def jsonl_lines(path: str | Path) -> Callable[[], Iterator[bytes]]:
-    """Opens the file on each call and yields its non-blank lines as bytes, without their line ending (as a replay sends them)."""
+    """Opens the file on each call and yields its lines as bytes, without their line ending (as a replay sends them);
+    a blank line is a record too, which the parser dead-letters, so nothing in the input goes uncounted."""
     path = _existing(path)
 
     def lines() -> Iterator[bytes]:
         with path.open("rb") as handle:
             for line in handle:
-                if line.strip():
-                    yield line.rstrip(b"\r\n")
+                yield line.rstrip(b"\r\n")
 
     return lines
 

@@ -92,7 +92,7 @@ class RecordParser:
                 try:
                     record = orjson.loads(payload)
                 except orjson.JSONDecodeError as err:
-                    raise _BadRecord("not_json", str(err)) from None
+                    raise _BadRecord("not_json", "an empty record" if not payload or not payload.strip() else str(err)) from None
                 if not isinstance(record, dict):
                     raise _BadRecord("not_object", f"expected a JSON object; got {type(record).__name__}")
             return self._event(record, raw)

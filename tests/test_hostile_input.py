@@ -198,3 +198,16 @@ def test_with_max_future_off_a_jump_to_9999_is_refused_in_bounded_memory(compas_
     with pytest.raises(EvaluationError, match=r"2,916,460 evaluations at once, more than evaluate.max_ticks = 1,000,000"):
         run_with([*compas_jsonl[:middle], liar, *compas_jsonl[middle:]], tmp_path, "jump", spec)
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 500_000  # KiB: well under half a gigabyte more
+
+
+def test_blank_lines_of_a_json_lines_input_are_counted_dead_letters(compas_jsonl, tmp_path, specs_dir):
+    spec = str(specs_dir / "compas_equalized_odds.yaml")
+    clean = run_with(compas_jsonl, tmp_path, "clean", spec)
+    path = tmp_path / "blank.jsonl"
+    lines = [orjson.dumps(event) for event in compas_jsonl]
+    lines[100:100] = [b"", b"   "]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    run = run_file(spec, path, tmp_path / "blank", fmt="jsonl")
+    letters = run.read("dead_letters.jsonl")
+    assert [(letter["reason"], letter["detail"], letter["offset"]) for letter in letters] == [("not_json", "an empty record", 100), ("not_json", "an empty record", 101)]
+    assert without_emitted_at(run.read("estimates.jsonl")) == without_emitted_at(clean["estimates"])
