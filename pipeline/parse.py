@@ -12,7 +12,7 @@ from pipeline.redact import DEFAULT, LetterRecord
 from pipeline.spec.models import FieldType, InputSchema
 from pipeline.timefmt import format_instant, representable, time_parser
 
-REASONS = ("not_json", "not_object", "missing_field", "bad_time", "wrong_type", "unknown_kind", "late", "future", "internal")
+REASONS = ("not_json", "not_object", "missing_field", "bad_time", "wrong_type", "unknown_kind", "late", "future", "key_too_long", "internal")
 """Every reason a record can be dead-lettered for."""
 
 _TRUE = {"true", "True", "TRUE", "1"}
@@ -75,6 +75,7 @@ class RecordParser:
         self._letter_record = letter_record
         self._time_field = schema.time
         self._key_field = schema.key
+        self._max_key = schema.max_key_chars
         self._kind_field = schema.kind
         self._parse_time = time_parser(schema.time_format)
         self._strings = strings
@@ -109,6 +110,8 @@ class RecordParser:
             if isinstance(key, bool) or not isinstance(key, int):
                 raise _BadRecord("wrong_type", f"key {self._key_field!r} must be a string or an integer; got {_excerpt(key)}")
             key = str(key)
+        if len(key) > self._max_key:
+            raise _BadRecord("key_too_long", f"key {self._key_field!r} has {len(key):,} characters; at most input.max_key_chars = {self._max_key:,}")
         kind = record.get(self._kind_field)
         if kind is None or kind == "":
             raise _BadRecord("missing_field", f"missing event kind {self._kind_field!r}")

@@ -211,3 +211,10 @@ def test_blank_lines_of_a_json_lines_input_are_counted_dead_letters(compas_jsonl
     letters = run.read("dead_letters.jsonl")
     assert [(letter["reason"], letter["detail"], letter["offset"]) for letter in letters] == [("not_json", "an empty record", 100), ("not_json", "an empty record", 101)]
     assert without_emitted_at(run.read("estimates.jsonl")) == without_emitted_at(clean["estimates"])
+
+
+def test_a_key_longer_than_max_key_chars_is_a_dead_letter():
+    """A 1 MB key would be held by its open trial for the trial's whole life."""
+    assert parse(screen(id="k" * 256)).key == "k" * 256
+    letter = parse(screen(id="k" * 1_000_000))
+    assert letter.reason == "key_too_long" and "1,000,000 characters" in letter.detail and len(letter.record) < 2100

@@ -40,6 +40,7 @@ class InputSchema(_Model):
     time: str = Field(description="field holding the event time")
     time_format: str = Field("iso", description="iso, epoch_s, epoch_ms, or a strptime pattern such as %Y-%m-%d")
     key: str = Field(description="field holding the dependence key: events with one key form one trial")
+    max_key_chars: int = Field(256, ge=1, description="a longer dependence key is a dead letter (key_too_long): every open trial holds its key")
     kind: str = Field(description="field holding the event kind")
     kinds: dict[str, dict[Name, FieldType]] = Field(
         description="per event kind, the fields it must carry and their types", min_length=1
