@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -10,8 +11,11 @@ from bytewax.connectors.kafka import KafkaSinkMessage, KafkaSource
 from bytewax.inputs import StatefulSourcePartition
 from bytewax.outputs import DynamicSink, StatelessSinkPartition
 
+from connectors.broker_watch import BrokerWatch
 from pipeline.errors import ConnectorError
 from pipeline.events import IDLE, RawRecord
+
+log = logging.getLogger("fairstream.kafka")
 
 PRODUCER_CONFIG = {"partitioner": "murmur2_random", "enable.idempotence": "true", "acks": "all"}
 """librdkafka settings for every producer: murmur2 places a key on the partition kafka-python and Java choose."""
@@ -69,10 +73,11 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, Any]):
     read to its end (`tail=False`) sends one as it ends, so the other partitions' evaluations go on.
     """
 
-    def __init__(self, inner: StatefulSourcePartition, partition: int, idle_after: float | None):
+    def __init__(self, inner: StatefulSourcePartition, partition: int, idle_after: float | None, watch: BrokerWatch | None = None):
         self._inner = inner
         self._partition = partition
         self._idle_after = idle_after
+        self._watch = watch
         self._last_message = time.monotonic()
         self._idle = False
         self._ended = False
@@ -87,6 +92,8 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, Any]):
             return [] if self._idle else [RawRecord(self._partition, IDLE, None)]
         batch = [RawRecord(msg.partition, msg.offset, msg.value) for msg in messages]
         now = time.monotonic()
+        if self._watch is not None:
+            self._watch.heard() if batch else self._watch.quiet()
         if batch:
             self._last_message, self._idle = now, False
         elif self._idle_after is not None and not self._idle and now - self._last_message >= self._idle_after:
@@ -107,22 +114,38 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, Any]):
 class RecordKafkaSource(KafkaSource):
     """bytewax's `KafkaSource` (offsets kept in the recovery store) yielding `RawRecord`s, with idle markers when tailing."""
 
-    def __init__(self, *args: Any, idle_after: float | None = None, **kwargs: Any):
+    def __init__(self, *args: Any, idle_after: float | None = None, watch: BrokerWatch | None = None, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self._idle_after = idle_after
+        self._watch = watch
 
     def build_part(self, step_id: str, for_part: str, resume_state: Any) -> _RecordPartition:  # type: ignore[override]
         partition = int(for_part.split("-", 1)[0])
-        return _RecordPartition(super().build_part(step_id, for_part, resume_state), partition, self._idle_after)
+        return _RecordPartition(super().build_part(step_id, for_part, resume_state), partition, self._idle_after, self._watch)
 
 
 IDLE_AFTER = 5.0
 """Seconds without a message after which a tailed partition stops holding the watermark back."""
 
 
-def kafka_source(bootstrap: str, topic: str, *, tail: bool = True, batch_size: int = 1000, idle_after: float | None = IDLE_AFTER) -> RecordKafkaSource:
+def kafka_source(
+    bootstrap: str,
+    topic: str,
+    *,
+    tail: bool = True,
+    batch_size: int = 1000,
+    idle_after: float | None = IDLE_AFTER,
+    give_up_after: float | None = None,
+) -> RecordKafkaSource:
+    """The decisions topic as `RawRecord`s; when tailing, a broker that stops answering is reported (and given up on after `give_up_after` s)."""
     return RecordKafkaSource(
-        [bootstrap], [topic], tail=tail, batch_size=batch_size, add_config=dict(CONSUMER_CONFIG), idle_after=idle_after if tail else None
+        [bootstrap],
+        [topic],
+        tail=tail,
+        batch_size=batch_size,
+        add_config=dict(CONSUMER_CONFIG),
+        idle_after=idle_after if tail else None,
+        watch=BrokerWatch(bootstrap, give_up_after=give_up_after) if tail else None,
     )
 
 
@@ -134,9 +157,11 @@ class _DeliveredPartition(StatelessSinkPartition[KafkaSinkMessage]):
     acknowledged within `message.timeout.ms`, raises instead of being dropped (bytewax's own KafkaSink ignores them).
     """
 
-    def __init__(self, producer: Any, topic: str):
+    def __init__(self, producer: Any, topic: str, bootstrap: str, give_up_after: float | None):
         self._producer = producer
         self._topic = topic
+        self._bootstrap = bootstrap
+        self._give_up_after = give_up_after
         self._failures: list[str] = []
 
     def _delivered(self, err: Any, msg: Any) -> None:
@@ -156,9 +181,16 @@ class _DeliveredPartition(StatelessSinkPartition[KafkaSinkMessage]):
         self._flush()
 
     def _flush(self) -> None:
-        while self._producer.flush(1.0):  # librdkafka gives up on a record after message.timeout.ms and reports it
+        started = reported = time.monotonic()
+        while waiting := self._producer.flush(1.0):  # librdkafka gives up on a record after message.timeout.ms and reports it
             if self._failures:
                 break
+            now = time.monotonic()
+            if self._give_up_after is not None and now - started >= self._give_up_after:
+                raise ConnectorError(f"{waiting} record(s) not acknowledged by Kafka at {self._bootstrap} for {now - started:.0f} s; giving up")
+            if now - reported >= 30:
+                reported = now
+                log.warning("%d record(s) waiting for Kafka at %s for %.0f s; retrying", waiting, self._bootstrap, now - started)
         if self._failures:
             failures, self._failures = self._failures, []
             raise ConnectorError(f"the broker did not take {len(failures)} record(s); first: {failures[0]}")
@@ -170,18 +202,21 @@ class _DeliveredPartition(StatelessSinkPartition[KafkaSinkMessage]):
 class DeliveredKafkaSink(DynamicSink[KafkaSinkMessage]):
     """A Kafka sink (one producer per worker) whose every batch is acknowledged before the dataflow moves on."""
 
-    def __init__(self, bootstrap: str, topic: str, config: dict[str, str] | None = None):
+    def __init__(self, bootstrap: str, topic: str, config: dict[str, str] | None = None, give_up_after: float | None = None):
+        self._bootstrap = bootstrap
         self._config = {"bootstrap.servers": bootstrap, **PRODUCER_CONFIG, **(config or {})}
         self._topic = topic
+        self._give_up_after = give_up_after
 
     def build(self, step_id: str, worker_index: int, worker_count: int) -> _DeliveredPartition:
         from confluent_kafka import Producer
 
-        return _DeliveredPartition(Producer(self._config), self._topic)
+        return _DeliveredPartition(Producer(self._config), self._topic, self._bootstrap, self._give_up_after)
 
 
-def kafka_sink(bootstrap: str, alerts_topic: str, config: dict[str, str] | None = None) -> DeliveredKafkaSink:
-    return DeliveredKafkaSink(bootstrap, alerts_topic, config)
+def kafka_sink(bootstrap: str, alerts_topic: str, config: dict[str, str] | None = None, give_up_after: float | None = None) -> DeliveredKafkaSink:
+    """Alerts, estimates and dead letters to Kafka, each batch acknowledged; waiting over 30 s is reported, over `give_up_after` s an error."""
+    return DeliveredKafkaSink(bootstrap, alerts_topic, config, give_up_after)
 
 
 def record_encoder(alerts_topic: str, shielded_topic: str = "decisions.shielded"):

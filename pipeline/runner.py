@@ -52,6 +52,8 @@ class KafkaInput(_Model):
     bootstrap: str
     topic: str
     tail: bool = True
+    give_up_after: float | None = None
+    """Tailing: stop with an error once the broker has not answered for this many seconds (None: keep retrying)."""
 
 
 class FileOutput(_Model):
@@ -109,13 +111,14 @@ def job_flow(job: Job) -> Dataflow:
         source = RecordSource(records_of(job.input.path, job.input.format))
         partitions, strings = 1, job.input.format == "csv"
     else:
-        source = kafka_source(job.input.bootstrap, job.input.topic, tail=job.input.tail)
+        source = kafka_source(job.input.bootstrap, job.input.topic, tail=job.input.tail, give_up_after=job.input.give_up_after)
         partitions, strings = partition_counts(job.input.bootstrap, [job.input.topic])[job.input.topic], False
     if isinstance(job.output, FileOutput):
         sink, encode = output_sink(job.output.out_dir), encode_for_files
     else:
         shielded = f"{job.input.topic}.shielded" if isinstance(job.input, KafkaInput) else "decisions.shielded"
-        sink, encode = kafka_sink(job.output.bootstrap, job.output.alerts), record_encoder(job.output.alerts, shielded)
+        give_up_after = job.input.give_up_after if isinstance(job.input, KafkaInput) else None
+        sink, encode = kafka_sink(job.output.bootstrap, job.output.alerts, give_up_after=give_up_after), record_encoder(job.output.alerts, shielded)
     build = build_shield_flow if job.shield else build_flow
     return build(plan, source, sink, partitions=partitions, strings=strings, encode=encode)
 

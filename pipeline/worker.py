@@ -2,6 +2,7 @@
 
 import sys
 
+from pipeline.cli import console
 from pipeline.cli.errors import reports_errors
 from pipeline.runner import Job, run_worker
 
@@ -13,4 +14,5 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
+    console.show_warnings()
     main(sys.argv[1:])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from pipeline import __version__
+from pipeline.cli import console
 from pipeline.cli.alerts import alerts
 from pipeline.cli.bench import bench
 from pipeline.cli.demo import demo
@@ -28,4 +29,5 @@ for command in (demo, run, replay, alerts, plot, spec, synth, bench, tune, shiel
 
 
 def main() -> None:
+    console.show_warnings()
     cli(prog_name="fairstream")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -15,6 +16,21 @@ errors = Console(stderr=True, highlight=False)
 
 def error(message: str) -> None:
     errors.print(f"[bold red]error:[/] {message}", soft_wrap=True)
+
+
+class _WarningLines(logging.Handler):
+    """The library's warnings (`fairstream.*` loggers), one `warning:` line each on stderr."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        errors.print(f"[yellow]warning:[/] {record.getMessage()}", soft_wrap=True)
+
+
+def show_warnings() -> None:
+    """Route warnings of the `fairstream` loggers to stderr; called once by each command-line process."""
+    logger = logging.getLogger("fairstream")
+    if not any(isinstance(handler, _WarningLines) for handler in logger.handlers):
+        logger.addHandler(_WarningLines(logging.WARNING))
+        logger.propagate = False
 
 
 def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *, right: Iterable[int] = ()) -> None:

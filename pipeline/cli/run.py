@@ -56,6 +56,7 @@ def print_summary(estimates: list[dict[str, Any]], alerts: list[dict[str, Any]],
 @click.option("--topic", default="decisions", show_default=True, help="With --bootstrap: the topic of decision events.")
 @click.option("--alerts", "alerts_topic", default="fairness-alerts", show_default=True, help="With --bootstrap: alert topic (estimates go to <alerts>.estimates, dead letters to <alerts>.dlq).")
 @click.option("--until-end", is_flag=True, help="With --bootstrap: stop at the end of the topic instead of tailing it.")
+@click.option("--give-up-after", type=click.FloatRange(min=1), help="Tailing: exit with an error once the broker has not answered for this many seconds (default: keep retrying, reporting every 30 s).")
 @click.option("--recovery", type=click.Path(file_okay=False), help="Recovery store directory: resume from the last snapshot after a crash.")
 @click.option("--snapshot-every", default=2.0, show_default=True, type=click.FloatRange(min=0.1), help="Seconds between recovery snapshots.")
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1), help="Worker threads per process.")
@@ -70,6 +71,7 @@ def run(
     topic: str,
     alerts_topic: str,
     until_end: bool,
+    give_up_after: float | None,
     recovery: str | None,
     snapshot_every: float,
     workers: int,
@@ -95,7 +97,7 @@ def run(
     assert bootstrap is not None
     job = Job(
         spec=spec,
-        input=KafkaInput(bootstrap=bootstrap, topic=topic, tail=not until_end),
+        input=KafkaInput(bootstrap=bootstrap, topic=topic, tail=not until_end, give_up_after=give_up_after),
         output=KafkaOutput(bootstrap=bootstrap, alerts=alerts_topic),
         recovery=recovery,
         snapshot_seconds=snapshot_every,

@@ -22,6 +22,7 @@ from connectors.kafka import estimates_topic, kafka_sink, record_encoder
 from connectors.replay import replay
 from pipeline.errors import ConnectorError
 from pipeline.runner import Job, KafkaInput, KafkaOutput, execute
+from tests.conftest import SPECS
 from tests.kafka.outputs import distinct, kafka_outputs, position_free
 from tests.streams import compas_spec, hard_compas_events
 
@@ -199,3 +200,33 @@ def test_a_record_the_broker_does_not_acknowledge_stops_the_sink(tmp_path):
             assert time.monotonic() - started < 15
         finally:
             os.kill(broker.process.pid, signal.SIGCONT)
+
+
+def test_a_tailing_monitor_says_when_the_broker_is_gone_and_gives_up_when_told(tmp_path):
+    """The broker dies under a tailing monitor: a warning within 30 s, repeated while it lasts, and with
+    --give-up-after one error line and exit code 1 instead of retrying forever."""
+    from connectors.replay import EventFields
+    from connectors.synthetic.hiring import hiring_decisions
+
+    broker = LocalBroker().start()
+    try:
+        replay(hiring_decisions(200, 0.5, 0.5, seed=1), broker.bootstrap, "decisions", fields=EventFields("id", "time"))
+        command = [
+            sys.executable, "-m", "pipeline.cli", "run", str(SPECS / "hiring_demographic_parity.yaml"), "--bootstrap", broker.bootstrap,
+            "--topic", "decisions", "--alerts", "alerts", "--give-up-after", "10",
+        ]  # fmt: skip
+        monitor = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        lines: list[tuple[float, str]] = []
+        reader = threading.Thread(target=lambda: lines.extend((time.monotonic(), line) for line in monitor.stderr), daemon=True)
+        reader.start()
+        time.sleep(12)  # started, read the topic, past the idle marker: tailing a quiet topic when the broker goes
+        assert monitor.poll() is None
+        broker.process.kill()
+        killed = time.monotonic()
+        assert monitor.wait(timeout=120) == 1
+        reader.join(timeout=10)
+    finally:
+        broker.stop()
+    ours = [(at, line.strip()) for at, line in lines if line.startswith(("warning:", "error:"))]
+    assert ours and ours[0][1].startswith(f"warning: Kafka at {broker.bootstrap} does not answer") and ours[0][0] - killed < 30, ours
+    assert ours[-1][1].startswith(f"error: Kafka at {broker.bootstrap} has not answered for") and "giving up" in ours[-1][1], ours
