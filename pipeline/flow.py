@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +19,8 @@ from pipeline.parse import RecordParser
 from pipeline.spec.plan import Plan
 from pipeline.trials.bucket import Bucket, Report
 from pipeline.trials.clock import PartitionClock
+
+log = logging.getLogger("fairstream.trials")
 
 PartitionBatch = tuple[int, list[Event], list[DeadLetter], bool]
 """(input partition, its events in order, its dead letters, whether the partition reported itself idle)."""
@@ -78,8 +81,15 @@ class _BucketLogic(StatefulLogic):
 
     def on_item(self, value: tuple[int, int, list[Event], int | None, bool]) -> tuple[list[Report], bool]:
         index, partition, events, high, idle = value
-        self.bucket.index = index
-        report = self.bucket.receive(partition, events, high, idle)
+        bucket = self.bucket
+        bucket.index = index
+        warned = bucket.ever_evicted
+        report = bucket.receive(partition, events, high, idle)
+        if bucket.ever_evicted and not warned:
+            log.warning(
+                "trial bucket %d reached its %s open trials (trial.max_open / buckets): the trials that close first are dropped and counted as evicted",
+                index, f"{bucket.max_open:,}",
+            )  # fmt: skip
         return ([report] if report is not None else []), StatefulLogic.RETAIN
 
     def on_eof(self) -> tuple[list[Report], bool]:
@@ -153,7 +163,9 @@ def build_flow(
 
 
 def _new_bucket(plan: Plan, partitions: int) -> Bucket:
+    spec = plan.spec
     return Bucket(
+        max_open=-(-spec.trial.max_open // spec.buckets),
         index=-1,
         layout=plan.layout,
         outcomes=plan.outcomes,

@@ -76,6 +76,7 @@ class Monitor:
     incomplete: int = 0
     unmatched: int = 0
     unfinished: int = 0
+    evicted: int = 0
     next_tick: int | None = None
     end: int | None = None
     """The last tick the ended input's watermark reaches (see `Report.end`)."""
@@ -97,6 +98,7 @@ class Monitor:
                 merged += delta
         self.unmatched += report.unmatched
         self.unfinished += report.unfinished
+        self.evicted += report.evicted
         if report.end is not None:
             self.end = report.end if self.end is None else max(self.end, report.end)
         if len(self.progress) < self.config.buckets:
@@ -241,7 +243,7 @@ class Monitor:
                 "verdict": config.rule.mode,
                 "prior": prior,
                 "confidence": config.confidence,
-                "trials": {"closed": self.closed, "incomplete": self.incomplete},
+                "trials": {"closed": self.closed, "incomplete": self.incomplete, **({"evicted": self.evicted} if self.evicted else {})},
                 "parts": parts,
             }
             if self.totals:

@@ -218,3 +218,19 @@ def test_a_key_longer_than_max_key_chars_is_a_dead_letter():
     assert parse(screen(id="k" * 256)).key == "k" * 256
     letter = parse(screen(id="k" * 1_000_000))
     assert letter.reason == "key_too_long" and "1,000,000 characters" in letter.detail and len(letter.record) < 2100
+
+
+def test_a_run_beyond_max_open_counts_evicted_trials_and_says_so(compas_jsonl, tmp_path, specs_dir, caplog):
+    """COMPAS with room for 160 open trials (10 per bucket): the oldest are evicted, the estimates count them, a warning says so."""
+    import yaml
+
+    spec = yaml.safe_load((specs_dir / "compas_equalized_odds.yaml").read_text())
+    spec["trial"]["max_open"] = 160
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    with caplog.at_level("WARNING", logger="fairstream.trials"):
+        out = run_with(compas_jsonl, tmp_path, "bounded", str(path))
+    trials = out["estimates"][-1]["trials"]
+    defendants = sum(1 for event in compas_jsonl if event["event"] == "SCREEN")
+    assert trials["evicted"] > 6000 and trials["closed"] + trials["evicted"] == defendants
+    assert any("reached its 10 open trials" in message for message in caplog.messages)

@@ -60,6 +60,12 @@ class TrialSpec(_Model):
     opens_on: list[str] | None = Field(None, description="kinds that may open a trial; other kinds only join open trials")
     close_after: Duration | None = Field(None, description="close this long after the trial opened (event time)")
     close_on: list[str] | None = Field(None, description="close when an event of one of these kinds arrives")
+    max_open: int = Field(
+        10_000_000,
+        ge=1,
+        description="open trials kept at most (split evenly over the buckets); beyond it the earliest opened are dropped, "
+        "counted as evicted, their outcomes not counted",
+    )
 
     @model_validator(mode="after")
     def _closes_somehow(self) -> TrialSpec:

@@ -6,6 +6,7 @@ import copy
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 from pipeline.events import Event
@@ -33,6 +34,8 @@ class Report:
     deltas: dict[int, TickDelta]
     unmatched: int = 0
     unfinished: int = 0
+    evicted: int = 0
+    """Trials dropped unreported because the bucket held more open trials than it may (see `Bucket.max_open`)."""
     end: int | None = None
     """With `through` = FINISHED: the last tick the watermark of the ended input reaches, every partition's latest time
     counting (an ended partition no longer holds it back), so the merge evaluates every tick up to there."""
@@ -114,6 +117,10 @@ class Bucket:
     idle: set[int] = field(default_factory=set)
     through: int | None = None
     unmatched: int = 0
+    max_open: int | None = None
+    """Open trials the bucket keeps at most: beyond it, the trials that close first are dropped and counted (`evicted`)."""
+    evicted: int = 0
+    ever_evicted: bool = False
 
     def __post_init__(self) -> None:
         if type(self.trials) is dict:
@@ -146,6 +153,8 @@ class Bucket:
             closing_keys: list[str] = []
             self.unmatched += fold(self.trials, events, self.layout, closing_times, closing_keys, self.due)
             self.closing.push_all(closing_times, closing_keys)
+        if self.max_open is not None and len(self.trials) > self.max_open:
+            self._evict(len(self.trials) - self.max_open)
         if high is not None and high > self.high.get(partition, high - 1):
             self.high[partition] = high
         if idle:
@@ -153,6 +162,16 @@ class Bucket:
         elif events:
             self.idle.discard(partition)
         return self._advance()
+
+    def _evict(self, count: int) -> None:
+        """Drop the `count` open trials that close first (with dicts: that opened first), keeping memory bounded."""
+        if type(self.trials) is PackedTrials:
+            self.trials.evict(count, self.layout.profiles.table)  # type: ignore[union-attr]
+        else:
+            for key in list(islice(self.trials, count)):  # dicts keep keys in the order their trials opened
+                del self.trials[key]
+        self.evicted += count
+        self.ever_evicted = True
 
     def finish(self) -> Report | None:
         """The input ended: close every open trial and report all remaining ticks, up to where the ended input's watermark reaches."""
@@ -181,7 +200,7 @@ class Bucket:
             closed.add_slots(self.trials.close_due(None if finished else through, self.tick, self.layout.profiles.table))  # type: ignore[union-attr]
         else:
             times, keys = self.closing.pop_due(None if finished else through)
-            if self.layout.close_on:  # a closing event may have closed a scheduled trial, and its key reopened since
+            if self.layout.close_on or self.ever_evicted:  # a trial may be gone (closed early or evicted), its key reopened since
                 self._close_current(times, keys, closed)
             elif keys:  # every entry is its key's current trial
                 closed.extend(times, keys, list(map(self.trials.pop, keys)))
@@ -197,7 +216,8 @@ class Bucket:
         self.due = still_due
         self.through = through
         unmatched, self.unmatched = self.unmatched, 0
-        return Report(self.index, through, self._deltas(closed), unmatched, unfinished)
+        evicted, self.evicted = self.evicted, 0
+        return Report(self.index, through, self._deltas(closed), unmatched, unfinished, evicted)
 
     def _close_current(self, times: list[int], keys: list[str], closed: ClosedTrials) -> None:
         """Close the trials that are due now, skipping entries whose trial a closing event has already closed.

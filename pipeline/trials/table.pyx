@@ -307,6 +307,21 @@ cdef class PackedTrials:
             ticks.setdefault(tick, []).append(self._close(number, table))
         return ticks
 
+    def evict(self, Py_ssize_t count, list table):
+        """Drop up to `count` trials, those that close first (for trials of one length, those that opened first), without
+        reporting them; return how many were dropped. `table` is the layout's profile table."""
+        cdef Py_ssize_t dropped = 0, number
+        while dropped < count and (self.ring_length or self.late):
+            number = self.ring[self.ring_head] if self.ring_length else -1
+            if number < 0 or (self.late and self.late[0][0] < self.entries[number].opened + self.close_after):
+                number = heapq.heappop(self.late)[1]
+            else:
+                self.ring_head = (self.ring_head + 1) & (self.ring_capacity - 1)
+                self.ring_length -= 1
+            self._close(number, table)
+            dropped += 1
+        return dropped
+
     def states(self):
         """Every open trial's key and state, in the order they close."""
         cdef Py_ssize_t position, number

@@ -174,3 +174,25 @@ def test_an_idle_partition_stops_holding_the_watermark_back():
     b.receive(1, [screen("z", 900)], 900 * DAY)
     report = b.receive(0, [], 10 * DAY, idle=True)
     assert report.through == 899 * DAY and closed_cells(report) == {740: {("false_positive_rate", "a"): [1, 1]}, 741: {("false_positive_rate", "a"): [1, 1]}}
+
+
+def open_keys(b: Bucket) -> list[str]:
+    """The keys of the open trials, in the order they opened (native table or dict)."""
+    return [key for key, _ in b.trials.states()] if hasattr(b.trials, "states") else list(b.trials)
+
+
+def test_beyond_max_open_the_trials_that_opened_first_are_evicted_and_counted():
+    b = bucket(trial={"close_on": None})
+    b.max_open = 3
+    report = b.receive(0, [screen(f"k{day}", day, race="ab"[day % 2]) for day in range(5)], 4 * DAY)
+    assert report.evicted == 2 and open_keys(b) == ["k2", "k3", "k4"]
+    final = b.finish()
+    assert final.evicted == 0
+    assert closed_cells(final) == {732: {("false_positive_rate", "a"): [1, 1]}, 733: {("false_positive_rate", "b"): [1, 1]}, 734: {("false_positive_rate", "a"): [1, 1]}}
+    reopened = bucket(trial={"close_on": None})
+    reopened.max_open = 1
+    reopened.receive(0, [screen("k", 0), screen("j", 1)], DAY)  # k evicted
+    report = reopened.receive(0, [screen("k", 2)], 2 * DAY)  # k reopens; j evicted
+    assert report.evicted == 1 and open_keys(reopened) == ["k"]
+    assert closed_cells(reopened.finish()) == {732: {("false_positive_rate", "a"): [1, 1]}}  # k's entry from day 0 closes nothing
+
