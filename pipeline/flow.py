@@ -170,7 +170,7 @@ def _new_bucket(plan: Plan, partitions: int) -> Bucket:
         layout=plan.layout,
         outcomes=plan.outcomes,
         partitions=partitions,
-        lateness=plan.spec.input.lateness,
+        lateness=spec.input.lateness,
         tick=plan.monitor.tick,
         keep_trials=plan.monitor.needs_trials,
     )

@@ -18,7 +18,7 @@ from connectors.files import write_jsonl
 from pipeline.events import DeadLetter, Event, RawRecord
 from pipeline.parse import REASONS, RecordParser
 from pipeline.runner import run_file
-from pipeline.spec.load import load_plan
+from pipeline.spec.load import load_plan, parse_spec
 from pipeline.timefmt import DAY, HOUR, MAX_TIME, MIN_TIME
 from pipeline.trials.clock import PartitionClock
 from tests.helpers import spec_dict
@@ -26,10 +26,7 @@ from tests.test_compas_reference import without_emitted_at
 
 
 def parser(time_format: str = "iso") -> RecordParser:
-    spec = spec_dict(input={"time_format": time_format})
-    from pipeline.spec.load import parse_spec
-
-    return RecordParser(parse_spec(spec).input)
+    return RecordParser(parse_spec(spec_dict(input={"time_format": time_format})).input)
 
 
 def parse(record, time_format: str = "iso"):
@@ -135,8 +132,8 @@ def test_no_generated_record_escapes_parser_and_clock_as_an_exception(time_forma
 
 
 @pytest.fixture(scope="module")
-def compas_jsonl(compas_csv, tmp_path_factory):
-    """The COMPAS events as JSON lines: the clean input the lying clocks are inserted into."""
+def compas_jsonl(compas_csv):
+    """The COMPAS events, written as JSON lines by each test: the clean input bad records are inserted into."""
     return compas_events(compas_csv)
 
 

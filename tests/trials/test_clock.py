@@ -9,19 +9,24 @@ from pipeline.events import Event
 from pipeline.trials.clock import PartitionClock
 
 
-def reference_admit(batches: list[list[int]], lateness: int) -> list[tuple[list[int], list[int]]]:
-    """Per batch, (on-time times, late times): an event is late when older than the latest on-time one before it by more than the lateness."""
+def reference_admit(
+    batches: list[list[int]], lateness: int, ceiling: float = float("inf"), reach: float = float("inf")
+) -> list[tuple[list[int], list[str]]]:
+    """Per batch, (on-time times, reasons of the rest): `late` when older than the latest on-time time before it by more
+    than the lateness; `future` beyond `ceiling`, or more than `reach` after that latest on-time time."""
     latest = None
     out = []
     for times in batches:
-        on_time, late = [], []
+        on_time, reasons = [], []
         for time in times:
             if latest is not None and time < latest - lateness:
-                late.append(time)
+                reasons.append("late")
+            elif time > ceiling or (latest is not None and time > latest + reach):
+                reasons.append("future")
             else:
                 on_time.append(time)
                 latest = time if latest is None else max(latest, time)
-        out.append((on_time, late))
+        out.append((on_time, reasons))
     return out
 
 
@@ -39,10 +44,10 @@ def test_admit_agrees_with_the_reference_on_ordered_and_shuffled_batches(seed, l
         batches.append(times)
         start += 10
     clock = PartitionClock(0, lateness)
-    for times, (on_time, late) in zip(batches, reference_admit(batches, lateness)):
+    for times, (on_time, reasons) in zip(batches, reference_admit(batches, lateness)):
         accepted, letters = clock.admit([Event(f"k{i}", time, "E", {}) for i, time in enumerate(times)])
         assert [event.time for event in accepted] == on_time
-        assert [letter.reason for letter in letters] == ["late"] * len(late)
+        assert [letter.reason for letter in letters] == reasons
     expected_high = max((time for on_time, _ in reference_admit(batches, lateness) for time in on_time), default=None)
     assert clock.high == expected_high
 
@@ -55,24 +60,6 @@ def test_route_keeps_each_buckets_events_in_order():
     for event in events:
         expected.setdefault(zlib.crc32(event.key.encode()) % 7, []).append(event.time)
     assert {bucket: [event.time for event in group] for bucket, group in routed.items()} == expected
-
-
-def reference_with_limits(batches: list[list[int]], lateness: int, ceiling: int, reach: int) -> list[tuple[list[int], list[str]]]:
-    """Per batch, (on-time times, reasons of the rest): late as above; `future` beyond `ceiling` or more than `reach` after the latest on-time time."""
-    latest = None
-    out = []
-    for times in batches:
-        on_time, reasons = [], []
-        for time in times:
-            if latest is not None and time < latest - lateness:
-                reasons.append("late")
-            elif time > ceiling or (latest is not None and time > latest + reach):
-                reasons.append("future")
-            else:
-                on_time.append(time)
-                latest = time if latest is None else max(latest, time)
-        out.append((on_time, reasons))
-    return out
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -91,8 +78,8 @@ def test_events_dated_too_far_ahead_are_future_and_move_nothing(seed, monkeypatc
         batches.append(times)
         start += 10
     clock = PartitionClock(0, 5, max_future=max_future, max_ahead=reach)
-    for times, (on_time, reasons) in zip(batches, reference_with_limits(batches, 5, now + max_future, reach)):
+    for times, (on_time, reasons) in zip(batches, reference_admit(batches, 5, now + max_future, reach)):
         accepted, letters = clock.admit([Event(f"k{i}", time, "E", {}) for i, time in enumerate(times)])
         assert [event.time for event in accepted] == on_time
         assert sorted(letter.reason for letter in letters) == sorted(reasons)
-    assert "future" in {reason for _, reasons in reference_with_limits(batches, 5, now + max_future, reach) for reason in reasons}
+    assert "future" in {reason for _, reasons in reference_admit(batches, 5, now + max_future, reach) for reason in reasons}
