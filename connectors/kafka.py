@@ -92,8 +92,10 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, Any]):
             return [] if self._idle else [RawRecord(self._partition, IDLE, None)]
         batch = [RawRecord(msg.partition, msg.offset, msg.value) for msg in messages]
         now = time.monotonic()
-        if self._watch is not None:
-            self._watch.heard() if batch else self._watch.quiet()
+        if self._watch is not None and batch:
+            self._watch.heard()
+        elif self._watch is not None:
+            self._watch.quiet()
         if batch:
             self._last_message, self._idle = now, False
         elif self._idle_after is not None and not self._idle and now - self._last_message >= self._idle_after:
