@@ -17,6 +17,7 @@ from pipeline.trials.bucket import FINISHED, Report
 from pipeline.trials.outcomes import SlotOutcomes, TickDelta, TrialOutcome
 from pipeline.verdicts.alerts import ESTIMATE, AlertTracker, stamp
 from pipeline.verdicts.judge import PartVerdict, VerdictRule, compared_pairs, judge
+from pipeline.verdicts.publish import suppress_small_cells
 
 STANDARDIZED = "selection_rate[standardized]"
 """The part of conditional statistical parity aggregated over strata (point verdicts)."""
@@ -39,6 +40,8 @@ class MonitorConfig:
     outcome_range: tuple[float, float] | None = None
     discount: float = 1.0
     min_trials: int = 1
+    min_cell: int = 1
+    """Cells with fewer trials are published suppressed (see `suppress_small_cells`); verdicts use every cell."""
     window: Literal["cumulative", "sliding", "periodic"] = "cumulative"
     window_length: int = 0
     max_ticks: int = 1_000_000
@@ -231,6 +234,7 @@ class Monitor:
             parts[part] = self._measure_part(part) if config.measures else self._part(part, prior)
         if config.metric == "conditional_statistical_parity" and len(parts) > 1:
             parts[STANDARDIZED] = self._standardized(parts)
+        parts = {part: suppress_small_cells(body, config.min_cell) for part, body in parts.items()}
         for part, body in parts.items():
             kind = self.tracker.update(part, body["violated"], body["clear"])
             if kind is not None:

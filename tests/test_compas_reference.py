@@ -19,6 +19,8 @@ CLOSE_AFTER = pd.Timedelta(days=730)
 PARTS = {"true_positive_rate": True, "false_positive_rate": False}
 """Each part of equalized odds and the value of `reoffended` its trials have."""
 PAIR = ["African-American", "Caucasian"]
+MIN_CELL = 10
+"""The bundled specs' small-cell rule (the default `publish.min_cell`): a smaller cell is published without its numbers."""
 
 CUTS: dict[str, Callable[[pd.Series], pd.Series]] = {
     "compas_equalized_odds.yaml": lambda score: score > 6,
@@ -47,6 +49,15 @@ def compas_trials(csv_path: Path, high_risk: Callable[[pd.Series], pd.Series]) -
             "closes": screened + CLOSE_AFTER,
         }
     )
+
+
+def published(hits: int, trials: int) -> tuple[int | None, int | None, bool]:
+    """(hits, trials, suppressed) as a record may show a cell: a cell of fewer than MIN_CELL trials shows neither count."""
+    return (hits, trials, False) if trials >= MIN_CELL else (None, None, True)
+
+
+def shown(cell: dict[str, Any]) -> tuple[int | None, int | None, bool]:
+    return cell["hits"], cell["trials"], cell.get("suppressed", False)
 
 
 def map_estimate(hits: int, trials: int, confidence: float = CONFIDENCE) -> float:
@@ -185,9 +196,11 @@ def test_final_counts_and_estimates_equal_the_batch_computation(all_groups_run, 
     assert last["prior"] == PRIOR and last["confidence"] == CONFIDENCE
     for part, groups in expected.items():
         body = last["parts"][part]
-        assert {g: (c["hits"], c["trials"]) for g, c in body["groups"].items()} == groups
+        assert {g: shown(c) for g, c in body["groups"].items()} == {g: published(h, n) for g, (h, n) in groups.items()}
         for group, (hits, n) in groups.items():
-            assert body["groups"][group]["estimate"] == pytest.approx(map_estimate(hits, n), abs=1e-12)
+            want = map_estimate(hits, n) if n >= MIN_CELL else None
+            assert body["groups"][group]["estimate"] == pytest.approx(want, abs=1e-12)
+        # the verdict, gap and pair come from every group's real counts, suppressed cells included
         estimates = {g: map_estimate(h, n) for g, (h, n) in groups.items()}
         high, low = max(estimates, key=estimates.get), min(estimates, key=estimates.get)
         assert body["pair"] == [high, low]
@@ -206,11 +219,12 @@ def test_every_daily_evaluation_of_two_groups_equals_the_batch_computation(pair_
         for part, body in want["parts"].items():
             seen = record["parts"].get(part, {"groups": {}, "gap": None, "pair": None, "violated": None})
             where = (record["event_time"], part)
-            assert {g: (c["hits"], c["trials"]) for g, c in seen["groups"].items()} == {
-                g: (c["hits"], c["trials"]) for g, c in body["groups"].items()
+            assert {g: shown(c) for g, c in seen["groups"].items()} == {
+                g: published(c["hits"], c["trials"]) for g, c in body["groups"].items()
             }, where
             for group, cell in body["groups"].items():
-                assert seen["groups"][group]["estimate"] == pytest.approx(cell["estimate"], abs=1e-12), where
+                want = cell["estimate"] if cell["trials"] >= MIN_CELL else None
+                assert seen["groups"][group]["estimate"] == pytest.approx(want, abs=1e-12), where
             assert seen["violated"] == body["violated"], where
             if body["gap"] is None:
                 assert seen["gap"] is None and seen["pair"] is None, where

@@ -19,8 +19,9 @@ def delta(**cells: tuple[int, int]) -> TickDelta:
     return d
 
 
-def monitor(buckets: int = 2, confidence: float = 0) -> Monitor:
-    plan = plan_of(metric={"type": "demographic_parity", "label": None}, estimator={"confidence": confidence})
+def monitor(buckets: int = 2, confidence: float = 0, min_cell: int = 1) -> Monitor:
+    """A demographic-parity merge; by default it publishes every cell, as these tests count single trials."""
+    plan = plan_of(metric={"type": "demographic_parity", "label": None}, estimator={"confidence": confidence}, publish={"min_cell": min_cell})
     return Monitor(dataclasses.replace(plan.monitor, buckets=buckets))
 
 
@@ -94,3 +95,18 @@ def test_trials_closed_in_a_tick_already_evaluated_count_at_the_next_one():
     assert [r["event_time"][:10] for r in estimates(records)] == ["1970-01-04"]
     assert estimates(records)[0]["parts"]["selection_rate"]["groups"]["a"] == {"estimate": 2 / 3, "hits": 2, "trials": 3}
     assert m.pending == {}
+
+
+def test_cells_below_the_minimum_are_published_empty_while_the_verdict_counts_them():
+    """Group b's 2 trials (rate 0) against a's 5 of 10: the gap 0.5 violates ε = 0.1 although b's cell is withheld."""
+    m = monitor(buckets=1, min_cell=3)
+    records = m.receive(Report(0, DAY, {DAY: delta(a=(5, 10), b=(0, 2))}))
+    estimate, violation = estimates(records)[0], next(r for r in records if r["type"] == "fairness.violation")
+    for body in (estimate["parts"]["selection_rate"], violation):
+        assert body["groups"] == {
+            "a": {"estimate": 0.5, "hits": 5, "trials": 10},
+            "b": {"estimate": None, "hits": None, "trials": None, "suppressed": True},
+        }
+        assert (body["pair"], body["gap"], body["violated"]) == (["a", "b"], 0.5, True)
+    records = m.receive(Report(0, 2 * DAY, {2 * DAY: delta(b=(1, 1))}))
+    assert estimates(records)[0]["parts"]["selection_rate"]["groups"]["b"] == {"estimate": 1 / 3, "hits": 1, "trials": 3}

@@ -24,9 +24,11 @@ def print_summary(estimates: list[dict[str, Any]], alerts: list[dict[str, Any]],
         console.table(
             f"Final estimates at {last['event_time']} (prior {last['prior']}, κ = {last['confidence']})",
             ["part", "group", "estimate", "hits", "trials"],
-            [(r.part, r.group, r.estimate, r.hits, r.trials) for r in rows],
+            [(r.part, r.group, "suppressed" if r.suppressed else r.estimate, r.hits, r.trials) for r in rows],
             right=(2, 3, 4),
         )
+        if any(r.suppressed for r in rows):
+            console.console.print("suppressed: a cell of fewer trials than the spec's publish.min_cell, withheld from every record")
         console.console.print(f"closed trials: {last['trials']['closed']}, incomplete: {last['trials']['incomplete']}")
     else:
         console.console.print("no trial closed: nothing to estimate")

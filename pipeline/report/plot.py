@@ -41,7 +41,8 @@ class PartSeries:
     name: str
     times: list[datetime]
     estimates: dict[str, list[float]]
-    trials: dict[str, int]
+    trials: dict[str, int | None]
+    """Each group's trials at its last evaluation; None where the cell was too small to publish."""
     gaps: list[float]
     violated: list[bool]
     threshold: float
@@ -187,10 +188,14 @@ def _colors(groups: list[str]) -> dict[str, Any]:
     return {group: palette(index % palette.N) for index, group in enumerate(groups)}
 
 
+def _label(group: str, trials: int | None) -> str:
+    return f"{group} (n={trials})" if trials is not None else f"{group} (n suppressed)"
+
+
 def _draw_estimates(ax: Axes, part: PartSeries, colors: dict[str, Any], groups: list[str] | None, *, legend_columns: int) -> None:
     """Lines by group; the legend, titled with the part, sits above the axes so it never hides a line."""
     lines = [
-        ax.plot(part.times, values, color=colors[group], linewidth=1.5, label=f"{group} (n={part.trials[group]})")[0]
+        ax.plot(part.times, values, color=colors[group], linewidth=1.5, label=_label(group, part.trials[group]))[0]
         for group, values in part.estimates.items()
         if not groups or group in groups
     ]

@@ -258,6 +258,17 @@ class DeadLetters(_Model):
     redact: list[str] = Field(default_factory=list, description="fields whose values an excerpt replaces with <redacted>")
 
 
+class Publish(_Model):
+    """What estimate and alert records may say about small groups of people."""
+
+    min_cell: int = Field(
+        10,
+        ge=1,
+        description="a group's cell (its trials in one part) is published with its estimate, counts and interval only when it "
+        "counts at least this many trials; smaller cells are marked suppressed (verdicts still use the real counts)",
+    )
+
+
 class Spec(_Model):
     """A monitor: input schema, trial lifecycle, per-trial variables, the metric, the estimator and the cadence."""
 
@@ -273,6 +284,7 @@ class Spec(_Model):
     window: Window = Window()
     shield: ShieldSpec | None = None
     dead_letters: DeadLetters = DeadLetters()
+    publish: Publish = Publish()
     buckets: int = Field(16, ge=1, le=4096, description="trial buckets: the unit of parallelism; fixed for a recovery store")
 
     @model_validator(mode="after")

@@ -214,6 +214,7 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
         outcome_range=estimator.outcome_range,
         discount=metric.discount,
         min_trials=estimator.min_trials,
+        min_cell=spec.publish.min_cell,
         tick=spec.evaluate.tick,
         max_ticks=spec.evaluate.max_ticks,
         on_close=spec.evaluate.on == "close",

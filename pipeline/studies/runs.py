@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +29,14 @@ def tuned_plan(path: Path, *, threshold: float | None = None, **estimator: Any) 
     return build_plan(spec, source)
 
 
+def unsuppressed(plan: Plan) -> Plan:
+    """The plan with every cell published whatever its size: a study reads the counts of small groups too."""
+    return replace(plan, monitor=replace(plan.monitor, min_cell=1))
+
+
 def monitor_records(plan: Plan, events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Every record the monitor flow emits over `events`, run in this process."""
+    """Every record the monitor flow emits over `events`, run in this process, with every cell's counts (a study
+    publishes nothing, so no cell is suppressed)."""
     records: list[dict[str, Any]] = []
-    run_main(build_flow(plan, RecordSource(lambda: events, batch_size=1000), TestingSink(records)))
+    run_main(build_flow(unsuppressed(plan), RecordSource(lambda: events, batch_size=1000), TestingSink(records)))
     return records

@@ -13,8 +13,10 @@ class GroupRate:
     part: str
     group: str
     estimate: float | None
-    hits: int
-    trials: int
+    hits: int | None
+    trials: int | None
+    suppressed: bool = False
+    """The cell had too few trials to publish (`publish.min_cell`): estimate and counts withheld."""
 
 
 @dataclass(frozen=True)
@@ -34,7 +36,7 @@ def final_rates(estimates: list[dict[str, Any]]) -> list[GroupRate]:
         return []
     parts = estimates[-1]["parts"]
     return [
-        GroupRate(part, group, cell["estimate"], cell["hits"], cell["trials"])
+        GroupRate(part, group, cell["estimate"], cell.get("hits"), cell["trials"], cell.get("suppressed", False))
         for part in sorted(parts)
         for group, cell in parts[part]["groups"].items()
     ]

@@ -95,6 +95,10 @@ CASES = [
         lambda s: s["input"].update(lateness=10**20),
         "input -> lateness: a duration is between 0 and 315537897599999 milliseconds; got 100000000000000000000",
     ),
+    (
+        lambda s: s.update(publish={"min_cell": 0}),
+        "publish -> min_cell: Input should be greater than or equal to 1; got 0",
+    ),
 ]
 
 

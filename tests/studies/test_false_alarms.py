@@ -25,7 +25,7 @@ from pipeline.monitor import Monitor, MonitorConfig
 from pipeline.spec.plan import Plan
 from pipeline.studies.detection import MODES, run_detection
 from pipeline.studies.hiring import FAIR, PART, UNFAIR, hiring_plan
-from pipeline.studies.runs import monitor_records
+from pipeline.studies.runs import monitor_records, unsuppressed
 from pipeline.timefmt import ceil_to
 from pipeline.trials.bucket import FINISHED, Report
 from pipeline.trials.outcomes import TickDelta
@@ -50,7 +50,7 @@ def direct_records(plan: Plan, events: list[dict[str, Any]], config: MonitorConf
     `hired`. Bucket 0 reports every trial in the tick of its close time, as the trial buckets do, and the
     other buckets report that they are finished; `config` replaces the plan's monitor settings.
     """
-    config = config or plan.monitor
+    config = config or unsuppressed(plan).monitor
     parse = plan.parser().parse
     deltas: dict[int, TickDelta] = {}
     for offset, raw in enumerate(events):
