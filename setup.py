@@ -1,22 +1,39 @@
-"""Builds the trial hot paths as C extensions with Cython, where a C compiler is found: the folds
-(`pipeline/trials/folds.py`, plain Python that runs interpreted as well) and the native table of open trials
-(`pipeline/trials/table.pyx`, which buckets do without, keeping trials in a dict).
+"""Maps the project's folders into the `fairstream` import package and builds the trial hot paths as C extensions.
 
-Both extensions are optional: without a compiler the build skips them and the same monitor runs, only slower
-(`fairstream bench throughput` says which ran).
+`pipeline/` is installed as `fairstream`, `connectors/` as `fairstream.connectors` and the bundled specs as
+`fairstream.specs` (package data), so the layout of the repository stays as it is while nothing generic lands at
+the top level of a user's environment.
+
+With Cython and a C compiler, the folds (`pipeline/trials/folds.py`, plain Python that runs interpreted as well) and
+the native table of open trials (`pipeline/trials/table.pyx`, which buckets do without, keeping trials in a dict)
+are compiled. Both extensions are optional: without a compiler the build skips them and the same monitor runs, only
+slower (`fairstream bench throughput` says which ran).
 """
 
 from Cython.Build import cythonize
-from setuptools import Extension, setup
+from setuptools import Extension, find_packages, setup
+
+FOLDERS = {"fairstream": "pipeline", "fairstream.connectors": "connectors", "fairstream.specs": "specs"}
+
+packages = [
+    f"{package}.{sub}" if sub else package
+    for package, folder in FOLDERS.items()
+    for sub in ["", *find_packages(folder)]
+]
 
 extensions = cythonize(
     [
-        Extension("pipeline.trials.folds", ["pipeline/trials/folds.py"]),
-        Extension("pipeline.trials.table", ["pipeline/trials/table.pyx"]),
+        Extension("fairstream.trials.folds", ["pipeline/trials/folds.py"]),
+        Extension("fairstream.trials.table", ["pipeline/trials/table.pyx"]),
     ],
     compiler_directives={"language_level": 3},
 )
 for extension in extensions:
     extension.optional = True  # cythonize does not carry the flag over
 
-setup(ext_modules=extensions)
+setup(
+    packages=packages,
+    package_dir=FOLDERS,
+    package_data={"fairstream.specs": ["*.yaml"]},
+    ext_modules=extensions,
+)

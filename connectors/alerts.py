@@ -7,8 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import orjson
-
-from pipeline.errors import ConnectorError
+from fairstream.errors import ConnectorError
 
 
 def subscribe(

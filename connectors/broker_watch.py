@@ -13,7 +13,7 @@ import threading
 import time
 from typing import Any
 
-from pipeline.errors import ConnectorError
+from fairstream.errors import ConnectorError
 
 log = logging.getLogger("fairstream.kafka")
 

@@ -11,9 +11,8 @@ from typing import Any
 import orjson
 from bytewax.connectors.files import DirSink
 from bytewax.inputs import FixedPartitionedSource, StatefulSourcePartition
-
-from pipeline.errors import ConnectorError, InputError
-from pipeline.events import RawRecord
+from fairstream.errors import ConnectorError, InputError
+from fairstream.events import RawRecord
 
 OUTPUT_FILES = ("alerts.jsonl", "dead_letters.jsonl", "decisions_shielded.jsonl", "estimates.jsonl")
 """The files `fairstream run` writes, records routed to them by type (sorted: bytewax indexes partitions in name order)."""

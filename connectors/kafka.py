@@ -10,10 +10,9 @@ import orjson
 from bytewax.connectors.kafka import KafkaSinkMessage, KafkaSource
 from bytewax.inputs import StatefulSourcePartition
 from bytewax.outputs import DynamicSink, StatelessSinkPartition
-
-from connectors.broker_watch import BrokerWatch
-from pipeline.errors import ConnectorError
-from pipeline.events import IDLE, RawRecord
+from fairstream.connectors.broker_watch import BrokerWatch
+from fairstream.errors import ConnectorError
+from fairstream.events import IDLE, RawRecord
 
 log = logging.getLogger("fairstream.kafka")
 

@@ -15,8 +15,7 @@ from contextlib import closing
 from pathlib import Path
 
 from bytewax.recovery import init_db_dir
-
-from pipeline.errors import ConnectorError
+from fairstream.errors import ConnectorError
 
 
 def prepare_store(store: Path) -> int:

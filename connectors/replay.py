@@ -8,10 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-
-from connectors.kafka import PRODUCER_CONFIG, ensure_topics
-from pipeline.errors import ConnectorError
-from pipeline.timefmt import time_parser
+from fairstream.connectors.kafka import PRODUCER_CONFIG, ensure_topics
+from fairstream.errors import ConnectorError
+from fairstream.timefmt import time_parser
 
 
 @dataclass(frozen=True)

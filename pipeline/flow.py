@@ -12,13 +12,12 @@ from bytewax.dataflow import Dataflow, Stream
 from bytewax.inputs import Source
 from bytewax.operators import StatefulLogic
 from bytewax.outputs import Sink
-
-from pipeline.events import IDLE, DeadLetter, Event, RawRecord
-from pipeline.monitor import Monitor
-from pipeline.parse import RecordParser
-from pipeline.spec.plan import Plan
-from pipeline.trials.bucket import Bucket, Report
-from pipeline.trials.clock import PartitionClock
+from fairstream.events import IDLE, DeadLetter, Event, RawRecord
+from fairstream.monitor import Monitor
+from fairstream.parse import RecordParser
+from fairstream.spec.plan import Plan
+from fairstream.trials.bucket import Bucket, Report
+from fairstream.trials.clock import PartitionClock
 
 log = logging.getLogger("fairstream.trials")
 

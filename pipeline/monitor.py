@@ -6,18 +6,18 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pipeline.errors import EvaluationError
-from pipeline.estimators.betting import GapBet, PairQueue
-from pipeline.estimators.intervals import INTERVALS
-from pipeline.estimators.means import Mean, hoeffding_bounds, student_t_bounds
-from pipeline.estimators.rate import Rate
-from pipeline.spec.expressions import Expression
-from pipeline.timefmt import format_instant
-from pipeline.trials.bucket import FINISHED, Report
-from pipeline.trials.outcomes import SlotOutcomes, TickDelta, TrialOutcome
-from pipeline.verdicts.alerts import ESTIMATE, AlertTracker, stamp
-from pipeline.verdicts.judge import PartVerdict, VerdictRule, compared_pairs, judge
-from pipeline.verdicts.publish import suppress_small_cells
+from fairstream.errors import EvaluationError
+from fairstream.estimators.betting import GapBet, PairQueue
+from fairstream.estimators.intervals import INTERVALS
+from fairstream.estimators.means import Mean, hoeffding_bounds, student_t_bounds
+from fairstream.estimators.rate import Rate
+from fairstream.spec.expressions import Expression
+from fairstream.timefmt import format_instant
+from fairstream.trials.bucket import FINISHED, Report
+from fairstream.trials.outcomes import SlotOutcomes, TickDelta, TrialOutcome
+from fairstream.verdicts.alerts import ESTIMATE, AlertTracker, stamp
+from fairstream.verdicts.judge import PartVerdict, VerdictRule, compared_pairs, judge
+from fairstream.verdicts.publish import suppress_small_cells
 
 STANDARDIZED = "selection_rate[standardized]"
 """The part of conditional statistical parity aggregated over strata (point verdicts)."""

@@ -6,11 +6,10 @@ from collections.abc import Callable
 from typing import Any
 
 import orjson
-
-from pipeline.events import DeadLetter, Event, RawRecord
-from pipeline.redact import DEFAULT, LetterRecord
-from pipeline.spec.models import FieldType, InputSchema
-from pipeline.timefmt import format_instant, representable, time_parser
+from fairstream.events import DeadLetter, Event, RawRecord
+from fairstream.redact import DEFAULT, LetterRecord
+from fairstream.spec.models import FieldType, InputSchema
+from fairstream.timefmt import format_instant, representable, time_parser
 
 REASONS = ("not_json", "not_object", "missing_field", "bad_time", "wrong_type", "unknown_kind", "late", "future", "key_too_long", "internal")
 """Every reason a record can be dead-lettered for."""

@@ -15,17 +15,24 @@ import orjson
 from bytewax.dataflow import Dataflow
 from bytewax.recovery import RecoveryConfig
 from bytewax.testing import cluster_main, run_main
+from fairstream.connectors.broker import free_ports
+from fairstream.connectors.compas import compas_records
+from fairstream.connectors.files import OUTPUT_FILES, RecordSource, csv_rows, jsonl_lines, output_sink
+from fairstream.connectors.kafka import (
+    dead_letter_topic,
+    ensure_topics,
+    estimates_topic,
+    kafka_sink,
+    kafka_source,
+    partition_counts,
+    record_encoder,
+)
+from fairstream.connectors.recovery import prepare_store
+from fairstream.errors import FairstreamError, raised_in_dataflow
+from fairstream.flow import build_flow
+from fairstream.shield_flow import build_shield_flow
+from fairstream.spec.load import load_plan
 from pydantic import BaseModel, ConfigDict, Field
-
-from connectors.broker import free_ports
-from connectors.compas import compas_records
-from connectors.files import OUTPUT_FILES, RecordSource, csv_rows, jsonl_lines, output_sink
-from connectors.kafka import dead_letter_topic, ensure_topics, estimates_topic, kafka_sink, kafka_source, partition_counts, record_encoder
-from connectors.recovery import prepare_store
-from pipeline.errors import FairstreamError, raised_in_dataflow
-from pipeline.flow import build_flow
-from pipeline.shield_flow import build_shield_flow
-from pipeline.spec.load import load_plan
 
 InputFormat = Literal["compas", "csv", "jsonl"]
 FORMATS: tuple[InputFormat, ...] = ("compas", "csv", "jsonl")
@@ -223,7 +230,7 @@ def _run_processes(job: Job, workers: int, processes: int) -> None:
     addresses = ";".join(f"127.0.0.1:{port}" for port in free_ports(processes))
     children = [
         subprocess.Popen(
-            [sys.executable, "-m", "pipeline.worker", job.model_dump_json(), addresses, str(index), str(workers)],
+            [sys.executable, "-m", "fairstream.worker", job.model_dump_json(), addresses, str(index), str(workers)],
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
         for index in range(processes)

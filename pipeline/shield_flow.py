@@ -11,12 +11,11 @@ from bytewax.dataflow import Dataflow
 from bytewax.inputs import Source
 from bytewax.operators import StatefulLogic
 from bytewax.outputs import Sink
-
-from pipeline.errors import SpecError
-from pipeline.flow import parsed_stream
-from pipeline.shields.order import EventOrder
-from pipeline.shields.runtime import ShieldRun
-from pipeline.spec.plan import Plan
+from fairstream.errors import SpecError
+from fairstream.flow import parsed_stream
+from fairstream.shields.order import EventOrder
+from fairstream.shields.runtime import ShieldRun
+from fairstream.spec.plan import Plan
 
 
 class _ShieldLogic(StatefulLogic):

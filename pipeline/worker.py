@@ -1,10 +1,10 @@
-"""One process of a multi-process run: `python -m pipeline.worker JOB_JSON ADDRESSES INDEX WORKERS`."""
+"""One process of a multi-process run: `python -m fairstream.worker JOB_JSON ADDRESSES INDEX WORKERS`."""
 
 import sys
 
-from pipeline.cli import console
-from pipeline.cli.errors import reports_errors
-from pipeline.runner import Job, run_worker
+from fairstream.cli import console
+from fairstream.cli.errors import reports_errors
+from fairstream.runner import Job, run_worker
 
 
 @reports_errors

@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from pipeline.paths import SHARED_DATA
-from pipeline.paths import SPECS_DIR as SPECS
+from fairstream.paths import SHARED_DATA
+from fairstream.paths import SPECS_DIR as SPECS
 
 
 @pytest.fixture(scope="session")
@@ -51,7 +50,7 @@ def kafka_bootstrap():
             with KafkaContainer() as container:
                 yield container.get_bootstrap_server()
             return
-    from connectors.broker import LocalBroker
+    from fairstream.connectors.broker import LocalBroker
 
     with LocalBroker() as broker:
         yield broker.bootstrap

@@ -5,10 +5,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from pipeline.events import Event
-from pipeline.spec.load import parse_spec
-from pipeline.spec.plan import Plan, build_plan
-from pipeline.timefmt import DAY
+from fairstream.events import Event
+from fairstream.spec.load import parse_spec
+from fairstream.spec.plan import Plan, build_plan
+from fairstream.timefmt import DAY
 
 SPEC: dict[str, Any] = {
     "monitor": "unit",

@@ -13,10 +13,9 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
+from fairstream.connectors.synthetic.compas_like import DECILE_WEIGHTS, RACE_WEIGHTS, RACES, RECIDIVISM_BY_DECILE
+from fairstream.timefmt import DAY, SECOND, format_instant
 from kafka.partitioner.default import murmur2
-
-from connectors.synthetic.compas_like import DECILE_WEIGHTS, RACE_WEIGHTS, RACES, RECIDIVISM_BY_DECILE
-from pipeline.timefmt import DAY, SECOND, format_instant
 
 LATENESS_DAYS = 2
 """The allowed lateness of the specs these streams go with."""
@@ -145,8 +144,7 @@ def hard_hiring_decisions(seed: int, n: int = 3000) -> list[dict[str, Any]]:
 def compas_spec(path, *, window: bool = True) -> str:
     """The bundled COMPAS equalized-odds spec for the two large groups, with the lateness these streams need and, by default, a 120-day sliding window."""
     import yaml
-
-    from pipeline.paths import SPECS_DIR
+    from fairstream.paths import SPECS_DIR
 
     spec = yaml.safe_load((SPECS_DIR / "compas_equalized_odds.yaml").read_text())
     spec["input"]["lateness"] = f"{LATENESS_DAYS}d"

@@ -9,8 +9,7 @@ from typing import Any
 import pandas as pd
 import pytest
 import yaml
-
-from pipeline.runner import run_file
+from fairstream.runner import run_file
 
 PRIOR = 0.5
 CONFIDENCE = 100

@@ -6,12 +6,12 @@ import hashlib
 
 import orjson
 import pytest
+from fairstream.events import DeadLetter, RawRecord
+from fairstream.parse import RecordParser
+from fairstream.redact import REDACTED, LetterRecord
+from fairstream.spec.load import parse_spec
+from fairstream.spec.plan import build_plan
 
-from pipeline.events import DeadLetter, RawRecord
-from pipeline.parse import RecordParser
-from pipeline.redact import REDACTED, LetterRecord
-from pipeline.spec.load import parse_spec
-from pipeline.spec.plan import build_plan
 from tests.helpers import spec_dict
 
 PERSON = {"event": "SCREEN", "id": "17", "date": "2015-01-01", "race": "Other", "score": "high", "sex": "Female", "age": 23}
@@ -54,7 +54,7 @@ def test_the_specs_dead_letters_section_reaches_parser_and_clock():
 
 
 def test_a_late_event_is_dead_lettered_with_the_same_redaction():
-    from pipeline.trials.clock import PartitionClock
+    from fairstream.trials.clock import PartitionClock
 
     plan = build_plan(parse_spec(spec_dict(dead_letters={"redact": ["race"]})))
     parse = plan.parser().parse

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import orjson
 import pytest
+from fairstream.connectors.compas import compas_events
+from fairstream.connectors.files import write_jsonl
+from fairstream.events import DeadLetter, Event, RawRecord
+from fairstream.parse import REASONS, RecordParser
+from fairstream.runner import run_file
+from fairstream.spec.load import load_plan, parse_spec
+from fairstream.timefmt import DAY, HOUR, MAX_TIME, MIN_TIME
+from fairstream.trials.clock import PartitionClock
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from connectors.compas import compas_events
-from connectors.files import write_jsonl
-from pipeline.events import DeadLetter, Event, RawRecord
-from pipeline.parse import REASONS, RecordParser
-from pipeline.runner import run_file
-from pipeline.spec.load import load_plan, parse_spec
-from pipeline.timefmt import DAY, HOUR, MAX_TIME, MIN_TIME
-from pipeline.trials.clock import PartitionClock
 from tests.helpers import spec_dict
 from tests.test_compas_reference import without_emitted_at
 
@@ -186,7 +186,7 @@ def test_with_max_future_off_a_jump_to_9999_is_refused_in_bounded_memory(compas_
     clear error instead of building them (13 GB before), and the run ends there."""
     import resource
 
-    from pipeline.errors import EvaluationError
+    from fairstream.errors import EvaluationError
 
     spec = spec_with(tmp_path, specs_dir, max_future=None)
     middle = len(compas_jsonl) // 3

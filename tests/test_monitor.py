@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from pipeline.monitor import Monitor
-from pipeline.timefmt import DAY
-from pipeline.trials.bucket import FINISHED, Report
-from pipeline.trials.outcomes import TickDelta
+from fairstream.monitor import Monitor
+from fairstream.timefmt import DAY
+from fairstream.trials.bucket import FINISHED, Report
+from fairstream.trials.outcomes import TickDelta
+
 from tests.helpers import plan_of
 
 

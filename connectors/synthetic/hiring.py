@@ -13,8 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
-
-from pipeline.timefmt import SECOND, format_instant
+from fairstream.timefmt import SECOND, format_instant
 
 START = datetime(2024, 1, 1, tzinfo=UTC)
 """Time of the first decision; the next ones follow one minute apart."""

@@ -15,14 +15,13 @@ from pathlib import Path
 import numpy as np
 import orjson
 import yaml
-
-from connectors.broker import LocalBroker
-from connectors.kafka import CONSUMER_CONFIG, PRODUCER_CONFIG, ensure_topics, estimates_topic
-from connectors.replay import EventFields, replay
-from connectors.synthetic.compas_like import compas_like_events
-from pipeline.errors import FairstreamError
-from pipeline.paths import SPECS_DIR
-from pipeline.timefmt import time_parser
+from fairstream.connectors.broker import LocalBroker
+from fairstream.connectors.kafka import CONSUMER_CONFIG, PRODUCER_CONFIG, ensure_topics, estimates_topic
+from fairstream.connectors.replay import EventFields, replay
+from fairstream.connectors.synthetic.compas_like import compas_like_events
+from fairstream.errors import FairstreamError
+from fairstream.paths import SPECS_DIR
+from fairstream.timefmt import time_parser
 
 LATENCY_SPEC = {
     "monitor": "bench-latency",
@@ -98,7 +97,7 @@ def measure_kafka(
 
 
 def _run_child(flow: str, bootstrap: str, topic: str, events: int) -> FlowRate:
-    command = [sys.executable, "-m", "pipeline.bench.kafka_flows", flow, bootstrap, topic, str(SPECS_DIR / "compas_equalized_odds.yaml"), str(events)]
+    command = [sys.executable, "-m", "fairstream.bench.kafka_flows", flow, bootstrap, topic, str(SPECS_DIR / "compas_equalized_odds.yaml"), str(events)]
     child = subprocess.run(command, capture_output=True, text=True)
     if child.returncode != 0:
         raise FairstreamError(f"the {flow} process failed:\n" + "\n".join(child.stderr.strip().splitlines()[-5:]))
@@ -116,7 +115,7 @@ def _latency(bootstrap: str, suffix: str, rate: int, seconds: float) -> list[flo
         spec = Path(scratch) / "latency.yaml"
         spec.write_text(yaml.safe_dump(LATENCY_SPEC, sort_keys=False))
         monitor = subprocess.Popen(
-            [sys.executable, "-m", "pipeline.cli", "run", str(spec), "--bootstrap", bootstrap, "--topic", topic, "--alerts", alerts],
+            [sys.executable, "-m", "fairstream.cli", "run", str(spec), "--bootstrap", bootstrap, "--topic", topic, "--alerts", alerts],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )

@@ -1,4 +1,4 @@
-"""One timed flow of `fairstream bench kafka`, in its own process: `python -m pipeline.bench.kafka_flows passthrough|monitor BOOTSTRAP TOPIC SPEC EVENTS`."""
+"""One timed flow of `fairstream bench kafka`, in its own process: `python -m fairstream.bench.kafka_flows passthrough|monitor BOOTSTRAP TOPIC SPEC EVENTS`."""
 
 import sys
 import time
@@ -8,11 +8,10 @@ import orjson
 from bytewax.connectors.kafka import KafkaSinkMessage
 from bytewax.dataflow import Dataflow
 from bytewax.testing import run_main
-
-from connectors.kafka import kafka_sink, kafka_source
-from pipeline.flow import parsed_stream
-from pipeline.runner import Job, KafkaInput, KafkaOutput, job_flow, prepare
-from pipeline.spec.load import load_plan
+from fairstream.connectors.kafka import kafka_sink, kafka_source
+from fairstream.flow import parsed_stream
+from fairstream.runner import Job, KafkaInput, KafkaOutput, job_flow, prepare
+from fairstream.spec.load import load_plan
 
 
 def passthrough(bootstrap: str, topic: str, spec: str) -> Dataflow:

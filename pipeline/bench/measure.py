@@ -1,4 +1,4 @@
-"""One timed flow in a fresh process: `python -m pipeline.bench.measure FLOW SPEC INPUT` prints its measurement as JSON.
+"""One timed flow in a fresh process: `python -m fairstream.bench.measure FLOW SPEC INPUT` prints its measurement as JSON.
 
 FLOW is `passthrough` (read + parse into a counting sink, the ceiling) or `monitor` (the full
 dataflow). Only `run_main` is timed; peak RSS is this process's, so each flow is measured alone.
@@ -17,13 +17,12 @@ import bytewax.operators as op
 import orjson
 from bytewax.dataflow import Dataflow
 from bytewax.testing import run_main
-
-from connectors.files import RecordSource, jsonl_lines
-from pipeline.bench.sink import CountingSink
-from pipeline.flow import build_flow, parsed_stream
-from pipeline.spec.load import load_plan
-from pipeline.spec.plan import Plan
-from pipeline.verdicts.alerts import ESTIMATE
+from fairstream.bench.sink import CountingSink
+from fairstream.connectors.files import RecordSource, jsonl_lines
+from fairstream.flow import build_flow, parsed_stream
+from fairstream.spec.load import load_plan
+from fairstream.spec.plan import Plan
+from fairstream.verdicts.alerts import ESTIMATE
 
 FLOWS = ("passthrough", "monitor")
 

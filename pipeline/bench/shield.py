@@ -13,15 +13,14 @@ from pathlib import Path
 import bytewax.operators as op
 from bytewax.dataflow import Dataflow
 from bytewax.testing import run_main
-
-from connectors.files import RecordSource, jsonl_lines, write_jsonl
-from connectors.synthetic.hiring import hiring_decisions
-from pipeline.bench.sink import CountingSink
-from pipeline.flow import parsed_stream
-from pipeline.paths import SPECS_DIR
-from pipeline.shield_flow import build_shield_flow
-from pipeline.shields import MonotoneFamily, Target, synthesize
-from pipeline.spec.load import load_plan
+from fairstream.bench.sink import CountingSink
+from fairstream.connectors.files import RecordSource, jsonl_lines, write_jsonl
+from fairstream.connectors.synthetic.hiring import hiring_decisions
+from fairstream.flow import parsed_stream
+from fairstream.paths import SPECS_DIR
+from fairstream.shield_flow import build_shield_flow
+from fairstream.shields import MonotoneFamily, Target, synthesize
+from fairstream.spec.load import load_plan
 
 SPEC = SPECS_DIR / "hiring_energy_shield.yaml"
 HORIZONS = (500, 1000, 2000, 5000)

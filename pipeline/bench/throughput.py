@@ -17,12 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-
-from connectors.files import write_jsonl
-from connectors.synthetic.compas_like import compas_like_events
-from pipeline.errors import FairstreamError, InputError
-from pipeline.paths import SPECS_DIR
-from pipeline.verdicts.alerts import ESTIMATE, RECOVERED, VIOLATION
+from fairstream.connectors.files import write_jsonl
+from fairstream.connectors.synthetic.compas_like import compas_like_events
+from fairstream.errors import FairstreamError, InputError
+from fairstream.paths import SPECS_DIR
+from fairstream.verdicts.alerts import ESTIMATE, RECOVERED, VIOLATION
 
 SPEC = SPECS_DIR / "compas_equalized_odds.yaml"
 """The monitor under test: equalized odds of COMPAS-shaped scores across race groups."""
@@ -159,7 +158,7 @@ def measure_throughput(
 
 def _run_child(flow: str, path: Path) -> Run:
     """Run one flow in a fresh interpreter, so its peak RSS is its own."""
-    command = [sys.executable, "-m", "pipeline.bench.measure", flow, str(SPEC), str(path)]
+    command = [sys.executable, "-m", "fairstream.bench.measure", flow, str(SPEC), str(path)]
     child = subprocess.run(command, capture_output=True, text=True)
     if child.returncode != 0:
         tail = "\n".join(child.stderr.strip().splitlines()[-5:])

@@ -1,5 +1,5 @@
-"""`python -m pipeline.cli` runs the `fairstream` command."""
+"""`python -m fairstream.cli` runs the `fairstream` command."""
 
-from pipeline.cli import main
+from fairstream.cli import main
 
 main()

@@ -7,10 +7,9 @@ from typing import Any
 
 import click
 import orjson
-
-from connectors.alerts import subscribe
-from pipeline.cli import console
-from pipeline.cli.errors import reports_errors
+from fairstream.cli import console
+from fairstream.cli.errors import reports_errors
+from fairstream.connectors.alerts import subscribe
 
 
 def alert_row(record: dict[str, Any]) -> tuple[Any, ...]:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import click
-
-from pipeline.cli.bench_detection import detection
-from pipeline.cli.bench_hiring import hiring
-from pipeline.cli.bench_kafka import kafka
-from pipeline.cli.bench_shield import shield
-from pipeline.cli.bench_throughput import throughput
+from fairstream.cli.bench_detection import detection
+from fairstream.cli.bench_hiring import hiring
+from fairstream.cli.bench_kafka import kafka
+from fairstream.cli.bench_shield import shield
+from fairstream.cli.bench_throughput import throughput
 
 
 @click.group()

@@ -5,11 +5,10 @@ from __future__ import annotations
 import time
 
 import click
-
-from pipeline.cli import console
-from pipeline.cli.errors import reports_errors
-from pipeline.studies.detection import MODES, PRIOR, run_detection
-from pipeline.studies.hiring import FAIR, UNFAIR
+from fairstream.cli import console
+from fairstream.cli.errors import reports_errors
+from fairstream.studies.detection import MODES, PRIOR, run_detection
+from fairstream.studies.hiring import FAIR, UNFAIR
 
 
 @click.command()

@@ -5,10 +5,9 @@ from __future__ import annotations
 import time
 
 import click
-
-from pipeline.cli import console
-from pipeline.cli.errors import reports_errors
-from pipeline.studies.hiring import FAIR, UNFAIR, hiring_plan, run_study
+from fairstream.cli import console
+from fairstream.cli.errors import reports_errors
+from fairstream.studies.hiring import FAIR, UNFAIR, hiring_plan, run_study
 
 
 @click.command()

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import click
-
-from pipeline.bench.shield import measure_shield
-from pipeline.cli import console
-from pipeline.cli.errors import reports_errors
+from fairstream.bench.shield import measure_shield
+from fairstream.cli import console
+from fairstream.cli.errors import reports_errors
 
 
 @click.command()

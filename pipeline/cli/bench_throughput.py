@@ -5,12 +5,11 @@ from __future__ import annotations
 import os
 
 import click
-
-from pipeline.bench.throughput import PER_DAY, measure_throughput
-from pipeline.cli import console
-from pipeline.cli.errors import reports_errors
-from pipeline.trials.bucket import PackedTrials
-from pipeline.trials.folds import COMPILED
+from fairstream.bench.throughput import PER_DAY, measure_throughput
+from fairstream.cli import console
+from fairstream.cli.errors import reports_errors
+from fairstream.trials.bucket import PackedTrials
+from fairstream.trials.folds import COMPILED
 
 
 @click.command()

@@ -9,20 +9,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import click
-
-from connectors.alerts import subscribe
-from connectors.broker import LocalBroker
-from connectors.compas import compas_events
-from connectors.files import write_jsonl
-from connectors.kafka import dead_letter_topic, estimates_topic
-from connectors.replay import EventFields, replay
-from connectors.synthetic.compas_like import compas_like_events
-from pipeline.cli import console
-from pipeline.cli.alerts import print_alerts
-from pipeline.cli.errors import reports_errors
-from pipeline.cli.run import print_summary
-from pipeline.paths import COMPAS_CSV, SPECS_DIR
-from pipeline.runner import Job, KafkaInput, KafkaOutput, execute
+from fairstream.cli import console
+from fairstream.cli.alerts import print_alerts
+from fairstream.cli.errors import reports_errors
+from fairstream.cli.run import print_summary
+from fairstream.connectors.alerts import subscribe
+from fairstream.connectors.broker import LocalBroker
+from fairstream.connectors.compas import compas_events
+from fairstream.connectors.files import write_jsonl
+from fairstream.connectors.kafka import dead_letter_topic, estimates_topic
+from fairstream.connectors.replay import EventFields, replay
+from fairstream.connectors.synthetic.compas_like import compas_like_events
+from fairstream.paths import COMPAS_CSV, SPECS_DIR
+from fairstream.runner import Job, KafkaInput, KafkaOutput, execute
 
 
 @contextlib.contextmanager

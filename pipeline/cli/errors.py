@@ -7,8 +7,8 @@ import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from pipeline.cli import console
-from pipeline.errors import FairstreamError
+from fairstream.cli import console
+from fairstream.errors import FairstreamError
 
 F = TypeVar("F", bound=Callable[..., Any])
 

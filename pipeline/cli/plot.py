@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-
-from pipeline.cli import console
-from pipeline.cli.errors import reports_errors
-from pipeline.report.plot import plot_run
+from fairstream.cli import console
+from fairstream.cli.errors import reports_errors
+from fairstream.report.plot import plot_run
 
 
 @click.command()

@@ -7,14 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import click
-
-from connectors.replay import EventFields
-from connectors.replay import replay as replay_records
-from pipeline.cli import console
-from pipeline.cli.errors import reports_errors
-from pipeline.events import Event, RawRecord
-from pipeline.runner import FORMATS, guess_format, records_of
-from pipeline.spec.load import load_plan
+from fairstream.cli import console
+from fairstream.cli.errors import reports_errors
+from fairstream.connectors.replay import EventFields
+from fairstream.connectors.replay import replay as replay_records
+from fairstream.events import Event, RawRecord
+from fairstream.runner import FORMATS, guess_format, records_of
+from fairstream.spec.load import load_plan
 
 
 def typed_records(path: str, fmt: str, spec: str | None) -> tuple[list[Any] | Iterator[Any], EventFields]:

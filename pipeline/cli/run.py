@@ -6,14 +6,13 @@ import time
 from typing import Any
 
 import click
-
-from connectors.alerts import subscribe
-from connectors.kafka import dead_letter_topic, estimates_topic
-from pipeline.cli import console
-from pipeline.cli.errors import reports_errors
-from pipeline.errors import FairstreamError
-from pipeline.runner import FORMATS, FileInput, FileOutput, FileRun, Job, KafkaInput, KafkaOutput, execute, guess_format
-from pipeline.verdicts.summary import dead_letter_counts, final_rates, first_violations
+from fairstream.cli import console
+from fairstream.cli.errors import reports_errors
+from fairstream.connectors.alerts import subscribe
+from fairstream.connectors.kafka import dead_letter_topic, estimates_topic
+from fairstream.errors import FairstreamError
+from fairstream.runner import FORMATS, FileInput, FileOutput, FileRun, Job, KafkaInput, KafkaOutput, execute, guess_format
+from fairstream.verdicts.summary import dead_letter_counts, final_rates, first_violations
 
 
 def print_summary(estimates: list[dict[str, Any]], alerts: list[dict[str, Any]], dead_letters: list[dict[str, Any]]) -> None:

@@ -6,11 +6,10 @@ import json
 import sys
 
 import click
-
-from pipeline.cli import console
-from pipeline.errors import SpecError
-from pipeline.spec.load import load_plan
-from pipeline.spec.models import Spec
+from fairstream.cli import console
+from fairstream.errors import SpecError
+from fairstream.spec.load import load_plan
+from fairstream.spec.models import Spec
 
 
 @click.group()

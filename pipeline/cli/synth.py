@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import click
-
-from connectors.files import write_jsonl
-from connectors.synthetic.hiring import count_by_gender, hiring_decisions
-from pipeline.cli import console
-from pipeline.cli.errors import reports_errors
+from fairstream.cli import console
+from fairstream.cli.errors import reports_errors
+from fairstream.connectors.files import write_jsonl
+from fairstream.connectors.synthetic.hiring import count_by_gender, hiring_decisions
 
 PROBABILITY = click.FloatRange(0, 1)
 

@@ -8,12 +8,11 @@ from pathlib import Path
 
 import click
 import orjson
-
-from connectors.synthetic.seminar import ALGORITHMS
-from pipeline.cli import console
-from pipeline.cli.errors import reports_errors
-from pipeline.report.heatmap import write_heatmap
-from pipeline.studies.tuning import EPSILONS, FAIR, KAPPAS, UNFAIR, Tuning, ratio_label, run_tuning
+from fairstream.cli import console
+from fairstream.cli.errors import reports_errors
+from fairstream.connectors.synthetic.seminar import ALGORITHMS
+from fairstream.report.heatmap import write_heatmap
+from fairstream.studies.tuning import EPSILONS, FAIR, KAPPAS, UNFAIR, Tuning, ratio_label, run_tuning
 
 REPORTED = ((30.0, 0.1), (80.0, 0.1))
 """Grid points whose Randomize/EqualGender ratio is printed (the RTLola study reports ≈ 6× and 187×)."""

@@ -1,7 +1,7 @@
 """Estimators of per-group rates, means and gaps, with intervals and an anytime-valid gap test (pure)."""
 
-from pipeline.estimators.betting import GapBet, PairQueue, log_wealth_paths
-from pipeline.estimators.intervals import (
+from fairstream.estimators.betting import GapBet, PairQueue, log_wealth_paths
+from fairstream.estimators.intervals import (
     INTERVALS,
     IntervalKind,
     beta_credible,
@@ -11,8 +11,8 @@ from pipeline.estimators.intervals import (
     newcombe_difference,
     wilson,
 )
-from pipeline.estimators.means import BenefitRate, Mean, hoeffding_bounds, student_t_bounds
-from pipeline.estimators.rate import Rate, map_estimate
+from fairstream.estimators.means import BenefitRate, Mean, hoeffding_bounds, student_t_bounds
+from fairstream.estimators.rate import Rate, map_estimate
 
 __all__ = [
     "INTERVALS",

@@ -2,7 +2,7 @@
 
 Every function returns `(low, high)` and raises `InsufficientData` when a group has no trials (for the Beta methods:
 no trials and no prior weight). They hold at one fixed time; checking them at every tick inflates false alarms,
-which the betting test in `pipeline.estimators.betting` does not.
+which the betting test in `fairstream.estimators.betting` does not.
 """
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from fairstream.errors import InsufficientData
 from scipy import optimize, special, stats
-
-from pipeline.errors import InsufficientData
 
 Interval = tuple[float, float]
 

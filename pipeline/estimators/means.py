@@ -6,9 +6,8 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
+from fairstream.errors import InsufficientData
 from scipy import stats
-
-from pipeline.errors import InsufficientData
 
 Sides = Literal["both", "lower", "upper"]
 

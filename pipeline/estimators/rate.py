@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pipeline.errors import InsufficientData
+from fairstream.errors import InsufficientData
 
 
 def map_estimate(hits: float, trials: float, prior: float, confidence: float) -> float:

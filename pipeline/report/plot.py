@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from fairstream.errors import InputError
+from fairstream.verdicts.alerts import RECOVERED, VIOLATION
 from matplotlib import colormaps
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -16,9 +18,6 @@ from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-
-from pipeline.errors import InputError
-from pipeline.verdicts.alerts import RECOVERED, VIOLATION
 
 MAX_PARTS = 8
 COLUMNS = 4

@@ -4,7 +4,7 @@ Energy shields flip with a probability ζ(fairness) that grows away from a pivot
 member of a monotone family that meets a bound on violations.
 """
 
-from pipeline.shields.drift import (
+from fairstream.shields.drift import (
     ONE_GROUP,
     TWO_GROUPS,
     bias,
@@ -14,9 +14,9 @@ from pipeline.shields.drift import (
     mean_field,
     required_energy,
 )
-from pipeline.shields.energy import STEEPNESS, Energy, Exponential, MonotoneEnergy, MonotoneFamily, Polynomial
-from pipeline.shields.errors import ShieldError
-from pipeline.shields.shield import (
+from fairstream.shields.energy import STEEPNESS, Energy, Exponential, MonotoneEnergy, MonotoneFamily, Polynomial
+from fairstream.shields.errors import ShieldError
+from fairstream.shields.shield import (
     AdaptiveCounts,
     AdaptiveShield,
     Counts,
@@ -26,9 +26,9 @@ from pipeline.shields.shield import (
     Verdict,
     uniform,
 )
-from pipeline.shields.synthesis import Synthesis, synthesize
-from pipeline.shields.target import Target
-from pipeline.shields.violations import Violations, tail_bound, violations
+from fairstream.shields.synthesis import Synthesis, synthesize
+from fairstream.shields.target import Target
+from fairstream.shields.violations import Violations, tail_bound, violations
 
 __all__ = [
     "ONE_GROUP",
@@ -64,10 +64,10 @@ __all__ = [
 
 # Baseline shields (naive, FinHzn, Static-Fair, Dynamic): their imports and `__all__ += [...]` go below.
 
-from pipeline.shields.arrivals import ArrivalModel, confidence_cost  # noqa: E402
-from pipeline.shields.finhzn import FinHznShield, parity_gap  # noqa: E402
-from pipeline.shields.naive import NaiveParityShield, NaiveShield  # noqa: E402
-from pipeline.shields.periodic import Dynamic, PeriodState, StaticFair  # noqa: E402
+from fairstream.shields.arrivals import ArrivalModel, confidence_cost  # noqa: E402
+from fairstream.shields.finhzn import FinHznShield, parity_gap  # noqa: E402
+from fairstream.shields.naive import NaiveParityShield, NaiveShield  # noqa: E402
+from fairstream.shields.periodic import Dynamic, PeriodState, StaticFair  # noqa: E402
 
 __all__ += [
     "ArrivalModel",

@@ -16,9 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
-
-from pipeline.shields.baseline import check_decision, check_groups, is_first
-from pipeline.shields.errors import ShieldError
+from fairstream.shields.baseline import check_decision, check_groups, is_first
+from fairstream.shields.errors import ShieldError
 
 BAD_COSTS = "cost levels must be finite numbers ≥ 0, at least one; got {costs!r}"
 BAD_SHAPE = "weights need 4 rows, (a,0) (a,1) (b,0) (b,1), of one entry per cost level ({levels}); got {weights!r}"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline.shields.errors import ShieldError
+from fairstream.shields.errors import ShieldError
 
 BAD_DECISION = "decision must be 0 or 1; got {decision!r}; pass the proposed binary decision"
 BAD_DRAW = "u must lie in [0, 1); got {u!r}; derive it with uniform(seed, decision_id)"

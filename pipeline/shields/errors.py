@@ -1,6 +1,6 @@
 """The error shields raise: a `FairstreamError`, so the CLI shows it as one line."""
 
-from pipeline.errors import FairstreamError
+from fairstream.errors import FairstreamError
 
 
 class ShieldError(FairstreamError):

@@ -25,11 +25,10 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-
-from pipeline.shields.arrivals import ArrivalModel
-from pipeline.shields.baseline import check_cost, check_decision, check_groups, flip_verdict, is_first, merge, total
-from pipeline.shields.errors import ShieldError
-from pipeline.shields.shield import GroupCounts, Verdict
+from fairstream.shields.arrivals import ArrivalModel
+from fairstream.shields.baseline import check_cost, check_decision, check_groups, flip_verdict, is_first, merge, total
+from fairstream.shields.errors import ShieldError
+from fairstream.shields.shield import GroupCounts, Verdict
 
 BAD_HORIZON = "horizon T must be an integer ≥ 1; got {horizon!r}"
 BAD_KAPPA = "threshold κ must lie in [0, 1]; got {kappa!r}; φ is a difference of two rates"

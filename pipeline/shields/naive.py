@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-
-from pipeline.shields.baseline import check_decision, check_groups, flip_verdict, is_first
-from pipeline.shields.errors import ShieldError
-from pipeline.shields.shield import Counts, GroupCounts, Verdict
+from fairstream.shields.baseline import check_decision, check_groups, flip_verdict, is_first
+from fairstream.shields.errors import ShieldError
+from fairstream.shields.shield import Counts, GroupCounts, Verdict
 
 BAD_STREAM_TARGET = "running target S of one stream must satisfy 0 ≤ s_lo < s_hi ≤ 1; got {running}; S bounds an acceptance rate"
 BAD_PARITY_TARGET = "running target S of a parity gap must satisfy −1 ≤ s_lo < s_hi ≤ 1; got {running}; e.g. (−κ, κ)"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field
 
-from pipeline.events import DeadLetter, Event
-from pipeline.redact import DEFAULT, LetterRecord
-from pipeline.trials.clock import PartitionClock
+from fairstream.events import DeadLetter, Event
+from fairstream.redact import DEFAULT, LetterRecord
+from fairstream.trials.clock import PartitionClock
 
 
 @dataclass

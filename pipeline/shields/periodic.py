@@ -19,11 +19,11 @@ import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from pipeline.shields.arrivals import ArrivalModel
-from pipeline.shields.baseline import check_decision, flip_verdict, is_first, merge, total
-from pipeline.shields.errors import ShieldError
-from pipeline.shields.finhzn import FinHznShield, parity_gap
-from pipeline.shields.shield import GroupCounts, Verdict
+from fairstream.shields.arrivals import ArrivalModel
+from fairstream.shields.baseline import check_decision, flip_verdict, is_first, merge, total
+from fairstream.shields.errors import ShieldError
+from fairstream.shields.finhzn import FinHznShield, parity_gap
+from fairstream.shields.shield import GroupCounts, Verdict
 
 BAD_PERIOD = "period length T must be an integer ≥ 1; got {period!r}"
 BAD_STATE = "counts within a period of {length} must number fewer than {length}; got {within}"

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.events import Event
-from pipeline.shields.energy import MonotoneEnergy
-from pipeline.shields.shield import GroupCounts, GroupShield, uniform
-from pipeline.shields.target import Target
-from pipeline.spec.models import ShieldSpec
-from pipeline.verdicts.alerts import stamp
+from fairstream.events import Event
+from fairstream.shields.energy import MonotoneEnergy
+from fairstream.shields.shield import GroupCounts, GroupShield, uniform
+from fairstream.shields.target import Target
+from fairstream.spec.models import ShieldSpec
+from fairstream.verdicts.alerts import stamp
 
 SHIELDED = "shield.decision"
 INTERVENTION = "shield.intervention"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pipeline.shields.errors import ShieldError
+from fairstream.shields.errors import ShieldError
 
 BAD_BURN_IN = "burn-in τ must be an integer ≥ 1; got {burn_in!r}; F_t is only defined from t = 1"
 BAD_RUNNING = "running target S = [s_lo, s_hi] needs s_lo < s_hi; got {running}; widen S"

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any, get_args
 
 import yaml
+from fairstream.errors import SpecError
+from fairstream.paths import SPECS_DIR
+from fairstream.spec.models import Spec
+from fairstream.spec.plan import Plan, build_plan
 from pydantic import BaseModel, ValidationError
-
-from pipeline.errors import SpecError
-from pipeline.spec.models import Spec
-from pipeline.spec.plan import Plan, build_plan
 
 
 def _location(loc: tuple[Any, ...]) -> str:
@@ -79,11 +79,27 @@ _Yaml12Loader.add_implicit_resolver(
 )
 
 
+def find_spec(name: str | Path) -> Path:
+    """The spec file at `name`, or, when there is none and `name` has no folder, the bundled spec of that name
+    (`compas_equalized_odds` or `compas_equalized_odds.yaml`)."""
+    path = Path(name)
+    if path.exists() or path.parent != Path("."):
+        return path
+    bundled = SPECS_DIR / (path.name if path.suffix in (".yaml", ".yml") else f"{path.name}.yaml")
+    return bundled if bundled.is_file() else path
+
+
+def bundled_specs() -> list[str]:
+    return sorted(path.stem for path in SPECS_DIR.glob("*.yaml"))
+
+
 def read_yaml(path: str | Path) -> Any:
-    """The YAML document in a file, with syntax errors reported by line and column."""
+    """The YAML document in a spec file (or bundled spec, see `find_spec`), with syntax errors reported by line and column."""
     source = str(path)
     try:
-        text = Path(path).read_text()
+        text = find_spec(path).read_text()
+    except FileNotFoundError:
+        raise SpecError(source, [("", f"no such file, and no bundled spec of that name (bundled: {', '.join(bundled_specs())})")]) from None
     except OSError as err:
         raise SpecError(source, [("", f"cannot read the spec: {err.strerror}")]) from None
     try:

@@ -6,16 +6,16 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from pipeline.errors import ExpressionError, SpecError
-from pipeline.monitor import MonitorConfig
-from pipeline.parse import RecordParser
-from pipeline.redact import LetterRecord
-from pipeline.spec.expressions import Expression, ExprType, compile_expression
-from pipeline.spec.models import Spec, Variable
-from pipeline.timefmt import format_duration
-from pipeline.trials.layout import Capture, TrialLayout
-from pipeline.trials.outcomes import AggregateRule, MetricCells, Outcomes, SlotOutcomes
-from pipeline.verdicts.judge import VerdictRule
+from fairstream.errors import ExpressionError, SpecError
+from fairstream.monitor import MonitorConfig
+from fairstream.parse import RecordParser
+from fairstream.redact import LetterRecord
+from fairstream.spec.expressions import Expression, ExprType, compile_expression
+from fairstream.spec.models import Spec, Variable
+from fairstream.timefmt import format_duration
+from fairstream.trials.layout import Capture, TrialLayout
+from fairstream.trials.outcomes import AggregateRule, MetricCells, Outcomes, SlotOutcomes
+from fairstream.verdicts.judge import VerdictRule
 
 _FIELD_TYPES: dict[str, ExprType] = {"int": "number", "float": "number", "str": "string", "bool": "bool"}
 

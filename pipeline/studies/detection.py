@@ -18,12 +18,11 @@ from functools import partial
 from typing import Any
 
 import numpy as np
-
-from connectors.synthetic.hiring import hiring_decisions
-from pipeline.spec.plan import Plan
-from pipeline.studies.hiring import FAIR, UNFAIR, Run, hiring_plan, summarize_run
-from pipeline.studies.runs import monitor_records
-from pipeline.verdicts.judge import Mode
+from fairstream.connectors.synthetic.hiring import hiring_decisions
+from fairstream.spec.plan import Plan
+from fairstream.studies.hiring import FAIR, UNFAIR, Run, hiring_plan, summarize_run
+from fairstream.studies.runs import monitor_records
+from fairstream.verdicts.judge import Mode
 
 MODES: tuple[Mode, ...] = ("point", "confident", "anytime")
 

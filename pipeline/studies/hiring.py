@@ -14,13 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from connectors.synthetic.hiring import hiring_decisions
-from pipeline.paths import SPECS_DIR
-from pipeline.spec.plan import Plan
-from pipeline.studies.runs import monitor_records, tuned_plan
-from pipeline.verdicts.alerts import ESTIMATE, VIOLATION
-from pipeline.verdicts.judge import Mode
+from fairstream.connectors.synthetic.hiring import hiring_decisions
+from fairstream.paths import SPECS_DIR
+from fairstream.spec.plan import Plan
+from fairstream.studies.runs import monitor_records, tuned_plan
+from fairstream.verdicts.alerts import ESTIMATE, VIOLATION
+from fairstream.verdicts.judge import Mode
 
 SPEC_PATH = SPECS_DIR / "hiring_demographic_parity.yaml"
 

@@ -8,11 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from bytewax.testing import TestingSink, run_main
-
-from connectors.files import RecordSource
-from pipeline.flow import build_flow
-from pipeline.spec.load import parse_spec, read_yaml
-from pipeline.spec.plan import Plan, build_plan
+from fairstream.connectors.files import RecordSource
+from fairstream.flow import build_flow
+from fairstream.spec.load import parse_spec, read_yaml
+from fairstream.spec.plan import Plan, build_plan
 
 
 def tuned_plan(path: Path, *, threshold: float | None = None, **estimator: Any) -> Plan:

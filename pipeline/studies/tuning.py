@@ -15,12 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
-from connectors.synthetic.seminar import ALGORITHMS, seminar_events
-from pipeline.monitor import STANDARDIZED
-from pipeline.paths import SPECS_DIR
-from pipeline.studies.runs import monitor_records, tuned_plan
-from pipeline.verdicts.alerts import ESTIMATE
+from fairstream.connectors.synthetic.seminar import ALGORITHMS, seminar_events
+from fairstream.monitor import STANDARDIZED
+from fairstream.paths import SPECS_DIR
+from fairstream.studies.runs import monitor_records, tuned_plan
+from fairstream.verdicts.alerts import ESTIMATE
 
 SPEC_PATH = SPECS_DIR / "seminar_conditional_statistical_parity.yaml"
 

@@ -9,15 +9,15 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
-from pipeline.events import Event
-from pipeline.timefmt import ceil_to
-from pipeline.trials.closing import CloseSchedule
-from pipeline.trials.folds import fold
-from pipeline.trials.layout import State, TrialLayout
-from pipeline.trials.outcomes import Outcomes, TickDelta
+from fairstream.events import Event
+from fairstream.timefmt import ceil_to
+from fairstream.trials.closing import CloseSchedule
+from fairstream.trials.folds import fold
+from fairstream.trials.layout import State, TrialLayout
+from fairstream.trials.outcomes import Outcomes, TickDelta
 
 try:
-    from pipeline.trials.table import PackedTrials
+    from fairstream.trials.table import PackedTrials
 except ImportError:  # installed without a C compiler: trials stay in dicts
     PackedTrials = None
 

@@ -7,9 +7,9 @@ from collections import defaultdict
 from operator import attrgetter
 from time import time_ns
 
-from pipeline.events import DeadLetter, Event
-from pipeline.redact import DEFAULT, LetterRecord
-from pipeline.timefmt import format_duration, format_instant
+from fairstream.events import DeadLetter, Event
+from fairstream.redact import DEFAULT, LetterRecord
+from fairstream.timefmt import format_duration, format_instant
 
 _key, _time = attrgetter("key"), attrgetter("time")
 

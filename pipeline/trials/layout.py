@@ -8,9 +8,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pipeline.events import Event
-from pipeline.spec.expressions import Expression
-from pipeline.trials.folds import PROFILE_BITS, PROFILE_LIMIT, PROFILE_MASK, remembering_observer, remembering_opener
+from fairstream.events import Event
+from fairstream.spec.expressions import Expression
+from fairstream.trials.folds import PROFILE_BITS, PROFILE_LIMIT, PROFILE_MASK, remembering_observer, remembering_opener
 
 OPENED, SLOTS = 0, 1
 """Positions in a trial's state tuple `(opened, slots)`: open time and the tuple of variable slots (it closes at `opened + close_after`)."""

@@ -17,7 +17,7 @@ from libc.string cimport memcmp, memcpy
 
 import heapq
 
-from pipeline.trials.folds import PROFILE_BITS, PROFILE_MASK
+from fairstream.trials.folds import PROFILE_BITS, PROFILE_MASK
 
 cdef int64_t BITS = PROFILE_BITS, MASK = PROFILE_MASK
 
@@ -29,7 +29,7 @@ cdef enum:
 
 
 cdef inline int64_t _ceil_to(int64_t instant, int64_t step):
-    """The smallest multiple of `step` that is at least `instant` (`pipeline.timefmt.ceil_to` in C, whose division truncates)."""
+    """The smallest multiple of `step` that is at least `instant` (`fairstream.timefmt.ceil_to` in C, whose division truncates)."""
     cdef int64_t quotient = instant / step
     if quotient * step < instant:
         quotient += 1

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Literal
 
-from pipeline.estimators.betting import GapBet
+from fairstream.estimators.betting import GapBet
 
 Mode = Literal["point", "confident", "anytime"]
 Interval = tuple[float, float]

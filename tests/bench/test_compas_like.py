@@ -6,12 +6,11 @@ import itertools
 
 import orjson
 import pytest
-
-from connectors.files import write_jsonl
-from connectors.synthetic.compas_like import RACES, compas_like_events
-from pipeline.events import Event, RawRecord
-from pipeline.spec.load import load_plan
-from pipeline.timefmt import DAY
+from fairstream.connectors.files import write_jsonl
+from fairstream.connectors.synthetic.compas_like import RACES, compas_like_events
+from fairstream.events import Event, RawRecord
+from fairstream.spec.load import load_plan
+from fairstream.timefmt import DAY
 
 DEFENDANTS = 4_000
 

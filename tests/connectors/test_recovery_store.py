@@ -13,8 +13,7 @@ from bytewax.dataflow import Dataflow
 from bytewax.inputs import AbortExecution, FixedPartitionedSource, StatefulSourcePartition
 from bytewax.recovery import RecoveryConfig
 from bytewax.testing import TestingSink, run_main
-
-from connectors.recovery import prepare_store, resume_epoch
+from fairstream.connectors.recovery import prepare_store, resume_epoch
 
 CRASH = "crash"
 """A batch that ends the execution abruptly: no end-of-input snapshot, as after a SIGKILL."""

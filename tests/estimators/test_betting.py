@@ -7,9 +7,8 @@ import pickle
 
 import numpy as np
 import pytest
-
-from pipeline.estimators import GapBet, PairQueue, log_wealth_paths
-from pipeline.estimators.betting import BAD_EPSILON, BAD_OUTCOME
+from fairstream.estimators import GapBet, PairQueue, log_wealth_paths
+from fairstream.estimators.betting import BAD_EPSILON, BAD_OUTCOME
 
 ALPHA = 0.05
 THRESHOLD = math.log(2 / ALPHA)  # each side at α/2

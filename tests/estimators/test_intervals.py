@@ -6,10 +6,8 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
-
-from pipeline.errors import InsufficientData
-from pipeline.estimators import (
+from fairstream.errors import InsufficientData
+from fairstream.estimators import (
     INTERVALS,
     beta_credible,
     beta_difference,
@@ -18,7 +16,8 @@ from pipeline.estimators import (
     newcombe_difference,
     wilson,
 )
-from pipeline.estimators.intervals import BAD_ALPHA, BAD_COUNTS, NO_TRIALS, NO_TRIALS_OR_PRIOR
+from fairstream.estimators.intervals import BAD_ALPHA, BAD_COUNTS, NO_TRIALS, NO_TRIALS_OR_PRIOR
+from scipy import stats
 
 ALPHA = 0.05
 COUNTS = [(0, 1), (1, 1), (0, 30), (3, 30), (15, 30), (30, 30), (17, 200), (150, 200), (2.5, 7.0)]

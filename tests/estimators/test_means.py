@@ -7,11 +7,10 @@ import pickle
 
 import numpy as np
 import pytest
+from fairstream.errors import InsufficientData
+from fairstream.estimators import BenefitRate, Mean, hoeffding_bounds, student_t_bounds
+from fairstream.estimators.means import BAD_SIDES, NO_DEMAND, TOO_FEW_FOR_T
 from scipy import stats
-
-from pipeline.errors import InsufficientData
-from pipeline.estimators import BenefitRate, Mean, hoeffding_bounds, student_t_bounds
-from pipeline.estimators.means import BAD_SIDES, NO_DEMAND, TOO_FEW_FOR_T
 
 ALPHA = 0.05
 

@@ -6,9 +6,8 @@ import pickle
 
 import numpy as np
 import pytest
-
-from pipeline.errors import InsufficientData
-from pipeline.estimators import Rate, map_estimate
+from fairstream.errors import InsufficientData
+from fairstream.estimators import Rate, map_estimate
 
 
 def filled(hits: list[bool]) -> Rate:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from connectors.alerts import subscribe
-from connectors.kafka import dead_letter_topic, estimates_topic
-from pipeline.errors import ConnectorError
-from pipeline.runner import FileRun
+from fairstream.connectors.alerts import subscribe
+from fairstream.connectors.kafka import dead_letter_topic, estimates_topic
+from fairstream.errors import ConnectorError
+from fairstream.runner import FileRun
 
 FAMILIES = ("alerts", "estimates", "dead_letters", "shielded")
 """Every record family a run writes: alerts (and shield interventions), estimates, dead letters, shielded decisions."""

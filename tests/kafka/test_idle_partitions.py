@@ -9,10 +9,10 @@ import time
 import orjson
 import pytest
 from confluent_kafka import Producer
+from fairstream.connectors.alerts import subscribe
+from fairstream.connectors.kafka import PRODUCER_CONFIG, ensure_topics, estimates_topic
+from fairstream.errors import ConnectorError
 
-from connectors.alerts import subscribe
-from connectors.kafka import PRODUCER_CONFIG, ensure_topics, estimates_topic
-from pipeline.errors import ConnectorError
 from tests.conftest import SPECS
 
 pytestmark = pytest.mark.kafka
@@ -27,7 +27,7 @@ def test_an_empty_partition_does_not_stall_evaluation(kafka_bootstrap, topic):
         producer.produce(topic, orjson.dumps(event), str(day).encode(), partition=0)
     producer.flush(10)
     monitor = subprocess.Popen(
-        [sys.executable, "-m", "pipeline.cli", "run", str(SPECS / "hiring_demographic_parity.yaml"), "--bootstrap", kafka_bootstrap, "--topic", topic, "--alerts", alerts],
+        [sys.executable, "-m", "fairstream.cli", "run", str(SPECS / "hiring_demographic_parity.yaml"), "--bootstrap", kafka_bootstrap, "--topic", topic, "--alerts", alerts],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

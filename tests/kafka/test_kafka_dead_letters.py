@@ -9,10 +9,10 @@ import time
 import orjson
 import pytest
 from confluent_kafka import Producer
+from fairstream.connectors.alerts import subscribe
+from fairstream.connectors.kafka import PRODUCER_CONFIG, dead_letter_topic, ensure_topics
+from fairstream.errors import ConnectorError
 
-from connectors.alerts import subscribe
-from connectors.kafka import PRODUCER_CONFIG, dead_letter_topic, ensure_topics
-from pipeline.errors import ConnectorError
 from tests.conftest import SPECS
 
 pytestmark = pytest.mark.kafka
@@ -55,7 +55,7 @@ def test_each_bad_record_is_dead_lettered_with_its_reason_while_the_monitor_runs
     alerts = f"{topic}-alerts"
     ensure_topics(kafka_bootstrap, {topic: 1})
     monitor = subprocess.Popen(
-        [sys.executable, "-m", "pipeline.cli", "run", str(SPECS / "compas_equalized_odds.yaml"), "--bootstrap", kafka_bootstrap, "--topic", topic, "--alerts", alerts],
+        [sys.executable, "-m", "fairstream.cli", "run", str(SPECS / "compas_equalized_odds.yaml"), "--bootstrap", kafka_bootstrap, "--topic", topic, "--alerts", alerts],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
@@ -90,7 +90,7 @@ def test_huge_records_leave_small_dead_letters_and_the_run_finishes(kafka_bootst
     producer.flush(10)
     alerts = f"{topic}-alerts"
     run = subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", "run", str(SPECS / "compas_equalized_odds.yaml"), "--bootstrap", kafka_bootstrap,
+        [sys.executable, "-m", "fairstream.cli", "run", str(SPECS / "compas_equalized_odds.yaml"), "--bootstrap", kafka_bootstrap,
          "--topic", topic, "--alerts", alerts, "--until-end"],
         capture_output=True, timeout=120,
     )  # fmt: skip

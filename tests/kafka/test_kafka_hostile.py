@@ -11,11 +11,11 @@ from datetime import date, timedelta
 
 import orjson
 import pytest
+from fairstream.connectors.compas import compas_events
+from fairstream.connectors.files import write_jsonl
+from fairstream.connectors.replay import replay
+from fairstream.runner import run_file
 
-from connectors.compas import compas_events
-from connectors.files import write_jsonl
-from connectors.replay import replay
-from pipeline.runner import run_file
 from tests.kafka.outputs import distinct, kafka_outputs, without_emitted_at
 from tests.test_hostile_input import spec_with
 
@@ -50,7 +50,7 @@ def test_hostile_records_on_kafka_change_no_result_and_a_restart_finishes(kafka_
     hostile = hostile_records(events[middle]["date"])
     replay([*events[:middle], *(value for value, _ in hostile), *events[middle:]], kafka_bootstrap, topic, partitions=2)
     alerts, recovery = f"{topic}-alerts", tmp_path / "recovery"
-    command = [sys.executable, "-m", "pipeline.cli", "run", spec, "--bootstrap", kafka_bootstrap, "--topic", topic,
+    command = [sys.executable, "-m", "fairstream.cli", "run", spec, "--bootstrap", kafka_bootstrap, "--topic", topic,
                "--alerts", alerts, "--until-end", "--recovery", str(recovery)]  # fmt: skip
     for attempt in ("first run", "restart"):
         run = subprocess.run(command, capture_output=True, timeout=240)

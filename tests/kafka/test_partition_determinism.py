@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import orjson
 import pytest
+from fairstream.connectors.replay import EventFields, replay
+from fairstream.runner import FileInput, FileOutput, FileRun, Job, KafkaInput, KafkaOutput, execute, run_file
+from fairstream.timefmt import DAY, time_parser
 
-from connectors.replay import EventFields, replay
-from pipeline.runner import FileInput, FileOutput, FileRun, Job, KafkaInput, KafkaOutput, execute, run_file
-from pipeline.timefmt import DAY, time_parser
 from tests.conftest import SPECS
 from tests.kafka.outputs import comparable, file_outputs, kafka_outputs, position_free, without_emitted_at
 from tests.streams import compas_spec, hard_compas_events, hard_hiring_decisions
@@ -107,8 +107,8 @@ def test_every_layout_shields_as_the_file_path_does(shield_runs, layout):
 @pytest.mark.timeout(1800)
 def test_300k_defendants_on_2_and_4_partitions_match_the_file_path(kafka_bootstrap, tmp_path):
     """The measurement of the issue that found the evaluation gap: 300,000 COMPAS-shaped defendants (seed 2013, 250 a day)."""
-    from connectors.files import write_jsonl
-    from connectors.synthetic.compas_like import compas_like_events
+    from fairstream.connectors.files import write_jsonl
+    from fairstream.connectors.synthetic.compas_like import compas_like_events
 
     spec = str(SPECS / "compas_equalized_odds.yaml")
     path = tmp_path / "events.jsonl"

@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from fairstream.cli import cli
+from fairstream.report.plot import draw, figure_title, largest_final_gaps, part_series, violated_spans
+from fairstream.runner import run_file
 from matplotlib.image import imread
-
-from pipeline.cli import cli
-from pipeline.report.plot import draw, figure_title, largest_final_gaps, part_series, violated_spans
-from pipeline.runner import run_file
 
 ENV = {"NO_COLOR": "1", "COLUMNS": "80"}
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-from pipeline.shields import Energy, Target
+from fairstream.shields import Energy, Target
 
 
 @dataclass(frozen=True)

@@ -10,14 +10,13 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
-
-from pipeline.shields.arrivals import ArrivalModel, confidence_cost
-from pipeline.shields.baseline import BAD_DRAW, UNKNOWN_GROUP, total
-from pipeline.shields.errors import ShieldError
-from pipeline.shields.finhzn import PAST_HORIZON, FinHznShield
-from pipeline.shields.naive import NaiveParityShield, NaiveShield
-from pipeline.shields.periodic import Dynamic, PeriodState, StaticFair
-from pipeline.shields.shield import Counts, GroupCounts
+from fairstream.shields.arrivals import ArrivalModel, confidence_cost
+from fairstream.shields.baseline import BAD_DRAW, UNKNOWN_GROUP, total
+from fairstream.shields.errors import ShieldError
+from fairstream.shields.finhzn import PAST_HORIZON, FinHznShield
+from fairstream.shields.naive import NaiveParityShield, NaiveShield
+from fairstream.shields.periodic import Dynamic, PeriodState, StaticFair
+from fairstream.shields.shield import Counts, GroupCounts
 
 KAPPA = 0.1
 BIASED = ArrivalModel.bernoulli(0.5, 0.9, 0.1)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from pipeline.shields import (
+from fairstream.shields import (
     Exponential,
     MonotoneEnergy,
     Polynomial,
@@ -17,7 +16,8 @@ from pipeline.shields import (
     mean_field,
     required_energy,
 )
-from pipeline.shields import drift as drift_module
+from fairstream.shields import drift as drift_module
+
 from tests.shields.chain import simulate
 
 TARGET = Target(50, running=(0.4, 0.6), limit=(0.45, 0.55))

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from pipeline.shields import (
+from fairstream.shields import (
     ONE_GROUP,
     TWO_GROUPS,
     Exponential,
@@ -19,7 +16,9 @@ from pipeline.shields import (
     fixpoint,
     required_energy,
 )
-from pipeline.shields import energy as energy_module
+from fairstream.shields import energy as energy_module
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 TARGET = Target(50, running=(0.4, 0.6), limit=(0.45, 0.55))
 

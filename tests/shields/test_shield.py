@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy import stats
-
-from pipeline.shields import (
+from fairstream.shields import (
     AdaptiveShield,
     EnergyShield,
     GroupShield,
@@ -17,7 +15,9 @@ from pipeline.shields import (
     group_interference,
     uniform,
 )
-from pipeline.shields.shield import AdaptiveCounts, Counts, GroupCounts
+from fairstream.shields.shield import AdaptiveCounts, Counts, GroupCounts
+from scipy import stats
+
 from tests.shields.chain import simulate
 
 TARGET = Target(50, running=(0.4, 0.6), limit=(0.45, 0.55))

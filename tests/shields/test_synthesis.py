@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
-from pipeline.shields import MonotoneFamily, ShieldError, Target, synthesize, tail_bound, violations
-from pipeline.shields import synthesis as synthesis_module
+from fairstream.shields import MonotoneFamily, ShieldError, Target, synthesize, tail_bound, violations
+from fairstream.shields import synthesis as synthesis_module
 
 TARGET = Target(50, running=(0.4, 0.6), limit=(0.45, 0.55))
 

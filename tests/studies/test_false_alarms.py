@@ -18,19 +18,18 @@ from functools import partial
 from typing import Any
 
 import pytest
-
-from connectors.synthetic.hiring import hiring_decisions
-from pipeline.events import RawRecord
-from pipeline.monitor import Monitor, MonitorConfig
-from pipeline.spec.plan import Plan
-from pipeline.studies.detection import MODES, run_detection
-from pipeline.studies.hiring import FAIR, PART, UNFAIR, hiring_plan
-from pipeline.studies.runs import monitor_records, unsuppressed
-from pipeline.timefmt import ceil_to
-from pipeline.trials.bucket import FINISHED, Report
-from pipeline.trials.outcomes import TickDelta
-from pipeline.verdicts.alerts import ESTIMATE, VIOLATION
-from pipeline.verdicts.judge import Mode
+from fairstream.connectors.synthetic.hiring import hiring_decisions
+from fairstream.events import RawRecord
+from fairstream.monitor import Monitor, MonitorConfig
+from fairstream.spec.plan import Plan
+from fairstream.studies.detection import MODES, run_detection
+from fairstream.studies.hiring import FAIR, PART, UNFAIR, hiring_plan
+from fairstream.studies.runs import monitor_records, unsuppressed
+from fairstream.timefmt import ceil_to
+from fairstream.trials.bucket import FINISHED, Report
+from fairstream.trials.outcomes import TickDelta
+from fairstream.verdicts.alerts import ESTIMATE, VIOLATION
+from fairstream.verdicts.judge import Mode
 
 KAPPA, EPSILON, ALPHA, PRIOR = 24.0, 0.1, 0.05, 0.5
 RUNS = 1000

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-
-from connectors.synthetic.seminar import (
+from fairstream.connectors.synthetic.seminar import (
     ALGORITHMS,
     GENDERS,
     assign,
@@ -14,10 +13,10 @@ from connectors.synthetic.seminar import (
     gender_quota,
     seminar_events,
 )
-from pipeline.spec.load import load_plan
-from pipeline.studies.runs import monitor_records
-from pipeline.studies.tuning import SPEC_PATH
-from pipeline.timefmt import time_parser
+from fairstream.spec.load import load_plan
+from fairstream.studies.runs import monitor_records
+from fairstream.studies.tuning import SPEC_PATH
+from fairstream.timefmt import time_parser
 
 SEEDS = range(30)
 parse_time = time_parser("iso")

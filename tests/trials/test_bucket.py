@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pickle
 
-from pipeline.events import Event
-from pipeline.timefmt import DAY
-from pipeline.trials.bucket import Bucket
-from pipeline.trials.layout import PROFILE_LIMIT
+from fairstream.events import Event
+from fairstream.timefmt import DAY
+from fairstream.trials.bucket import Bucket
+from fairstream.trials.layout import PROFILE_LIMIT
+
 from tests.helpers import plan_of, recid, screen
 
 

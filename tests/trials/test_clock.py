@@ -4,9 +4,8 @@ import random
 import zlib
 
 import pytest
-
-from pipeline.events import Event
-from pipeline.trials.clock import PartitionClock
+from fairstream.events import Event
+from fairstream.trials.clock import PartitionClock
 
 
 def reference_admit(
@@ -65,7 +64,7 @@ def test_route_keeps_each_buckets_events_in_order():
 @pytest.mark.parametrize("seed", range(20))
 def test_events_dated_too_far_ahead_are_future_and_move_nothing(seed, monkeypatch):
     """Against the reference: an event past the wall clock plus max_future, or past the partition's time plus max_ahead, is `future`."""
-    import pipeline.trials.clock as clock_module
+    import fairstream.trials.clock as clock_module
 
     rng = random.Random(seed)
     now, max_future, reach = 10_000, 50, 40

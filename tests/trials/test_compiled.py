@@ -9,10 +9,9 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+from fairstream.paths import PROJECT_ROOT
 
-from pipeline.paths import PROJECT_ROOT
-
-HOT_PATHS = {"pipeline.trials.folds": "folds.py", "pipeline.trials.table": "table.pyx"}
+HOT_PATHS = {"fairstream.trials.folds": "folds.py", "fairstream.trials.table": "table.pyx"}
 
 
 @pytest.mark.parametrize(("module", "source"), HOT_PATHS.items(), ids=HOT_PATHS.values())

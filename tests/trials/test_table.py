@@ -7,13 +7,13 @@ import pickle
 import random
 from collections import Counter
 
+import fairstream.trials.bucket as bucket_module
+import fairstream.trials.layout as layout_module
 import pytest
+from fairstream.events import Event
+from fairstream.timefmt import DAY
+from fairstream.trials.bucket import Bucket, Report
 
-import pipeline.trials.bucket as bucket_module
-import pipeline.trials.layout as layout_module
-from pipeline.events import Event
-from pipeline.timefmt import DAY
-from pipeline.trials.bucket import Bucket, Report
 from tests.helpers import plan_of
 
 TIMED = {"trial": {"opens_on": ["SCREEN"], "close_after": "730d", "close_on": None}}

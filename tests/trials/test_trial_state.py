@@ -8,9 +8,10 @@ import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from pipeline.timefmt import DAY
-from pipeline.trials.bucket import Bucket
-from pipeline.trials.folds import MEMO_LIMIT, PROFILE_LIMIT
+from fairstream.timefmt import DAY
+from fairstream.trials.bucket import Bucket
+from fairstream.trials.folds import MEMO_LIMIT, PROFILE_LIMIT
+
 from tests.helpers import plan_of, recid, screen, spec_dict
 
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from pipeline.estimators import INTERVALS, GapBet
-from pipeline.verdicts.judge import VerdictRule, judge
+from fairstream.estimators import INTERVALS, GapBet
+from fairstream.verdicts.judge import VerdictRule, judge
 
 ESTIMATES = {"a": 0.5, "b": 0.2, "c": 0.4}
 
