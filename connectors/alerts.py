@@ -7,11 +7,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import orjson
+from fairstream.connectors.kafka_config import CONNECT_TIMEOUT, ClientErrors, KafkaConnection, as_connection
 from fairstream.errors import ConnectorError
 
 
 def subscribe(
-    bootstrap: str,
+    kafka: KafkaConnection | str,
     topic: str,
     *,
     from_beginning: bool = True,
@@ -24,43 +25,51 @@ def subscribe(
 
     Without `follow` it stops once it has passed the end offsets it saw at start and a poll comes back
     empty (after waiting up to `wait_seconds` for the topic to appear); with `follow` it keeps waiting for new records until interrupted.
-    Reads by partition assignment, without a consumer group, so it starts at once.
+    Reads by partition assignment, without joining a consumer group, so it starts at once.
     """
-    from kafka import KafkaConsumer, TopicPartition
+    from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, TopicPartition
 
-    try:
-        consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, consumer_timeout_ms=int(poll_seconds * 1000))
-    except Exception as err:
-        raise ConnectorError(f"cannot reach Kafka at {bootstrap}: {err}") from None
+    kafka = as_connection(kafka)
+    errors = ClientErrors()
+    consumer = Consumer(kafka.client({"group.id": "fairstream-alerts", "enable.auto.commit": "false", "error_cb": errors}))
     try:
         deadline = time.monotonic() + wait_seconds
-        partitions = consumer.partitions_for_topic(topic)
+        partitions = _partitions(consumer, topic, kafka, errors)
         while not partitions and (follow or time.monotonic() < deadline):
             time.sleep(poll_seconds)
-            partitions = consumer.partitions_for_topic(topic)
+            partitions = _partitions(consumer, topic, kafka, errors)
         if not partitions:
-            raise ConnectorError(f"topic {topic!r} does not exist on {bootstrap}")
-        assigned = [TopicPartition(topic, p) for p in sorted(partitions)]
-        consumer.assign(assigned)
-        if from_beginning:
-            consumer.seek_to_beginning(*assigned)
-        else:
-            consumer.seek_to_end(*assigned)
-        ends = consumer.end_offsets(assigned)
+            raise ConnectorError(f"topic {topic!r} does not exist on {kafka.bootstrap}")
+        start = OFFSET_BEGINNING if from_beginning else OFFSET_END
+        consumer.assign([TopicPartition(topic, partition, start) for partition in partitions])
+        ends = {partition: consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=CONNECT_TIMEOUT)[1] for partition in partitions}
+        positions = {partition: -1 for partition in partitions}
         seen: set[str] = set()
         while True:
-            batches = consumer.poll(timeout_ms=int(poll_seconds * 1000))
-            for batch in batches.values():
-                for message in batch:
-                    record = orjson.loads(message.value)
-                    record_id = record.get("alert_id")
-                    if distinct and record_id in seen:
-                        continue
-                    if record_id is not None:
-                        seen.add(record_id)
-                    yield record
+            messages = consumer.consume(num_messages=1000, timeout=poll_seconds)
+            for message in messages:
+                if message.error() is not None:
+                    continue  # partition-end events and transient errors: librdkafka retries
+                positions[message.partition()] = message.offset()
+                record = orjson.loads(message.value())
+                record_id = record.get("alert_id")
+                if distinct and record_id in seen:
+                    continue
+                if record_id is not None:
+                    seen.add(record_id)
+                yield record
             # an idle poll as well as the end offsets: some brokers report the end of a topic early
-            if not follow and not batches and all(consumer.position(tp) >= ends[tp] for tp in assigned):
+            if not follow and not messages and all(positions[p] + 1 >= ends[p] or not from_beginning for p in partitions):
                 return
     finally:
         consumer.close()
+
+
+def _partitions(consumer: Any, topic: str, kafka: KafkaConnection, errors: ClientErrors) -> list[int]:
+    try:
+        metadata = consumer.list_topics(topic, timeout=CONNECT_TIMEOUT).topics.get(topic)
+    except Exception as err:  # librdkafka raises KafkaException with a transport or timeout error
+        raise kafka.unreachable(err, errors, consumer) from None
+    if metadata is None or metadata.error is not None:
+        return []
+    return sorted(metadata.partitions)

@@ -66,6 +66,8 @@ class LocalBroker:
     """A tansu broker process on a free loopback port with in-memory storage; use as a context manager."""
 
     port: int = field(default_factory=free_port)
+    advertised: str | None = None
+    """HOST:PORT the broker tells clients to connect to (default: its own listener), e.g. a TLS proxy in front of it."""
     process: subprocess.Popen | None = None
     log_path: Path | None = None
 
@@ -84,7 +86,7 @@ class LocalBroker:
                 "--listener-url",
                 f"tcp://127.0.0.1:{self.port}",
                 "--advertised-listener-url",
-                f"tcp://127.0.0.1:{self.port}",
+                f"tcp://{self.advertised or f'127.0.0.1:{self.port}'}",
                 "--storage-engine",
                 "memory://tansu/",
             ],

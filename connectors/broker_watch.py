@@ -13,6 +13,7 @@ import threading
 import time
 from typing import Any
 
+from fairstream.connectors.kafka_config import KafkaConnection, as_connection
 from fairstream.errors import ConnectorError
 
 log = logging.getLogger("fairstream.kafka")
@@ -23,14 +24,15 @@ class BrokerWatch:
 
     def __init__(
         self,
-        bootstrap: str,
+        kafka: KafkaConnection | str,
         *,
         give_up_after: float | None = None,
         probe_every: float = 10.0,
         report_every: float = 30.0,
         probe_timeout: float = 5.0,
     ):
-        self.bootstrap = bootstrap
+        self.kafka = as_connection(kafka)
+        self.bootstrap = self.kafka.bootstrap
         self.give_up_after = give_up_after
         self.probe_every = probe_every
         self.report_every = report_every
@@ -87,7 +89,7 @@ class BrokerWatch:
         from confluent_kafka.admin import AdminClient
 
         if self._admin is None:
-            self._admin = AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 0})
+            self._admin = AdminClient(self.kafka.client())
         try:
             self._admin.list_topics(timeout=self.probe_timeout)
         except Exception:  # librdkafka raises KafkaException with a transport or timeout error

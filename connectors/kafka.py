@@ -11,6 +11,7 @@ from bytewax.connectors.kafka import KafkaSinkMessage, KafkaSource
 from bytewax.inputs import StatefulSourcePartition
 from bytewax.outputs import DynamicSink, StatelessSinkPartition
 from fairstream.connectors.broker_watch import BrokerWatch
+from fairstream.connectors.kafka_config import CONNECT_TIMEOUT, ClientErrors, KafkaConnection, as_connection
 from fairstream.errors import ConnectorError
 from fairstream.events import IDLE, RawRecord
 
@@ -31,15 +32,26 @@ def estimates_topic(alerts_topic: str) -> str:
     return f"{alerts_topic}.estimates"
 
 
-def ensure_topics(bootstrap: str, topics: dict[str, int], timeout: float = 15.0) -> dict[str, int]:
-    """Create missing topics with the given partition counts; return every topic's actual partition count."""
-    from confluent_kafka.admin import AdminClient, NewTopic
+def _metadata(kafka: KafkaConnection, topic: str | None = None, timeout: float = CONNECT_TIMEOUT) -> tuple[Any, Any]:
+    """An admin client and the cluster's metadata (for `topic`, or all topics)."""
+    from confluent_kafka.admin import AdminClient
 
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+    errors = ClientErrors()
+    admin = AdminClient(kafka.client({"error_cb": errors}))
     try:
-        existing = admin.list_topics(timeout=timeout).topics
-    except Exception as err:  # librdkafka raises KafkaException with a transport error
-        raise ConnectorError(f"cannot reach Kafka at {bootstrap}: {err}") from None
+        return admin, admin.list_topics(topic, timeout=timeout)
+    except Exception as err:  # librdkafka raises KafkaException with a transport or timeout error
+        raise kafka.unreachable(err, errors, admin) from None
+
+
+def ensure_topics(kafka: KafkaConnection | str, topics: dict[str, int], timeout: float = CONNECT_TIMEOUT) -> dict[str, int]:
+    """Create missing topics with the given partition counts; return every topic's actual partition count."""
+    from confluent_kafka.admin import NewTopic
+
+    kafka = as_connection(kafka)
+    bootstrap = kafka.bootstrap
+    admin, metadata = _metadata(kafka, timeout=timeout)
+    existing = metadata.topics
     missing = [NewTopic(name, num_partitions=count, replication_factor=1) for name, count in topics.items() if name not in existing]
     if missing:
         for name, future in admin.create_topics(missing, request_timeout=timeout).items():
@@ -48,16 +60,15 @@ def ensure_topics(bootstrap: str, topics: dict[str, int], timeout: float = 15.0)
             except Exception as err:
                 if "TOPIC_ALREADY_EXISTS" not in str(err):
                     raise ConnectorError(f"cannot create topic {name!r} on {bootstrap}: {err}") from None
-    return partition_counts(bootstrap, list(topics), timeout)
+    return partition_counts(kafka, list(topics), timeout)
 
 
-def partition_counts(bootstrap: str, topics: list[str], timeout: float = 15.0) -> dict[str, int]:
-    from confluent_kafka.admin import AdminClient
-
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+def partition_counts(kafka: KafkaConnection | str, topics: list[str], timeout: float = CONNECT_TIMEOUT) -> dict[str, int]:
+    kafka = as_connection(kafka)
+    bootstrap = kafka.bootstrap
     counts = {}
     for topic in topics:
-        metadata = admin.list_topics(topic, timeout=timeout).topics.get(topic)
+        metadata = _metadata(kafka, topic, timeout)[1].topics.get(topic)
         if metadata is None or metadata.error is not None or not metadata.partitions:
             raise ConnectorError(f"topic {topic!r} does not exist on {bootstrap}")
         counts[topic] = len(metadata.partitions)
@@ -130,7 +141,7 @@ IDLE_AFTER = 5.0
 
 
 def kafka_source(
-    bootstrap: str,
+    kafka: KafkaConnection | str,
     topic: str,
     *,
     tail: bool = True,
@@ -139,14 +150,15 @@ def kafka_source(
     give_up_after: float | None = None,
 ) -> RecordKafkaSource:
     """The decisions topic as `RawRecord`s; when tailing, a broker that stops answering is reported (and given up on after `give_up_after` s)."""
+    kafka = as_connection(kafka)
     return RecordKafkaSource(
-        [bootstrap],
+        [kafka.bootstrap],
         [topic],
         tail=tail,
         batch_size=batch_size,
-        add_config=dict(CONSUMER_CONFIG),
+        add_config={**CONSUMER_CONFIG, **kafka.properties},
         idle_after=idle_after if tail else None,
-        watch=BrokerWatch(bootstrap, give_up_after=give_up_after) if tail else None,
+        watch=BrokerWatch(kafka, give_up_after=give_up_after) if tail else None,
     )
 
 
@@ -203,9 +215,10 @@ class _DeliveredPartition(StatelessSinkPartition[KafkaSinkMessage]):
 class DeliveredKafkaSink(DynamicSink[KafkaSinkMessage]):
     """A Kafka sink (one producer per worker) whose every batch is acknowledged before the dataflow moves on."""
 
-    def __init__(self, bootstrap: str, topic: str, config: dict[str, str] | None = None, give_up_after: float | None = None):
-        self._bootstrap = bootstrap
-        self._config = {"bootstrap.servers": bootstrap, **PRODUCER_CONFIG, **(config or {})}
+    def __init__(self, kafka: KafkaConnection | str, topic: str, give_up_after: float | None = None):
+        kafka = as_connection(kafka)
+        self._bootstrap = kafka.bootstrap
+        self._config = kafka.client(PRODUCER_CONFIG)
         self._topic = topic
         self._give_up_after = give_up_after
 
@@ -215,9 +228,9 @@ class DeliveredKafkaSink(DynamicSink[KafkaSinkMessage]):
         return _DeliveredPartition(Producer(self._config), self._topic, self._bootstrap, self._give_up_after)
 
 
-def kafka_sink(bootstrap: str, alerts_topic: str, config: dict[str, str] | None = None, give_up_after: float | None = None) -> DeliveredKafkaSink:
+def kafka_sink(kafka: KafkaConnection | str, alerts_topic: str, give_up_after: float | None = None) -> DeliveredKafkaSink:
     """Alerts, estimates and dead letters to Kafka, each batch acknowledged; waiting over 30 s is reported, over `give_up_after` s an error."""
-    return DeliveredKafkaSink(bootstrap, alerts_topic, config, give_up_after)
+    return DeliveredKafkaSink(kafka, alerts_topic, give_up_after)
 
 
 def record_encoder(alerts_topic: str, shielded_topic: str = "decisions.shielded"):

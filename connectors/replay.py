@@ -9,6 +9,7 @@ from typing import Any
 
 import orjson
 from fairstream.connectors.kafka import PRODUCER_CONFIG, ensure_topics
+from fairstream.connectors.kafka_config import KafkaConnection, as_connection
 from fairstream.errors import ConnectorError
 from fairstream.timefmt import time_parser
 
@@ -47,7 +48,7 @@ def _payload(record: Any) -> tuple[bytes, dict[str, Any] | None]:
 
 def replay(
     records: Iterable[Any],
-    bootstrap: str,
+    kafka: KafkaConnection | str,
     topic: str,
     *,
     fields: EventFields = EventFields(),
@@ -62,8 +63,8 @@ def replay(
     """
     from confluent_kafka import Producer
 
-    ensure_topics(bootstrap, {topic: partitions})
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "batch.num.messages": 10000, **PRODUCER_CONFIG})
+    ensure_topics(kafka, {topic: partitions})
+    producer = Producer(as_connection(kafka).client({"linger.ms": "20", "batch.num.messages": "10000", **PRODUCER_CONFIG}))
     errors: list[str] = []
 
     def delivered(err, _msg) -> None:

@@ -33,6 +33,12 @@ class InputError(FairstreamError):
     """An input file or stream cannot be opened or has an unusable shape."""
 
 
+class UsageError(FairstreamError):
+    """Options, settings files or environment variables that cannot be used (together, or at all)."""
+
+    exit_code = 2
+
+
 class ConnectorError(FairstreamError):
     """A connector (Kafka, broker process, file sink) failed."""
 

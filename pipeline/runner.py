@@ -27,6 +27,7 @@ from fairstream.connectors.kafka import (
     partition_counts,
     record_encoder,
 )
+from fairstream.connectors.kafka_config import KafkaConnection, load_connection
 from fairstream.connectors.recovery import prepare_store
 from fairstream.errors import FairstreamError, raised_in_dataflow
 from fairstream.flow import build_flow
@@ -82,6 +83,9 @@ class Job(_Model):
     output: Annotated[FileOutput | KafkaOutput, Field(discriminator="kind")]
     recovery: str | None = None
     snapshot_seconds: float = 2.0
+    kafka_config: str | None = None
+    """A Java-style properties file of Kafka client settings; FAIRSTREAM_KAFKA_* variables add to it in every process
+    (so that no secret is passed on a worker's command line)."""
     shield: bool = False
     """Run the spec's shield on the decision path instead of the monitor."""
 
@@ -111,6 +115,12 @@ def encode_for_files(record: dict[str, Any]) -> tuple[str, str]:
     return name, orjson.dumps(record["record"] if record["type"] == "shield.decision" else record).decode()
 
 
+def kafka_of(job: Job, end: FileInput | KafkaInput | FileOutput | KafkaOutput) -> KafkaConnection:
+    """The connection to the Kafka of a job's input or output: its bootstrap servers with the job's client settings."""
+    assert isinstance(end, KafkaInput | KafkaOutput)
+    return load_connection(end.bootstrap, job.kafka_config)
+
+
 def job_flow(job: Job) -> Dataflow:
     """The dataflow of a job; every worker process builds it the same way."""
     plan = load_plan(job.spec)
@@ -118,14 +128,15 @@ def job_flow(job: Job) -> Dataflow:
         source = RecordSource(records_of(job.input.path, job.input.format))
         partitions, strings = 1, job.input.format == "csv"
     else:
-        source = kafka_source(job.input.bootstrap, job.input.topic, tail=job.input.tail, give_up_after=job.input.give_up_after)
-        partitions, strings = partition_counts(job.input.bootstrap, [job.input.topic])[job.input.topic], False
+        kafka = kafka_of(job, job.input)
+        source = kafka_source(kafka, job.input.topic, tail=job.input.tail, give_up_after=job.input.give_up_after)
+        partitions, strings = partition_counts(kafka, [job.input.topic])[job.input.topic], False
     if isinstance(job.output, FileOutput):
         sink, encode = output_sink(job.output.out_dir), encode_for_files
     else:
         shielded = f"{job.input.topic}.shielded" if isinstance(job.input, KafkaInput) else "decisions.shielded"
         give_up_after = job.input.give_up_after if isinstance(job.input, KafkaInput) else None
-        sink, encode = kafka_sink(job.output.bootstrap, job.output.alerts, give_up_after=give_up_after), record_encoder(job.output.alerts, shielded)
+        sink, encode = kafka_sink(kafka_of(job, job.output), job.output.alerts, give_up_after=give_up_after), record_encoder(job.output.alerts, shielded)
     build = build_shield_flow if job.shield else build_flow
     return build(plan, source, sink, partitions=partitions, strings=strings, encode=encode)
 
@@ -136,7 +147,7 @@ def prepare(job: Job) -> None:
     if isinstance(job.input, FileInput):
         records_of(job.input.path, job.input.format)
     else:
-        partition_counts(job.input.bootstrap, [job.input.topic])
+        partition_counts(kafka_of(job, job.input), [job.input.topic])
     if isinstance(job.output, FileOutput):
         out = Path(job.output.out_dir)
         out.mkdir(parents=True, exist_ok=True)
@@ -147,8 +158,8 @@ def prepare(job: Job) -> None:
         alerts = job.output.alerts
         topics = {alerts: 1, dead_letter_topic(alerts): 1, estimates_topic(alerts): 1}
         if job.shield and isinstance(job.input, KafkaInput):
-            topics[f"{job.input.topic}.shielded"] = partition_counts(job.input.bootstrap, [job.input.topic])[job.input.topic]
-        ensure_topics(job.output.bootstrap, topics)
+            topics[f"{job.input.topic}.shielded"] = partition_counts(kafka_of(job, job.input), [job.input.topic])[job.input.topic]
+        ensure_topics(kafka_of(job, job.output), topics)
     if job.recovery is not None:
         prepare_store(Path(job.recovery))
 

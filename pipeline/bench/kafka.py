@@ -17,6 +17,7 @@ import orjson
 import yaml
 from fairstream.connectors.broker import LocalBroker
 from fairstream.connectors.kafka import CONSUMER_CONFIG, PRODUCER_CONFIG, ensure_topics, estimates_topic
+from fairstream.connectors.kafka_config import KafkaConnection, kafka_configured, load_connection
 from fairstream.connectors.replay import EventFields, replay
 from fairstream.connectors.synthetic.compas_like import compas_like_events
 from fairstream.errors import FairstreamError
@@ -67,15 +68,18 @@ class KafkaBenchResult:
 def measure_kafka(
     *,
     bootstrap: str | None = None,
+    kafka_config: str | None = None,
     events: int = 1_000_000,
     flow_events: int = 300_000,
     rate: int = 2_000,
     seconds: float = 10.0,
     on_step: Callable[[str], None] = lambda _step: None,
 ) -> KafkaBenchResult:
-    """Run the three measurements against `bootstrap`, or a local broker started for the purpose."""
-    broker = None if bootstrap is not None else LocalBroker().start()
-    servers = bootstrap or broker.bootstrap  # type: ignore[union-attr]
+    """Run the three measurements against the Kafka given (`bootstrap`, `kafka_config`, FAIRSTREAM_KAFKA_*), or a local
+    broker started for the purpose."""
+    given = bootstrap or kafka_config or kafka_configured()
+    broker = None if given else LocalBroker().start()
+    servers = load_connection(bootstrap, kafka_config) if given else KafkaConnection(bootstrap=broker.bootstrap)  # type: ignore[union-attr]
     suffix = f"{int(time.time() * 1000)}"
     try:
         on_step(f"replaying {events:,} COMPAS-shaped events")
@@ -87,17 +91,18 @@ def measure_kafka(
         flows = {}
         for flow in ("passthrough", "monitor"):
             on_step(f"{flow} over {flow_events:,} events from Kafka to Kafka")
-            flows[flow] = _run_child(flow, servers, topic, flow_events)
+            flows[flow] = _run_child(flow, servers.bootstrap, kafka_config, topic, flow_events)
         on_step(f"verdict latency at {rate:,} decisions/s for {seconds:.0f} s")
-        latencies = _latency(servers, suffix, rate, seconds)
+        latencies = _latency(servers, kafka_config, suffix, rate, seconds)
     finally:
         if broker is not None:
             broker.stop()
     return KafkaBenchResult(events, replayed.rate, flows["passthrough"], flows["monitor"], rate, latencies)
 
 
-def _run_child(flow: str, bootstrap: str, topic: str, events: int) -> FlowRate:
-    command = [sys.executable, "-m", "fairstream.bench.kafka_flows", flow, bootstrap, topic, str(SPECS_DIR / "compas_equalized_odds.yaml"), str(events)]
+def _run_child(flow: str, bootstrap: str, kafka_config: str | None, topic: str, events: int) -> FlowRate:
+    spec = str(SPECS_DIR / "compas_equalized_odds.yaml")
+    command = [sys.executable, "-m", "fairstream.bench.kafka_flows", flow, bootstrap, kafka_config or "", topic, spec, str(events)]
     child = subprocess.run(command, capture_output=True, text=True)
     if child.returncode != 0:
         raise FairstreamError(f"the {flow} process failed:\n" + "\n".join(child.stderr.strip().splitlines()[-5:]))
@@ -105,17 +110,18 @@ def _run_child(flow: str, bootstrap: str, topic: str, events: int) -> FlowRate:
     return FlowRate(flow, found["events"], found["seconds"])
 
 
-def _latency(bootstrap: str, suffix: str, rate: int, seconds: float) -> list[float]:
+def _latency(kafka: KafkaConnection, kafka_config: str | None, suffix: str, rate: int, seconds: float) -> list[float]:
     """Decisions produced at `rate` per second with event time = now; latency = when its verdict is readable − event time."""
     from confluent_kafka import Consumer, Producer, TopicPartition
 
     topic, alerts = f"bench-latency-{suffix}", f"bench-latency-alerts-{suffix}"
-    ensure_topics(bootstrap, {topic: 2, alerts: 1, estimates_topic(alerts): 1, f"{alerts}.dlq": 1})
+    ensure_topics(kafka, {topic: 2, alerts: 1, estimates_topic(alerts): 1, f"{alerts}.dlq": 1})
     with tempfile.TemporaryDirectory() as scratch:
         spec = Path(scratch) / "latency.yaml"
         spec.write_text(yaml.safe_dump(LATENCY_SPEC, sort_keys=False))
         monitor = subprocess.Popen(
-            [sys.executable, "-m", "fairstream.cli", "run", str(spec), "--bootstrap", bootstrap, "--topic", topic, "--alerts", alerts],
+            [sys.executable, "-m", "fairstream.cli", "run", str(spec), "--bootstrap", kafka.bootstrap, "--topic", topic, "--alerts", alerts,
+             *(["--kafka-config", kafka_config] if kafka_config else [])],  # fmt: skip
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -124,7 +130,7 @@ def _latency(bootstrap: str, suffix: str, rate: int, seconds: float) -> list[flo
         parse = time_parser("iso")
 
         def read() -> None:
-            consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench", "enable.auto.commit": False, **CONSUMER_CONFIG})
+            consumer = Consumer(kafka.client({"group.id": "bench", "enable.auto.commit": "false", **CONSUMER_CONFIG}))
             consumer.assign([TopicPartition(estimates_topic(alerts), 0, 0)])
             while not stop.is_set():
                 message = consumer.poll(0.05)
@@ -138,7 +144,7 @@ def _latency(bootstrap: str, suffix: str, rate: int, seconds: float) -> list[flo
         reader.start()
         try:
             time.sleep(3)  # the monitor process starts and assigns its partitions
-            producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0, **PRODUCER_CONFIG})
+            producer = Producer(kafka.client({"linger.ms": "0", **PRODUCER_CONFIG}))
             rng = np.random.default_rng(5)
             started = time.perf_counter()
             for index in range(int(rate * seconds)):

@@ -1,4 +1,4 @@
-"""One timed flow of `fairstream bench kafka`, in its own process: `python -m fairstream.bench.kafka_flows passthrough|monitor BOOTSTRAP TOPIC SPEC EVENTS`."""
+"""One timed flow of `fairstream bench kafka`, in its own process: `python -m fairstream.bench.kafka_flows passthrough|monitor BOOTSTRAP KAFKA_CONFIG TOPIC SPEC EVENTS` (KAFKA_CONFIG may be empty)."""
 
 import sys
 import time
@@ -9,29 +9,35 @@ from bytewax.connectors.kafka import KafkaSinkMessage
 from bytewax.dataflow import Dataflow
 from bytewax.testing import run_main
 from fairstream.connectors.kafka import kafka_sink, kafka_source
+from fairstream.connectors.kafka_config import KafkaConnection, load_connection
 from fairstream.flow import parsed_stream
 from fairstream.runner import Job, KafkaInput, KafkaOutput, job_flow, prepare
 from fairstream.spec.load import load_plan
 
 
-def passthrough(bootstrap: str, topic: str, spec: str) -> Dataflow:
+def passthrough(kafka: KafkaConnection, topic: str, spec: str) -> Dataflow:
     """Consume, parse, produce each event: the ceiling the monitor is measured against."""
     flow = Dataflow("passthrough")
-    parsed = parsed_stream(flow, load_plan(spec), kafka_source(bootstrap, topic, tail=False), strings=False)
+    parsed = parsed_stream(flow, load_plan(spec), kafka_source(kafka, topic, tail=False), strings=False)
     messages = op.flat_map(
         "to-messages",
         parsed,
         lambda item: [KafkaSinkMessage(event.key.encode(), orjson.dumps(event.fields), topic=f"{topic}.passthrough") for event in item[1][1]],
     )
-    op.output("write", messages, kafka_sink(bootstrap, f"{topic}.passthrough"))
+    op.output("write", messages, kafka_sink(kafka, f"{topic}.passthrough"))
     return flow
 
 
-def main(flow_name: str, bootstrap: str, topic: str, spec: str, events: str) -> None:
+def main(flow_name: str, bootstrap: str, kafka_config: str, topic: str, spec: str, events: str) -> None:
     if flow_name == "passthrough":
-        flow = passthrough(bootstrap, topic, spec)
+        flow = passthrough(load_connection(bootstrap, kafka_config or None), topic, spec)
     else:
-        job = Job(spec=spec, input=KafkaInput(bootstrap=bootstrap, topic=topic, tail=False), output=KafkaOutput(bootstrap=bootstrap, alerts=f"{topic}.alerts"))
+        job = Job(
+            spec=spec,
+            input=KafkaInput(bootstrap=bootstrap, topic=topic, tail=False),
+            output=KafkaOutput(bootstrap=bootstrap, alerts=f"{topic}.alerts"),
+            kafka_config=kafka_config or None,
+        )
         prepare(job)
         flow = job_flow(job)
     started = time.perf_counter()

@@ -24,10 +24,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 @click.group(cls=LazyGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="fairstream")
-def cli() -> None:
+@click.option("-v", "--verbose", is_flag=True, help="Also show the Kafka client library's log lines (librdkafka) as warnings.")
+def cli(verbose: bool) -> None:
     """Monitor algorithmic fairness over event streams."""
+    console.show_warnings(verbose)
 
 
 def main() -> None:
-    console.show_warnings()
     cli(prog_name="fairstream")

@@ -9,7 +9,9 @@ import click
 import orjson
 from fairstream.cli import console
 from fairstream.cli.errors import reports_errors
+from fairstream.cli.kafka_options import kafka_options
 from fairstream.connectors.alerts import subscribe
+from fairstream.connectors.kafka_config import load_connection
 
 
 def alert_row(record: dict[str, Any]) -> tuple[Any, ...]:
@@ -38,15 +40,15 @@ def print_alerts(records: Iterable[dict[str, Any]], *, as_json: bool, title: str
 
 
 @click.command()
-@click.option("--bootstrap", required=True, help="Kafka bootstrap servers, HOST:PORT.")
+@kafka_options("Kafka bootstrap servers, HOST:PORT.")
 @click.option("--topic", default="fairness-alerts", show_default=True, help="Alert topic.")
 @click.option("--follow", is_flag=True, help="Keep waiting for new alerts (Ctrl-C to stop).")
 @click.option("--from-beginning", is_flag=True, help="Start at the oldest alert, not at the end (implied without --follow).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON record per line instead of a table.")
 @reports_errors
-def alerts(bootstrap: str, topic: str, follow: bool, from_beginning: bool, as_json: bool) -> None:
+def alerts(bootstrap: str | None, kafka_config: str | None, topic: str, follow: bool, from_beginning: bool, as_json: bool) -> None:
     """Print fairness alerts from the alert topic, each alert id once."""
-    records = subscribe(bootstrap, topic, from_beginning=from_beginning or not follow, follow=follow)
+    records = subscribe(load_connection(bootstrap, kafka_config), topic, from_beginning=from_beginning or not follow, follow=follow)
     if follow:
         try:
             for record in records:

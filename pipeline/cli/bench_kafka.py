@@ -6,21 +6,22 @@ import click
 from fairstream.bench.kafka import measure_kafka
 from fairstream.cli import console
 from fairstream.cli.errors import reports_errors
+from fairstream.cli.kafka_options import kafka_options
 
 
 @click.command()
-@click.option("--bootstrap", help="Kafka to measure against (default: a local tansu broker started for the run).")
+@kafka_options("Kafka to measure against (default: a local tansu broker started for the run).")
 @click.option("--events", default=1_000_000, show_default=True, type=click.IntRange(1), help="Events replayed to measure the producer.")
 @click.option("--flow-events", default=300_000, show_default=True, type=click.IntRange(1), help="Events each flow consumes from Kafka.")
 @click.option("--rate", default=2_000, show_default=True, type=click.IntRange(1), help="Decisions per second in the latency probe.")
 @click.option("--seconds", default=10.0, show_default=True, type=click.FloatRange(1), help="Length of the latency probe.")
 @reports_errors
-def kafka(bootstrap: str | None, events: int, flow_events: int, rate: int, seconds: float) -> None:
+def kafka(bootstrap: str | None, kafka_config: str | None, events: int, flow_events: int, rate: int, seconds: float) -> None:
     """Measure the Kafka path end to end, each ratio from one run."""
     with console.progress() as bar:
         task = bar.add_task("starting", total=None)
         result = measure_kafka(
-            bootstrap=bootstrap, events=events, flow_events=flow_events, rate=rate, seconds=seconds,
+            bootstrap=bootstrap, kafka_config=kafka_config, events=events, flow_events=flow_events, rate=rate, seconds=seconds,
             on_step=lambda step: bar.update(task, description=step),
         )  # fmt: skip
     console.table(

@@ -20,17 +20,27 @@ def error(message: str) -> None:
 
 
 class _WarningLines(logging.Handler):
-    """The library's warnings (`fairstream.*` loggers), one `warning:` line each on stderr."""
+    """Log records as one `warning:` line each on stderr, prefixed with `prefix` (e.g. the library they come from)."""
+
+    def __init__(self, level: int, prefix: str = ""):
+        super().__init__(level)
+        self.prefix = prefix
 
     def emit(self, record: logging.LogRecord) -> None:
-        errors.print(f"[yellow]warning:[/] {record.getMessage()}", soft_wrap=True)
+        errors.print(f"[yellow]warning:[/] {escape(self.prefix + record.getMessage())}", soft_wrap=True)
 
 
-def show_warnings() -> None:
-    """Route warnings of the `fairstream` loggers to stderr; called once by each command-line process."""
-    logger = logging.getLogger("fairstream")
-    if not any(isinstance(handler, _WarningLines) for handler in logger.handlers):
-        logger.addHandler(_WarningLines(logging.WARNING))
+def show_warnings(verbose: bool = False) -> None:
+    """Route warnings of the `fairstream` loggers to stderr, and with `verbose` librdkafka's log lines too; called
+    once by each command-line process."""
+    _route(logging.getLogger("fairstream"), _WarningLines(logging.WARNING))
+    if verbose:
+        _route(logging.getLogger("librdkafka"), _WarningLines(logging.WARNING, "librdkafka: "))
+
+
+def _route(logger: logging.Logger, handler: _WarningLines) -> None:
+    if not any(isinstance(existing, _WarningLines) for existing in logger.handlers):
+        logger.addHandler(handler)
         logger.propagate = False
 
 

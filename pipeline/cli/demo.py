@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import tempfile
 import time
 from collections.abc import Iterator
@@ -12,12 +13,14 @@ import click
 from fairstream.cli import console
 from fairstream.cli.alerts import print_alerts
 from fairstream.cli.errors import reports_errors
+from fairstream.cli.kafka_options import kafka_options
 from fairstream.cli.run import print_summary
 from fairstream.connectors.alerts import subscribe
 from fairstream.connectors.broker import LocalBroker
 from fairstream.connectors.compas import compas_events
 from fairstream.connectors.files import write_jsonl
 from fairstream.connectors.kafka import dead_letter_topic, estimates_topic
+from fairstream.connectors.kafka_config import KafkaConnection, kafka_configured, load_connection
 from fairstream.connectors.replay import EventFields, replay
 from fairstream.connectors.synthetic.compas_like import compas_like_events
 from fairstream.paths import COMPAS_CSV, SPECS_DIR
@@ -25,28 +28,30 @@ from fairstream.runner import Job, KafkaInput, KafkaOutput, execute
 
 
 @contextlib.contextmanager
-def broker_at(bootstrap: str | None) -> Iterator[str]:
-    """The given broker, or a local tansu broker for the duration of the block."""
-    if bootstrap is not None:
-        yield bootstrap
+def broker_at(bootstrap: str | None, kafka_config: str | None) -> Iterator[KafkaConnection]:
+    """The Kafka given by the options or FAIRSTREAM_KAFKA_BOOTSTRAP (or KAFKA_BOOTSTRAP), else a local tansu broker
+    for the duration of the block."""
+    bootstrap = bootstrap or os.environ.get("KAFKA_BOOTSTRAP")
+    if bootstrap or kafka_config or kafka_configured():
+        yield load_connection(bootstrap, kafka_config)
         return
     with LocalBroker() as broker:
         console.console.print(f"started a local Kafka-protocol broker (tansu, in memory) at {broker.bootstrap}")
-        yield broker.bootstrap
+        yield KafkaConnection(bootstrap=broker.bootstrap)
 
 
 @click.command()
 @click.option("--input", "input_path", type=click.Path(dir_okay=False), help=f"The ProPublica COMPAS CSV (default: {COMPAS_CSV.name} in ../shared/data when present).")
 @click.option("--synthetic", "synthetic", type=click.IntRange(1), help="Replay a COMPAS-shaped synthetic stream of this many defendants instead.")
-@click.option("--bootstrap", help="Use this Kafka instead of starting a local broker.")
+@kafka_options("Use this Kafka instead of starting a local broker (KAFKA_BOOTSTRAP is honoured too).")
 @click.option("--spec", default=str(SPECS_DIR / "compas_equalized_odds.yaml"), show_default=False, type=click.Path(dir_okay=False), help="Monitor spec (default: specs/compas_equalized_odds.yaml).")
 @click.option("--partitions", default=2, show_default=True, type=click.IntRange(1), help="Partitions of the decisions topic.")
 @reports_errors
-def demo(input_path: str | None, synthetic: int | None, bootstrap: str | None, spec: str, partitions: int) -> None:
+def demo(input_path: str | None, synthetic: int | None, bootstrap: str | None, kafka_config: str | None, spec: str, partitions: int) -> None:
     """Replay COMPAS into Kafka, monitor it for equalized odds, and print the alerts from the alert topic."""
     suffix = f"{int(time.time())}"
     decisions, alerts = f"decisions-{suffix}", f"fairness-alerts-{suffix}"
-    with broker_at(bootstrap) as servers, tempfile.TemporaryDirectory() as scratch:
+    with broker_at(bootstrap, kafka_config) as kafka, tempfile.TemporaryDirectory() as scratch:
         if synthetic is None and (input_path is not None or COMPAS_CSV.is_file()):
             source = Path(input_path or COMPAS_CSV)
             events: list | Iterator = compas_events(source)
@@ -61,11 +66,18 @@ def demo(input_path: str | None, synthetic: int | None, bootstrap: str | None, s
         console.console.print(f"replaying {label} into {decisions!r}", soft_wrap=True)
         with console.progress() as bar:
             task = bar.add_task("replaying", total=len(events) if isinstance(events, list) else None)
-            sent = replay(events, servers, decisions, fields=EventFields("id", "date"), partitions=partitions, progress=lambda n: bar.update(task, advance=n))
+            sent = replay(events, kafka, decisions, fields=EventFields("id", "date"), partitions=partitions, progress=lambda n: bar.update(task, advance=n))
         console.console.print(f"replayed {sent.sent:,} events at {sent.rate:,.0f} msg/s; monitoring to the end of the topic", soft_wrap=True)
         started = time.perf_counter()
-        execute(Job(spec=spec, input=KafkaInput(bootstrap=servers, topic=decisions, tail=False), output=KafkaOutput(bootstrap=servers, alerts=alerts)))
+        execute(
+            Job(
+                spec=spec,
+                input=KafkaInput(bootstrap=kafka.bootstrap, topic=decisions, tail=False),
+                output=KafkaOutput(bootstrap=kafka.bootstrap, alerts=alerts),
+                kafka_config=kafka_config,
+            )
+        )
         console.console.print(f"monitor finished in {time.perf_counter() - started:.1f} s; reading {alerts!r}", soft_wrap=True)
-        alert_records = list(subscribe(servers, alerts))
-        print_summary(list(subscribe(servers, estimates_topic(alerts))), alert_records, list(subscribe(servers, dead_letter_topic(alerts))))
+        alert_records = list(subscribe(kafka, alerts))
+        print_summary(list(subscribe(kafka, estimates_topic(alerts))), alert_records, list(subscribe(kafka, dead_letter_topic(alerts))))
         print_alerts(alert_records, as_json=False, title=f"Alerts read back from {alerts!r}")

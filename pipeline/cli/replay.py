@@ -9,6 +9,8 @@ from typing import Any
 import click
 from fairstream.cli import console
 from fairstream.cli.errors import reports_errors
+from fairstream.cli.kafka_options import kafka_options
+from fairstream.connectors.kafka_config import load_connection
 from fairstream.connectors.replay import EventFields
 from fairstream.connectors.replay import replay as replay_records
 from fairstream.events import Event, RawRecord
@@ -46,7 +48,7 @@ def count_records(path: str, fmt: str) -> int | None:
 
 @click.command()
 @click.argument("source", type=click.Path(dir_okay=False))
-@click.option("--bootstrap", required=True, help="Kafka bootstrap servers, HOST:PORT.")
+@kafka_options("Kafka bootstrap servers, HOST:PORT.")
 @click.option("--topic", default="decisions", show_default=True)
 @click.option("--format", "fmt", type=click.Choice(FORMATS), help="Input format; guessed from the file name when omitted.")
 @click.option("--spec", type=click.Path(dir_okay=False), help="Spec whose key and time fields (and CSV field types) to use; default key `id`, time `date`.")
@@ -54,8 +56,9 @@ def count_records(path: str, fmt: str) -> int | None:
 @click.option("--speed", type=click.FloatRange(min=0, min_open=True), help="Event-time seconds per wall-clock second (e.g. 86400 = a day per second).")
 @click.option("--as-fast-as-possible", "fast", is_flag=True, help="No pacing (the default when --speed is not given).")
 @reports_errors
-def replay(source: str, bootstrap: str, topic: str, fmt: str | None, spec: str | None, partitions: int, speed: float | None, fast: bool) -> None:
+def replay(source: str, bootstrap: str | None, kafka_config: str | None, topic: str, fmt: str | None, spec: str | None, partitions: int, speed: float | None, fast: bool) -> None:
     """Produce the events of SOURCE to a Kafka topic, keyed by the dependence key, with event time as the Kafka timestamp."""
+    kafka = load_connection(bootstrap, kafka_config)
     fmt = fmt or guess_format(source)
     records, fields = typed_records(source, fmt, spec)
     if isinstance(records, list):
@@ -66,7 +69,7 @@ def replay(source: str, bootstrap: str, topic: str, fmt: str | None, spec: str |
         task = bar.add_task(f"replaying to {topic}", total=total)
         result = replay_records(
             records,
-            bootstrap,
+            kafka,
             topic,
             fields=fields,
             partitions=partitions,

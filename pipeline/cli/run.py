@@ -8,9 +8,9 @@ from typing import Any
 import click
 from fairstream.cli import console
 from fairstream.cli.errors import reports_errors
+from fairstream.cli.kafka_options import file_or_kafka, kafka_options
 from fairstream.connectors.alerts import subscribe
 from fairstream.connectors.kafka import dead_letter_topic, estimates_topic
-from fairstream.errors import FairstreamError
 from fairstream.runner import FORMATS, FileInput, FileOutput, FileRun, Job, KafkaInput, KafkaOutput, execute, guess_format
 from fairstream.verdicts.summary import dead_letter_counts, final_rates, first_violations
 
@@ -53,7 +53,7 @@ def print_summary(estimates: list[dict[str, Any]], alerts: list[dict[str, Any]],
 @click.option("--input", "input_path", type=click.Path(dir_okay=False), help="CSV or JSON-lines file of events, or the ProPublica COMPAS CSV.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), help="Input file format; guessed from the file name when omitted.")
 @click.option("--out", "out_dir", default="out", show_default=True, type=click.Path(file_okay=False), help="With --input: directory for alerts.jsonl, estimates.jsonl, dead_letters.jsonl.")
-@click.option("--bootstrap", help="Kafka bootstrap servers, HOST:PORT: read --topic, write to --alerts.")
+@kafka_options("Kafka bootstrap servers, HOST:PORT: read --topic, write to --alerts.")
 @click.option("--topic", default="decisions", show_default=True, help="With --bootstrap: the topic of decision events.")
 @click.option("--alerts", "alerts_topic", default="fairness-alerts", show_default=True, help="With --bootstrap: alert topic (estimates go to <alerts>.estimates, dead letters to <alerts>.dlq).")
 @click.option("--until-end", is_flag=True, help="With --bootstrap: stop at the end of the topic instead of tailing it.")
@@ -69,6 +69,7 @@ def run(
     fmt: str | None,
     out_dir: str,
     bootstrap: str | None,
+    kafka_config: str | None,
     topic: str,
     alerts_topic: str,
     until_end: bool,
@@ -79,10 +80,9 @@ def run(
     processes: int,
 ) -> None:
     """Monitor SPEC over an input file (--input) or a Kafka topic (--bootstrap)."""
-    if (input_path is None) == (bootstrap is None):
-        raise FairstreamError("give exactly one of --input FILE or --bootstrap HOST:PORT")
+    kafka = file_or_kafka(input_path, bootstrap, kafka_config)
     started = time.perf_counter()
-    if input_path is not None:
+    if kafka is None:
         job = Job(
             spec=spec,
             input=FileInput(path=input_path, format=fmt or guess_format(input_path)),  # type: ignore[arg-type]
@@ -95,23 +95,23 @@ def run(
         print_summary(result.read("estimates.jsonl"), result.read("alerts.jsonl"), result.read("dead_letters.jsonl"))
         console.console.print(f"wrote alerts.jsonl, estimates.jsonl, dead_letters.jsonl to {out_dir} in {time.perf_counter() - started:.1f} s", soft_wrap=True)
         return
-    assert bootstrap is not None
     job = Job(
         spec=spec,
-        input=KafkaInput(bootstrap=bootstrap, topic=topic, tail=not until_end, give_up_after=give_up_after),
-        output=KafkaOutput(bootstrap=bootstrap, alerts=alerts_topic),
+        input=KafkaInput(bootstrap=kafka.bootstrap, topic=topic, tail=not until_end, give_up_after=give_up_after),
+        output=KafkaOutput(bootstrap=kafka.bootstrap, alerts=alerts_topic),
         recovery=recovery,
         snapshot_seconds=snapshot_every,
+        kafka_config=kafka_config,
     )
     if not until_end:
-        console.console.print(f"monitoring {topic!r} on {bootstrap}; alerts to {alerts_topic!r} (Ctrl-C to stop)", soft_wrap=True)
+        console.console.print(f"monitoring {topic!r} on {kafka}; alerts to {alerts_topic!r} (Ctrl-C to stop)", soft_wrap=True)
     try:
         execute(job, workers=workers, processes=processes)
     except KeyboardInterrupt:
         return
     print_summary(
-        list(subscribe(bootstrap, estimates_topic(alerts_topic))),
-        list(subscribe(bootstrap, alerts_topic)),
-        list(subscribe(bootstrap, dead_letter_topic(alerts_topic))),
+        list(subscribe(kafka, estimates_topic(alerts_topic))),
+        list(subscribe(kafka, alerts_topic)),
+        list(subscribe(kafka, dead_letter_topic(alerts_topic))),
     )
     console.console.print(f"read {topic!r} to its end in {time.perf_counter() - started:.1f} s; alerts are on {alerts_topic!r}", soft_wrap=True)

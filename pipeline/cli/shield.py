@@ -10,8 +10,8 @@ from typing import Any
 import click
 from fairstream.cli import console
 from fairstream.cli.errors import reports_errors
+from fairstream.cli.kafka_options import file_or_kafka, kafka_options
 from fairstream.cli.lazy import LazyGroup
-from fairstream.errors import FairstreamError
 from fairstream.report.shields import write_simulation
 from fairstream.runner import FORMATS, FileInput, FileOutput, FileRun, Job, KafkaInput, KafkaOutput, execute, guess_format
 from fairstream.shields import MonotoneFamily, Synthesis, Target, synthesize
@@ -136,19 +136,26 @@ def simulate_command(runs: int, steps: int, seed: int, out_dir: str, **options: 
 @click.option("--input", "input_path", type=click.Path(dir_okay=False), help="File of decision events (CSV or JSON lines).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), help="Input file format; guessed from the file name when omitted.")
 @click.option("--out", "out_dir", default="out", show_default=True, type=click.Path(file_okay=False), help="With --input: decisions_shielded.jsonl, alerts.jsonl (interventions), dead_letters.jsonl.")
-@click.option("--bootstrap", help="Kafka bootstrap servers: read --topic, shielded decisions to <topic>.shielded, interventions to --alerts.")
+@kafka_options("Kafka bootstrap servers: read --topic, shielded decisions to <topic>.shielded, interventions to --alerts.")
 @click.option("--topic", default="decisions", show_default=True)
 @click.option("--alerts", "alerts_topic", default="fairness-alerts", show_default=True)
 @click.option("--until-end", is_flag=True, help="With --bootstrap: stop at the end of the topic.")
 @reports_errors
-def run_command(spec: str, input_path: str | None, fmt: str | None, out_dir: str, bootstrap: str | None, topic: str, alerts_topic: str, until_end: bool) -> None:
+def run_command(
+    spec: str, input_path: str | None, fmt: str | None, out_dir: str, bootstrap: str | None, kafka_config: str | None, topic: str, alerts_topic: str, until_end: bool
+) -> None:
     """Put SPEC's shield on the decision path: every decision shielded, every flip reported as an intervention."""
-    if (input_path is None) == (bootstrap is None):
-        raise FairstreamError("give exactly one of --input FILE or --bootstrap HOST:PORT")
-    if input_path is not None:
+    kafka = file_or_kafka(input_path, bootstrap, kafka_config)
+    if kafka is None:
         job = Job(spec=spec, input=FileInput(path=input_path, format=fmt or guess_format(input_path)), output=FileOutput(out_dir=out_dir), shield=True)  # type: ignore[arg-type]
     else:
-        job = Job(spec=spec, input=KafkaInput(bootstrap=bootstrap, topic=topic, tail=not until_end), output=KafkaOutput(bootstrap=bootstrap, alerts=alerts_topic), shield=True)
+        job = Job(
+            spec=spec,
+            input=KafkaInput(bootstrap=kafka.bootstrap, topic=topic, tail=not until_end),
+            output=KafkaOutput(bootstrap=kafka.bootstrap, alerts=alerts_topic),
+            shield=True,
+            kafka_config=kafka_config,
+        )
     started = time.perf_counter()
     execute(job)
     if input_path is not None:

@@ -18,6 +18,7 @@ import pytest
 from fairstream.connectors.alerts import subscribe
 from fairstream.connectors.broker import LocalBroker
 from fairstream.connectors.kafka import estimates_topic, kafka_sink, record_encoder
+from fairstream.connectors.kafka_config import KafkaConnection
 from fairstream.connectors.replay import replay
 from fairstream.errors import ConnectorError
 from fairstream.runner import Job, KafkaInput, KafkaOutput, execute
@@ -188,7 +189,7 @@ def test_a_slow_reader_of_the_alert_topic_gets_everything(kafka_bootstrap, tmp_p
 def test_a_record_the_broker_does_not_acknowledge_stops_the_sink(tmp_path):
     """Undelivered output is an error, never a silent drop: the sink raises rather than letting the epoch (and its snapshot) pass."""
     with LocalBroker() as broker:
-        sink = kafka_sink(broker.bootstrap, "alerts", {"message.timeout.ms": "1500"}).build("write", 0, 1)
+        sink = kafka_sink(KafkaConnection(bootstrap=broker.bootstrap, properties={"message.timeout.ms": "1500"}), "alerts").build("write", 0, 1)
         encode = record_encoder("alerts")
         sink.write_batch([encode({"type": "fairness.violation", "monitor": "m", "alert_id": "1"})])  # reaches the broker
         os.kill(broker.process.pid, signal.SIGSTOP)
