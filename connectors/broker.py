@@ -68,6 +68,8 @@ class LocalBroker:
     port: int = field(default_factory=free_port)
     advertised: str | None = None
     """HOST:PORT the broker tells clients to connect to (default: its own listener), e.g. a TLS proxy in front of it."""
+    authentication: bool = False
+    """Require SASL (SCRAM) authentication of every client."""
     process: subprocess.Popen | None = None
     log_path: Path | None = None
 
@@ -89,6 +91,7 @@ class LocalBroker:
                 f"tcp://{self.advertised or f'127.0.0.1:{self.port}'}",
                 "--storage-engine",
                 "memory://tansu/",
+                *(["--authentication"] if self.authentication else []),
             ],
             stdout=log,
             stderr=subprocess.STDOUT,

@@ -39,6 +39,10 @@ class KafkaConnection(BaseModel):
         """A client's configuration: fairstream's `defaults` for that client, then the user's properties, then the servers."""
         return {"logger": LIBRDKAFKA, **(defaults or {}), **self.properties, BOOTSTRAP: self.bootstrap}
 
+    def __str__(self) -> str:
+        names = f" ({', '.join(sorted(self.properties))} set)" if self.properties else ""
+        return f"{self.bootstrap}{names}"
+
     def unreachable(self, error: BaseException, errors: ClientErrors, client: Any) -> ConnectorError:
         """The one-line error for a client that got no answer: the cause librdkafka reported (a refused certificate or
         password, a refused connection) where there was one, else the exception's text."""
@@ -72,10 +76,6 @@ class ClientErrors:
 def _text(error: BaseException) -> str:
     inner = error.args[0] if error.args else None
     return inner.str() if hasattr(inner, "str") else str(error)
-
-    def __str__(self) -> str:
-        names = f" ({', '.join(sorted(self.properties))} set)" if self.properties else ""
-        return f"{self.bootstrap}{names}"
 
 
 def as_connection(kafka: KafkaConnection | str) -> KafkaConnection:
