@@ -8,6 +8,8 @@ the real COMPAS events.
 
 from __future__ import annotations
 
+import logging
+
 import orjson
 import pytest
 from fairstream.connectors.compas import compas_events
@@ -225,8 +227,12 @@ def test_a_run_beyond_max_open_counts_evicted_trials_and_says_so(compas_jsonl, t
     spec["trial"]["max_open"] = 160
     path = tmp_path / "spec.yaml"
     path.write_text(yaml.safe_dump(spec))
-    with caplog.at_level("WARNING", logger="fairstream.trials"):
+    logger = logging.getLogger("fairstream.trials")  # heard here even where a CLI test routed `fairstream` to stderr
+    logger.addHandler(caplog.handler)
+    try:
         out = run_with(compas_jsonl, tmp_path, "bounded", str(path))
+    finally:
+        logger.removeHandler(caplog.handler)
     trials = out["estimates"][-1]["trials"]
     defendants = sum(1 for event in compas_jsonl if event["event"] == "SCREEN")
     assert trials["evicted"] > 6000 and trials["closed"] + trials["evicted"] == defendants
