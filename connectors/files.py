@@ -13,6 +13,7 @@ from bytewax.connectors.files import DirSink
 from bytewax.inputs import FixedPartitionedSource, StatefulSourcePartition
 from fairstream.errors import ConnectorError, InputError
 from fairstream.events import RawRecord
+from fairstream.lifecycle import stop_requested
 
 OUTPUT_FILES = ("alerts.jsonl", "dead_letters.jsonl", "decisions_shielded.jsonl", "estimates.jsonl")
 """The files `fairstream run` writes, records routed to them by type (sorted: bytewax indexes partitions in name order)."""
@@ -25,6 +26,8 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, int]):
         self._batch_size = batch_size
 
     def next_batch(self) -> list[RawRecord]:
+        if stop_requested():
+            raise StopIteration
         batch = [RawRecord(0, offset, payload) for offset, payload in zip(itertools.count(self._offset), itertools.islice(self._records, self._batch_size))]
         if not batch:
             raise StopIteration

@@ -14,6 +14,7 @@ from fairstream.connectors.broker_watch import BrokerWatch
 from fairstream.connectors.kafka_config import CONNECT_TIMEOUT, ClientErrors, KafkaConnection, as_connection
 from fairstream.errors import ConnectorError
 from fairstream.events import IDLE, RawRecord
+from fairstream.lifecycle import stop_requested
 
 log = logging.getLogger("fairstream.kafka")
 
@@ -93,7 +94,7 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, Any]):
         self._ended = False
 
     def next_batch(self) -> list[RawRecord]:
-        if self._ended:
+        if self._ended or stop_requested():
             raise StopIteration
         try:
             messages = self._inner.next_batch()
@@ -156,7 +157,7 @@ def kafka_source(
         [topic],
         tail=tail,
         batch_size=batch_size,
-        add_config={**CONSUMER_CONFIG, **kafka.properties},
+        add_config=kafka.client(CONSUMER_CONFIG),
         idle_after=idle_after if tail else None,
         watch=BrokerWatch(kafka, give_up_after=give_up_after) if tail else None,
     )

@@ -13,6 +13,7 @@ from bytewax.inputs import Source
 from bytewax.operators import StatefulLogic
 from bytewax.outputs import Sink
 from fairstream.events import IDLE, DeadLetter, Event, RawRecord
+from fairstream.lifecycle import stop_requested
 from fairstream.monitor import Monitor
 from fairstream.parse import RecordParser
 from fairstream.spec.plan import Plan
@@ -92,6 +93,8 @@ class _BucketLogic(StatefulLogic):
         return ([report] if report is not None else []), StatefulLogic.RETAIN
 
     def on_eof(self) -> tuple[list[Report], bool]:
+        if stop_requested():  # stopped, not ended: the open trials wait in the snapshot for the resumed run
+            return [], StatefulLogic.RETAIN
         report = self.bucket.finish()
         return ([report] if report is not None else []), StatefulLogic.RETAIN
 

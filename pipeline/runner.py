@@ -29,8 +29,9 @@ from fairstream.connectors.kafka import (
 )
 from fairstream.connectors.kafka_config import KafkaConnection, load_connection
 from fairstream.connectors.recovery import prepare_store
-from fairstream.errors import FairstreamError, raised_in_dataflow
+from fairstream.errors import FairstreamError, InputError, raised_in_dataflow
 from fairstream.flow import build_flow
+from fairstream.lifecycle import stopping
 from fairstream.shield_flow import build_shield_flow
 from fairstream.spec.load import load_plan
 from pydantic import BaseModel, ConfigDict, Field
@@ -150,10 +151,15 @@ def prepare(job: Job) -> None:
         partition_counts(kafka_of(job, job.input), [job.input.topic])
     if isinstance(job.output, FileOutput):
         out = Path(job.output.out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        if job.recovery is None:
-            for name in OUTPUT_FILES:
-                (out / name).unlink(missing_ok=True)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            if job.recovery is None:
+                for name in OUTPUT_FILES:
+                    (out / name).unlink(missing_ok=True)
+            (out / ".writable").touch()
+            (out / ".writable").unlink()
+        except OSError as err:
+            raise InputError(f"cannot write to the output directory {out}: {err.strerror}") from None
     else:
         alerts = job.output.alerts
         topics = {alerts: 1, dead_letter_topic(alerts): 1, estimates_topic(alerts): 1}
@@ -179,7 +185,7 @@ def execute(job: Job, *, workers: int = 1, processes: int = 1) -> None:
     if processes > 1:
         _run_processes(job, workers, processes)
         return
-    with _unwrapped():
+    with stopping(), _unwrapped():
         if workers > 1:
             cluster_main(job_flow(job), [], 0, worker_count_per_proc=workers, **_recovery(job))
         else:
@@ -187,8 +193,8 @@ def execute(job: Job, *, workers: int = 1, processes: int = 1) -> None:
 
 
 def run_worker(job: Job, addresses: list[str], index: int, workers: int) -> None:
-    """One process of a multi-process run."""
-    with _unwrapped():
+    """One process of a multi-process run (it stops, like the others, on SIGINT or SIGTERM)."""
+    with stopping(), _unwrapped():
         cluster_main(job_flow(job), addresses, index, worker_count_per_proc=workers, **_recovery(job))
 
 
@@ -246,8 +252,15 @@ def _run_processes(job: Job, workers: int, processes: int) -> None:
         )
         for index in range(processes)
     ]
+
+    def pass_on(signum: int) -> None:
+        for child in children:
+            if child.poll() is None:
+                child.send_signal(signum)
+
     try:
-        codes = [child.wait() for child in children]
+        with stopping(pass_on):
+            codes = [child.wait() for child in children]
     finally:
         for child in children:
             if child.poll() is None:

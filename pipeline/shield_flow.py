@@ -13,6 +13,7 @@ from bytewax.operators import StatefulLogic
 from bytewax.outputs import Sink
 from fairstream.errors import SpecError
 from fairstream.flow import parsed_stream
+from fairstream.lifecycle import stop_requested
 from fairstream.shields.order import EventOrder
 from fairstream.shields.runtime import ShieldRun
 from fairstream.spec.plan import Plan
@@ -33,6 +34,8 @@ class _ShieldLogic(StatefulLogic):
         return [letter.to_json() for letter in letters] + self._decide(released), StatefulLogic.RETAIN
 
     def on_eof(self) -> tuple[list[dict[str, Any]], bool]:
+        if stop_requested():  # stopped, not ended: decisions held for ordering wait in the snapshot
+            return [], StatefulLogic.RETAIN
         return self._decide(self.order.finish()), StatefulLogic.RETAIN
 
     def snapshot(self) -> tuple[EventOrder, ShieldRun]:

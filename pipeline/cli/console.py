@@ -19,6 +19,12 @@ def error(message: str) -> None:
     errors.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
 
 
+def stopped(signal_name: str | None, recovery: str | None) -> None:
+    """The one line a run stopped by a signal ends with."""
+    resume = f"; run it again with --recovery {recovery} to go on from here" if recovery else ""
+    errors.print(f"stopped on {signal_name}: every record read so far is processed and written{resume}", soft_wrap=True, markup=False)
+
+
 class _WarningLines(logging.Handler):
     """Log records as one `warning:` line each on stderr, prefixed with `prefix` (e.g. the library they come from)."""
 

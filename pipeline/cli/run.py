@@ -11,6 +11,8 @@ from fairstream.cli.errors import reports_errors
 from fairstream.cli.kafka_options import file_or_kafka, kafka_options
 from fairstream.connectors.alerts import subscribe
 from fairstream.connectors.kafka import dead_letter_topic, estimates_topic
+from fairstream.errors import InputError
+from fairstream.lifecycle import stopped_by
 from fairstream.runner import FORMATS, FileInput, FileOutput, FileRun, Job, KafkaInput, KafkaOutput, execute, guess_format
 from fairstream.verdicts.summary import dead_letter_counts, final_rates, first_violations
 
@@ -60,6 +62,7 @@ def print_summary(estimates: list[dict[str, Any]], alerts: list[dict[str, Any]],
 @click.option("--give-up-after", type=click.FloatRange(min=1), help="Tailing: exit with an error once the broker has not answered for this many seconds (default: keep retrying, reporting every 30 s).")
 @click.option("--recovery", type=click.Path(file_okay=False), help="Recovery store directory: resume from the last snapshot after a crash.")
 @click.option("--snapshot-every", default=2.0, show_default=True, type=click.FloatRange(min=0.1), help="Seconds between recovery snapshots.")
+@click.option("--allow-empty", is_flag=True, help="Exit 0 even when no record was accepted (by default that is an error).")
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1), help="Worker threads per process.")
 @click.option("--processes", default=1, show_default=True, type=click.IntRange(1), help="Cooperating worker processes.")
 @reports_errors
@@ -76,6 +79,7 @@ def run(
     give_up_after: float | None,
     recovery: str | None,
     snapshot_every: float,
+    allow_empty: bool,
     workers: int,
     processes: int,
 ) -> None:
@@ -90,28 +94,42 @@ def run(
             recovery=recovery,
             snapshot_seconds=snapshot_every,
         )
-        execute(job, workers=workers, processes=processes)
-        result = FileRun(job.output.out_dir)  # type: ignore[union-attr, arg-type]
-        print_summary(result.read("estimates.jsonl"), result.read("alerts.jsonl"), result.read("dead_letters.jsonl"))
-        console.console.print(f"wrote alerts.jsonl, estimates.jsonl, dead_letters.jsonl to {out_dir} in {time.perf_counter() - started:.1f} s", soft_wrap=True)
+    else:
+        job = Job(
+            spec=spec,
+            input=KafkaInput(bootstrap=kafka.bootstrap, topic=topic, tail=not until_end, give_up_after=give_up_after),
+            output=KafkaOutput(bootstrap=kafka.bootstrap, alerts=alerts_topic),
+            recovery=recovery,
+            snapshot_seconds=snapshot_every,
+            kafka_config=kafka_config,
+        )
+        if not until_end:
+            console.console.print(f"monitoring {topic!r} on {kafka}; alerts to {alerts_topic!r} (Ctrl-C to stop)", soft_wrap=True)
+    execute(job, workers=workers, processes=processes)
+    if stopped_by():
+        console.stopped(stopped_by(), recovery)
         return
-    job = Job(
-        spec=spec,
-        input=KafkaInput(bootstrap=kafka.bootstrap, topic=topic, tail=not until_end, give_up_after=give_up_after),
-        output=KafkaOutput(bootstrap=kafka.bootstrap, alerts=alerts_topic),
-        recovery=recovery,
-        snapshot_seconds=snapshot_every,
-        kafka_config=kafka_config,
+    if kafka is None:
+        result = FileRun(out_dir)
+        estimates, alerts, dead_letters = result.read("estimates.jsonl"), result.read("alerts.jsonl"), result.read("dead_letters.jsonl")
+        done = f"wrote alerts.jsonl, estimates.jsonl, dead_letters.jsonl to {out_dir} in {time.perf_counter() - started:.1f} s"
+    else:
+        estimates = list(subscribe(kafka, estimates_topic(alerts_topic)))
+        alerts, dead_letters = list(subscribe(kafka, alerts_topic)), list(subscribe(kafka, dead_letter_topic(alerts_topic)))
+        done = f"read {topic!r} to its end in {time.perf_counter() - started:.1f} s; alerts are on {alerts_topic!r}"
+    print_summary(estimates, alerts, dead_letters)
+    console.console.print(done, soft_wrap=True)
+    if not estimates and not allow_empty:
+        raise InputError(nothing_accepted(dead_letters))
+
+
+def nothing_accepted(dead_letters: list[dict[str, Any]]) -> str:
+    """Why a run that estimated nothing fails: every record rejected (by reason), or no record at all."""
+    counts = dead_letter_counts(dead_letters)
+    if not counts:
+        return "the input held no record to monitor; pass --allow-empty if that is expected"
+    reasons = ", ".join(f"{reason}: {count:,}" for reason, count in counts.items())
+    return (
+        f"no record was accepted: {sum(counts.values()):,} dead letter(s) ({reasons}); check --format, --topic and the spec's "
+        "input section, or pass --allow-empty if that is expected"
     )
-    if not until_end:
-        console.console.print(f"monitoring {topic!r} on {kafka}; alerts to {alerts_topic!r} (Ctrl-C to stop)", soft_wrap=True)
-    try:
-        execute(job, workers=workers, processes=processes)
-    except KeyboardInterrupt:
-        return
-    print_summary(
-        list(subscribe(kafka, estimates_topic(alerts_topic))),
-        list(subscribe(kafka, alerts_topic)),
-        list(subscribe(kafka, dead_letter_topic(alerts_topic))),
-    )
-    console.console.print(f"read {topic!r} to its end in {time.perf_counter() - started:.1f} s; alerts are on {alerts_topic!r}", soft_wrap=True)

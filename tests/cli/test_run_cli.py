@@ -86,3 +86,38 @@ def test_bad_spec_is_exit_code_2_and_names_the_field(specs_dir: Path, compas_csv
     assert result.stderr.rstrip("\n").endswith("got 1.5") and result.stderr.count("\n") == 1
     assert result.stdout == ""
     assert not (tmp_path / "out").exists()
+
+
+def test_a_run_that_accepts_no_record_fails_with_the_dead_letter_counts(compas_csv: Path, tmp_path: Path):
+    """The COMPAS CSV read as JSON lines (a wrong --format): every line a not_json dead letter, exit 1, unless --allow-empty."""
+    result = invoke("compas_equalized_odds", "--input", str(compas_csv), "--format", "jsonl", "--out", str(tmp_path / "out"))
+    lines = sum(1 for _ in compas_csv.open())
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"error: no record was accepted: {lines:,} dead letter(s) (not_json: {lines:,}); check --format, --topic and the "
+        "spec's input section, or pass --allow-empty if that is expected\n"
+    )
+    allowed = invoke("compas_equalized_odds", "--input", str(compas_csv), "--format", "jsonl", "--out", str(tmp_path / "out"), "--allow-empty")
+    assert allowed.exit_code == 0
+
+
+def test_an_empty_input_fails_unless_allowed(tmp_path: Path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    result = invoke("compas_equalized_odds", "--input", str(empty), "--out", str(tmp_path / "out"))
+    assert result.exit_code == 1 and result.stderr == "error: the input held no record to monitor; pass --allow-empty if that is expected\n"
+    assert invoke("compas_equalized_odds", "--input", str(empty), "--out", str(tmp_path / "out"), "--allow-empty").exit_code == 0
+
+
+def test_an_unwritable_output_directory_is_one_line_and_exit_code_1(compas_csv: Path, tmp_path: Path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    result = invoke("compas_equalized_odds", "--input", str(compas_csv), "--out", str(blocker / "out"))
+    assert result.exit_code == 1
+    assert result.stderr == f"error: cannot write to the output directory {blocker / 'out'}: Not a directory\n" and result.stdout == ""
+
+
+def test_a_file_and_a_kafka_together_are_a_usage_error(compas_csv: Path, tmp_path: Path):
+    result = invoke("compas_equalized_odds", "--input", str(compas_csv), "--bootstrap", "127.0.0.1:9092")
+    assert result.exit_code == 2
+    assert result.stderr == "error: give --input FILE or a Kafka (--bootstrap, --kafka-config), not both\n"
