@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import orjson
+
 from fairstream.connectors.kafka_config import CONNECT_TIMEOUT, ClientErrors, KafkaConnection, as_connection
 from fairstream.errors import ConnectorError
 

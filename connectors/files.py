@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 from bytewax.connectors.files import DirSink
 from bytewax.inputs import FixedPartitionedSource, StatefulSourcePartition
+
 from fairstream.errors import ConnectorError, InputError
 from fairstream.events import RawRecord
 from fairstream.lifecycle import stop_requested

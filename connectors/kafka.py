@@ -10,6 +10,7 @@ import orjson
 from bytewax.connectors.kafka import KafkaSinkMessage, KafkaSource
 from bytewax.inputs import StatefulSourcePartition
 from bytewax.outputs import DynamicSink, StatelessSinkPartition
+
 from fairstream.connectors.broker_watch import BrokerWatch
 from fairstream.connectors.kafka_config import CONNECT_TIMEOUT, ClientErrors, KafkaConnection, as_connection
 from fairstream.errors import ConnectorError

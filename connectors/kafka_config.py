@@ -10,8 +10,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from fairstream.errors import ConnectorError, UsageError
 from pydantic import BaseModel, ConfigDict, Field
+
+from fairstream.errors import ConnectorError, UsageError
 
 ENV_PREFIX = "FAIRSTREAM_KAFKA_"
 """FAIRSTREAM_KAFKA_BOOTSTRAP gives the servers; FAIRSTREAM_KAFKA_<PROPERTY> any property, dots written as underscores

@@ -15,6 +15,7 @@ from contextlib import closing
 from pathlib import Path
 
 from bytewax.recovery import init_db_dir
+
 from fairstream.errors import ConnectorError
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
+
 from fairstream.connectors.kafka import PRODUCER_CONFIG, ensure_topics
 from fairstream.connectors.kafka_config import KafkaConnection, as_connection
 from fairstream.errors import ConnectorError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import bytewax.operators as op
@@ -12,6 +12,7 @@ from bytewax.dataflow import Dataflow, Stream
 from bytewax.inputs import Source
 from bytewax.operators import StatefulLogic
 from bytewax.outputs import Sink
+
 from fairstream.events import IDLE, DeadLetter, Event, RawRecord
 from fairstream.lifecycle import stop_requested
 from fairstream.monitor import Monitor
@@ -121,7 +122,7 @@ def parsed_stream(flow: Dataflow, plan: Plan, source: Source, *, strings: bool) 
 
 
 def build_flow(
-    plan: Plan,
+    plans: Plan | Sequence[Plan],
     source: Source,
     sink: Sink,
     *,
@@ -129,19 +130,39 @@ def build_flow(
     strings: bool = False,
     encode: Callable[[dict[str, Any]], Any] | None = None,
 ) -> Dataflow:
-    """Source → parse → per-partition clock → trial buckets → per-monitor merge → sink.
+    """Source → parse → per-partition clock → trial buckets → per-monitor merge → sink, for one monitor or several.
 
-    `partitions` is the number of input partitions the watermark waits for; `strings` converts text
-    values (CSV) to the declared types; `encode` turns each output record (a dict) into the sink's item.
+    Several monitors (plans whose input, dead-letter and bucket sections agree, see `load_plans`) share the reading,
+    parsing and clock, so each event is read and parsed once; each monitor has its own trial buckets and merge.
+    `partitions` is the number of input partitions the watermark waits for; `strings` converts text values (CSV)
+    to the declared types; `encode` turns each output record (a dict) into the sink's item.
     """
-    spec = plan.spec
+    plans = [plans] if isinstance(plans, Plan) else list(plans)
+    first = plans[0]
+    spec = first.spec
     flow = Dataflow(spec.monitor.replace(".", "_"))
-    parsed = parsed_stream(flow, plan, source, strings=strings)
+    parsed = parsed_stream(flow, first, source, strings=strings)
     lateness, buckets = spec.input.lateness, spec.buckets
 
     def clock_logic(resume: PartitionClock | None) -> _ClockLogic:
-        clock = PartitionClock(-1, lateness, max_future=spec.input.max_future, max_ahead=spec.input.max_ahead, letter_record=plan.letter_record)
+        clock = PartitionClock(-1, lateness, max_future=spec.input.max_future, max_ahead=spec.input.max_ahead, letter_record=first.letter_record)
         return _ClockLogic(resume or clock, buckets)
+
+    clocked = op.key_rm("unkey-clock", op.stateful("clock", parsed, clock_logic))
+    # ("dead", DeadLetter) | ("bucket", "b<i>", (i, partition, [Event], high, idle))
+    split = op.branch("split-dead", clocked, lambda item: item[0] == "dead")
+    dead = op.map("dead-record", split.trues, lambda item: item[1].to_json())
+    to_buckets = op.map("key-bucket", split.falses, lambda item: item[1:])  # ("b<i>", (i, partition, [Event], high, idle))
+    monitored = [_monitor_steps(plan, to_buckets, partitions, "" if len(plans) == 1 else f"_{plan.spec.monitor.replace('.', '_')}") for plan in plans]
+    out = op.merge("outputs", *monitored, dead)
+    if encode is not None:
+        out = op.map("encode", out, encode)
+    op.output("write", out, sink)
+    return flow
+
+
+def _monitor_steps(plan: Plan, to_buckets: Stream[tuple[str, Any]], partitions: int, suffix: str) -> Stream[dict[str, Any]]:
+    """One monitor's trial buckets and merge over the shared bucket stream; `suffix` keeps the step ids of several apart."""
 
     def bucket_logic(resume: Bucket | None) -> _BucketLogic:
         return _BucketLogic(resume or _new_bucket(plan, partitions))
@@ -149,19 +170,9 @@ def build_flow(
     def monitor_logic(resume: Monitor | None) -> _MonitorLogic:
         return _MonitorLogic(resume or Monitor(plan.monitor))
 
-    clocked = op.key_rm("unkey-clock", op.stateful("clock", parsed, clock_logic))
-    # ("dead", DeadLetter) | ("bucket", "b<i>", (i, partition, [Event], high, idle))
-    split = op.branch("split-dead", clocked, lambda item: item[0] == "dead")
-    dead = op.map("dead-record", split.trues, lambda item: item[1].to_json())
-    to_buckets = op.map("key-bucket", split.falses, lambda item: item[1:])  # ("b<i>", (i, partition, [Event], high, idle))
-    reports = op.stateful("trials", to_buckets, bucket_logic)  # ("b<i>", Report)
-    to_monitor = op.map("key-monitor", reports, lambda item: ("monitor", item[1]))
-    records = op.key_rm("unkey-monitor", op.stateful("monitor", to_monitor, monitor_logic))  # record dict
-    out = op.merge("outputs", records, dead)
-    if encode is not None:
-        out = op.map("encode", out, encode)
-    op.output("write", out, sink)
-    return flow
+    reports = op.stateful(f"trials{suffix}", to_buckets, bucket_logic)  # ("b<i>", Report)
+    to_monitor = op.map(f"key-monitor{suffix}", reports, lambda item: ("monitor", item[1]))
+    return op.key_rm(f"unkey-monitor{suffix}", op.stateful(f"monitor{suffix}", to_monitor, monitor_logic))  # record dict
 
 
 def _new_bucket(plan: Plan, partitions: int) -> Bucket:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import orjson
+
 from fairstream.events import DeadLetter, Event, RawRecord
 from fairstream.redact import DEFAULT, LetterRecord
 from fairstream.spec.models import FieldType, InputSchema

@@ -15,6 +15,8 @@ import orjson
 from bytewax.dataflow import Dataflow
 from bytewax.recovery import RecoveryConfig
 from bytewax.testing import cluster_main, run_main
+from pydantic import BaseModel, ConfigDict, Field
+
 from fairstream.connectors.broker import free_ports
 from fairstream.connectors.compas import compas_records
 from fairstream.connectors.files import OUTPUT_FILES, RecordSource, csv_rows, jsonl_lines, output_sink
@@ -29,12 +31,12 @@ from fairstream.connectors.kafka import (
 )
 from fairstream.connectors.kafka_config import KafkaConnection, load_connection
 from fairstream.connectors.recovery import prepare_store
-from fairstream.errors import FairstreamError, InputError, raised_in_dataflow
+from fairstream.errors import FairstreamError, InputError, UsageError, raised_in_dataflow
 from fairstream.flow import build_flow
 from fairstream.lifecycle import stopping
 from fairstream.shield_flow import build_shield_flow
-from fairstream.spec.load import load_plan
-from pydantic import BaseModel, ConfigDict, Field
+from fairstream.spec.load import load_plans
+from fairstream.spec.plan import Plan
 
 InputFormat = Literal["compas", "csv", "jsonl"]
 FORMATS: tuple[InputFormat, ...] = ("compas", "csv", "jsonl")
@@ -79,7 +81,8 @@ class KafkaOutput(_Model):
 class Job(_Model):
     """Everything a worker process needs to build the same dataflow as its peers."""
 
-    spec: str
+    spec: str | list[str]
+    """A spec (path or bundled name), or several monitored together over one read of the input (a folder counts as its specs)."""
     input: Annotated[FileInput | KafkaInput, Field(discriminator="kind")]
     output: Annotated[FileOutput | KafkaOutput, Field(discriminator="kind")]
     recovery: str | None = None
@@ -122,9 +125,17 @@ def kafka_of(job: Job, end: FileInput | KafkaInput | FileOutput | KafkaOutput) -
     return load_connection(end.bootstrap, job.kafka_config)
 
 
+def job_plans(job: Job) -> list[Plan]:
+    """The job's monitors; a shield job has exactly one."""
+    plans = load_plans([job.spec] if isinstance(job.spec, str) else job.spec)
+    if job.shield and len(plans) > 1:
+        raise UsageError("a shield job puts one spec's shield on the decision path; give one spec")
+    return plans
+
+
 def job_flow(job: Job) -> Dataflow:
     """The dataflow of a job; every worker process builds it the same way."""
-    plan = load_plan(job.spec)
+    plans = job_plans(job)
     if isinstance(job.input, FileInput):
         source = RecordSource(records_of(job.input.path, job.input.format))
         partitions, strings = 1, job.input.format == "csv"
@@ -138,13 +149,14 @@ def job_flow(job: Job) -> Dataflow:
         shielded = f"{job.input.topic}.shielded" if isinstance(job.input, KafkaInput) else "decisions.shielded"
         give_up_after = job.input.give_up_after if isinstance(job.input, KafkaInput) else None
         sink, encode = kafka_sink(kafka_of(job, job.output), job.output.alerts, give_up_after=give_up_after), record_encoder(job.output.alerts, shielded)
-    build = build_shield_flow if job.shield else build_flow
-    return build(plan, source, sink, partitions=partitions, strings=strings, encode=encode)
+    if job.shield:
+        return build_shield_flow(plans[0], source, sink, partitions=partitions, strings=strings, encode=encode)
+    return build_flow(plans, source, sink, partitions=partitions, strings=strings, encode=encode)
 
 
 def prepare(job: Job) -> None:
-    """Checks and side effects that must happen once, before any worker starts: spec, input, output topics, recovery store."""
-    load_plan(job.spec)
+    """Checks and side effects that must happen once, before any worker starts: specs, input, output topics, recovery store."""
+    job_plans(job)
     if isinstance(job.input, FileInput):
         records_of(job.input.path, job.input.format)
     else:

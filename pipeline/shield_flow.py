@@ -11,6 +11,7 @@ from bytewax.dataflow import Dataflow
 from bytewax.inputs import Source
 from bytewax.operators import StatefulLogic
 from bytewax.outputs import Sink
+
 from fairstream.errors import SpecError
 from fairstream.flow import parsed_stream
 from fairstream.lifecycle import stop_requested

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from fairstream.paths import SHARED_DATA
 from fairstream.paths import SPECS_DIR as SPECS
 

@@ -13,9 +13,10 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
+from kafka.partitioner.default import murmur2
+
 from fairstream.connectors.synthetic.compas_like import DECILE_WEIGHTS, RACE_WEIGHTS, RACES, RECIDIVISM_BY_DECILE
 from fairstream.timefmt import DAY, SECOND, format_instant
-from kafka.partitioner.default import murmur2
 
 LATENESS_DAYS = 2
 """The allowed lateness of the specs these streams go with."""
@@ -144,6 +145,7 @@ def hard_hiring_decisions(seed: int, n: int = 3000) -> list[dict[str, Any]]:
 def compas_spec(path, *, window: bool = True) -> str:
     """The bundled COMPAS equalized-odds spec for the two large groups, with the lateness these streams need and, by default, a 120-day sliding window."""
     import yaml
+
     from fairstream.paths import SPECS_DIR
 
     spec = yaml.safe_load((SPECS_DIR / "compas_equalized_odds.yaml").read_text())

@@ -22,8 +22,8 @@ from fairlearn.metrics import (
     selection_rate,
     true_positive_rate,
 )
-from fairstream.runner import FileRun, run_file
 
+from fairstream.runner import FileRun, run_file
 from tests.conftest import SHARED_DATA
 
 COLUMNS = [

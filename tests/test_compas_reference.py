@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 import pytest
 import yaml
+
 from fairstream.runner import run_file
 
 PRIOR = 0.5

@@ -6,12 +6,12 @@ import hashlib
 
 import orjson
 import pytest
+
 from fairstream.events import DeadLetter, RawRecord
 from fairstream.parse import RecordParser
 from fairstream.redact import REDACTED, LetterRecord
 from fairstream.spec.load import parse_spec
 from fairstream.spec.plan import build_plan
-
 from tests.helpers import spec_dict
 
 PERSON = {"event": "SCREEN", "id": "17", "date": "2015-01-01", "race": "Other", "score": "high", "sex": "Female", "age": 23}

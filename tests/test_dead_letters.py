@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+
 from fairstream.cli import cli
 from fairstream.connectors.compas import compas_events
 from fairstream.runner import run_file
-
 from tests.test_compas_reference import without_emitted_at
 
 SPEC = "compas_equalized_odds.yaml"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fairstream.runner import run_file
 
+from fairstream.runner import run_file
 from tests.test_compas_reference import without_emitted_at
 
 SPEC = "compas_equalized_odds.yaml"

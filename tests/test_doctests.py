@@ -6,9 +6,10 @@ import doctest
 import importlib
 import pkgutil
 
+import pytest
+
 import fairstream
 import fairstream.connectors
-import pytest
 
 MODULES = sorted(
     info.name

@@ -7,8 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from fairlearn.metrics import MetricFrame, equalized_odds_difference, false_positive_rate, true_positive_rate
-from fairstream.runner import run_file
 
+from fairstream.runner import run_file
 from tests.test_compas_reference import CUTS, compas_trials, iso, write_variant
 
 SPEC = "compas_equalized_odds.yaml"

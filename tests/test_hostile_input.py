@@ -12,6 +12,9 @@ import logging
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from fairstream.connectors.compas import compas_events
 from fairstream.connectors.files import write_jsonl
 from fairstream.events import DeadLetter, Event, RawRecord
@@ -20,9 +23,6 @@ from fairstream.runner import run_file
 from fairstream.spec.load import load_plan, parse_spec
 from fairstream.timefmt import DAY, HOUR, MAX_TIME, MIN_TIME
 from fairstream.trials.clock import PartitionClock
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from tests.helpers import spec_dict
 from tests.test_compas_reference import without_emitted_at
 

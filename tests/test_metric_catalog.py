@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 import yaml
 from fairlearn.metrics import MetricFrame, demographic_parity_ratio, selection_rate
-from fairstream.runner import run_file
 from scipy import stats
 from sklearn.metrics import precision_score
 
+from fairstream.runner import run_file
 from tests.conftest import SHARED_DATA, SPECS
 from tests.test_compas_reference import compas_trials, iso, write_variant
 

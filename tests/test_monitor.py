@@ -8,7 +8,6 @@ from fairstream.monitor import Monitor
 from fairstream.timefmt import DAY
 from fairstream.trials.bucket import FINISHED, Report
 from fairstream.trials.outcomes import TickDelta
-
 from tests.helpers import plan_of
 
 

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
+
 from fairstream.timefmt import SECOND, format_instant
 
 START = datetime(2024, 1, 1, tzinfo=UTC)

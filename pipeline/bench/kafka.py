@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import orjson
 import yaml
+
 from fairstream.connectors.broker import LocalBroker
 from fairstream.connectors.kafka import CONSUMER_CONFIG, PRODUCER_CONFIG, ensure_topics, estimates_topic
 from fairstream.connectors.kafka_config import KafkaConnection, kafka_configured, load_connection

@@ -8,6 +8,7 @@ import orjson
 from bytewax.connectors.kafka import KafkaSinkMessage
 from bytewax.dataflow import Dataflow
 from bytewax.testing import run_main
+
 from fairstream.connectors.kafka import kafka_sink, kafka_source
 from fairstream.connectors.kafka_config import KafkaConnection, load_connection
 from fairstream.flow import parsed_stream

@@ -17,6 +17,7 @@ import bytewax.operators as op
 import orjson
 from bytewax.dataflow import Dataflow
 from bytewax.testing import run_main
+
 from fairstream.bench.sink import CountingSink
 from fairstream.connectors.files import RecordSource, jsonl_lines
 from fairstream.flow import build_flow, parsed_stream

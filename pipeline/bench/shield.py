@@ -13,6 +13,7 @@ from pathlib import Path
 import bytewax.operators as op
 from bytewax.dataflow import Dataflow
 from bytewax.testing import run_main
+
 from fairstream.bench.sink import CountingSink
 from fairstream.connectors.files import RecordSource, jsonl_lines, write_jsonl
 from fairstream.connectors.synthetic.hiring import hiring_decisions

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
 from fairstream.connectors.files import write_jsonl
 from fairstream.connectors.synthetic.compas_like import compas_like_events
 from fairstream.errors import FairstreamError, InputError

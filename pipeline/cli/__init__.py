@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import click
+
 from fairstream import __version__
 from fairstream.cli import console
 from fairstream.cli.lazy import LazyGroup

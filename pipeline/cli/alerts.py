@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 import orjson
+
 from fairstream.cli import console
 from fairstream.cli.errors import reports_errors
 from fairstream.cli.kafka_options import kafka_options

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import click
+
 from fairstream.cli.bench_detection import detection
 from fairstream.cli.bench_hiring import hiring
 from fairstream.cli.bench_kafka import kafka

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import click
+
 from fairstream.cli import console
 from fairstream.cli.errors import reports_errors
 from fairstream.studies.detection import MODES, PRIOR, run_detection

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import click
+
 from fairstream.bench.shield import measure_shield
 from fairstream.cli import console
 from fairstream.cli.errors import reports_errors

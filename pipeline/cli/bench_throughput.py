@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import click
+
 from fairstream.bench.throughput import PER_DAY, measure_throughput
 from fairstream.cli import console
 from fairstream.cli.errors import reports_errors

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import click
+
 from fairstream.cli import console
 from fairstream.cli.alerts import print_alerts
 from fairstream.cli.errors import reports_errors

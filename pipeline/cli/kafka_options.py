@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import click
+
 from fairstream.connectors.kafka_config import ENV_PREFIX, KafkaConnection, kafka_configured, load_connection
 from fairstream.errors import UsageError
 

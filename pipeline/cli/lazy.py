@@ -7,6 +7,7 @@ import importlib
 import sys
 
 import click
+
 from fairstream.cli import console
 
 EXTRAS = {"pandas": "studies", "sklearn": "studies"}

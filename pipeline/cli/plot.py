@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+
 from fairstream.cli import console
 from fairstream.cli.errors import reports_errors
 from fairstream.report.plot import plot_run
@@ -14,8 +15,9 @@ from fairstream.report.plot import plot_run
 @click.argument("out_dir", metavar="DIR", type=click.Path(file_okay=False))
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="PNG to write; DIR/fairness.png when omitted.")
 @click.option("--groups", "-g", multiple=True, metavar="GROUP", help="Draw only this group's line; repeat for several. Gaps still cover every group.")
+@click.option("--monitor", "-m", help="With a run of several monitors: the monitor to draw (DIR/fairness-MONITOR.png).")
 @reports_errors
-def plot(out_dir: str, output: str | None, groups: tuple[str, ...]) -> None:
+def plot(out_dir: str, output: str | None, groups: tuple[str, ...], monitor: str | None) -> None:
     """Draw per-group estimates and the gap between groups over event time from the output DIR of `fairstream run`."""
-    path = plot_run(Path(out_dir), Path(output) if output else None, groups=list(groups) or None)
+    path = plot_run(Path(out_dir), Path(output) if output else None, groups=list(groups) or None, monitor=monitor)
     console.console.print(f"wrote {path}", markup=False, soft_wrap=True)

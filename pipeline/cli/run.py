@@ -6,6 +6,7 @@ import time
 from typing import Any
 
 import click
+
 from fairstream.cli import console
 from fairstream.cli.errors import reports_errors
 from fairstream.cli.kafka_options import file_or_kafka, kafka_options
@@ -51,7 +52,7 @@ def print_summary(estimates: list[dict[str, Any]], alerts: list[dict[str, Any]],
 
 
 @click.command()
-@click.argument("spec", type=click.Path(dir_okay=False))
+@click.argument("specs", nargs=-1, required=True, type=click.Path())
 @click.option("--input", "input_path", type=click.Path(dir_okay=False), help="CSV or JSON-lines file of events, or the ProPublica COMPAS CSV.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), help="Input file format; guessed from the file name when omitted.")
 @click.option("--out", "out_dir", default="out", show_default=True, type=click.Path(file_okay=False), help="With --input: directory for alerts.jsonl, estimates.jsonl, dead_letters.jsonl.")
@@ -67,7 +68,7 @@ def print_summary(estimates: list[dict[str, Any]], alerts: list[dict[str, Any]],
 @click.option("--processes", default=1, show_default=True, type=click.IntRange(1), help="Cooperating worker processes.")
 @reports_errors
 def run(
-    spec: str,
+    specs: tuple[str, ...],
     input_path: str | None,
     fmt: str | None,
     out_dir: str,
@@ -83,7 +84,12 @@ def run(
     workers: int,
     processes: int,
 ) -> None:
-    """Monitor SPEC over an input file (--input) or a Kafka topic (--bootstrap)."""
+    """Monitor SPECS over an input file (--input) or a Kafka topic (--bootstrap).
+
+    Each SPEC is a spec file, a bundled spec's name or a folder of specs; several are monitored over one read of the
+    input, their alerts and estimates in the same outputs (each record names its monitor).
+    """
+    spec = specs[0] if len(specs) == 1 else list(specs)
     kafka = file_or_kafka(input_path, bootstrap, kafka_config)
     started = time.perf_counter()
     if kafka is None:
@@ -117,7 +123,13 @@ def run(
         estimates = list(subscribe(kafka, estimates_topic(alerts_topic)))
         alerts, dead_letters = list(subscribe(kafka, alerts_topic)), list(subscribe(kafka, dead_letter_topic(alerts_topic)))
         done = f"read {topic!r} to its end in {time.perf_counter() - started:.1f} s; alerts are on {alerts_topic!r}"
-    print_summary(estimates, alerts, dead_letters)
+    monitors = list(dict.fromkeys(record["monitor"] for record in [*estimates, *alerts]))
+    for monitor in monitors:
+        if len(monitors) > 1:
+            console.console.rule(f"monitor {monitor}")
+        print_summary([r for r in estimates if r["monitor"] == monitor], [r for r in alerts if r["monitor"] == monitor], dead_letters)
+    if not monitors:
+        print_summary([], [], dead_letters)
     console.console.print(done, soft_wrap=True)
     if not estimates and not allow_empty:
         raise InputError(nothing_accepted(dead_letters))

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+
 from fairstream.cli import console
 from fairstream.cli.errors import reports_errors
 from fairstream.cli.kafka_options import file_or_kafka, kafka_options

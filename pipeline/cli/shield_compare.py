@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import click
+
 from fairstream.cli import console
 from fairstream.cli.errors import reports_errors
 from fairstream.report.shield_comparison import write_comparison

@@ -6,6 +6,7 @@ import json
 import sys
 
 import click
+
 from fairstream.cli import console
 from fairstream.errors import SpecError
 from fairstream.spec.load import load_plan

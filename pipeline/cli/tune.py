@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 import orjson
+
 from fairstream.cli import console
 from fairstream.cli.errors import reports_errors
 from fairstream.connectors.synthetic.seminar import ALGORITHMS

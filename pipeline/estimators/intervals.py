@@ -12,8 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from fairstream.errors import InsufficientData
 from scipy import optimize, special, stats
+
+from fairstream.errors import InsufficientData
 
 Interval = tuple[float, float]
 

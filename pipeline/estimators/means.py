@@ -6,8 +6,9 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-from fairstream.errors import InsufficientData
 from scipy import stats
+
+from fairstream.errors import InsufficientData
 
 Sides = Literal["both", "lower", "upper"]
 

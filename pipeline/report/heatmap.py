@@ -6,7 +6,6 @@ import math
 from pathlib import Path
 
 import numpy as np
-from fairstream.studies.tuning import FAIR, UNFAIR, Tuning, ratio_label
 from matplotlib import colormaps
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -14,6 +13,8 @@ from matplotlib.colors import Colormap, LogNorm, Normalize
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from matplotlib.ticker import NullFormatter
+
+from fairstream.studies.tuning import FAIR, UNFAIR, Tuning, ratio_label
 
 SIZE = (16, 9)
 DPI = 100

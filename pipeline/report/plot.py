@@ -9,8 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from fairstream.errors import InputError
-from fairstream.verdicts.alerts import RECOVERED, VIOLATION
 from matplotlib import colormaps
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -19,12 +17,17 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from fairstream.errors import InputError
+from fairstream.verdicts.alerts import RECOVERED, VIOLATION
+
 MAX_PARTS = 8
 COLUMNS = 4
 SIZE = (16, 9)
 DPI = 100
 
 NO_ESTIMATES = "no estimates in {dir}; run `fairstream run SPEC --input FILE --out DIR` first"
+SEVERAL_MONITORS = "{dir} holds the estimates of several monitors ({monitors}): choose one with --monitor"
+UNKNOWN_MONITOR = "no monitor {monitor!r} in {dir}; its monitors: {monitors}"
 NOT_JSON = "{path}:{line}: not a JSON record; was it written by `fairstream run`?"
 UNKNOWN_GROUP = "unknown group {group!r} in {path}; known groups: {known}"
 
@@ -53,13 +56,21 @@ class PartSeries:
         return -math.inf if math.isnan(self.gaps[-1]) else self.gaps[-1]
 
 
-def plot_run(out_dir: Path, png_path: Path | None = None, *, groups: list[str] | None = None) -> Path:
-    """Read `estimates.jsonl` and `alerts.jsonl` in `out_dir`, draw them and write a 1600×900 PNG (`out_dir/fairness.png`)."""
+def plot_run(out_dir: Path, png_path: Path | None = None, *, groups: list[str] | None = None, monitor: str | None = None) -> Path:
+    """Read `estimates.jsonl` and `alerts.jsonl` in `out_dir`, draw them and write a 1600×900 PNG (`out_dir/fairness.png`,
+    or `fairness-<monitor>.png` for one `monitor` of a run of several)."""
     out_dir = Path(out_dir)
     estimates = read_records(out_dir / "estimates.jsonl")
     if not estimates:
         raise InputError(NO_ESTIMATES.format(dir=out_dir))
-    alerts = read_records(out_dir / "alerts.jsonl")
+    monitors = list(dict.fromkeys(record["monitor"] for record in estimates))
+    if monitor is None and len(monitors) > 1:
+        raise InputError(SEVERAL_MONITORS.format(dir=out_dir, monitors=", ".join(monitors)))
+    if monitor is not None and monitor not in monitors:
+        raise InputError(UNKNOWN_MONITOR.format(monitor=monitor, dir=out_dir, monitors=", ".join(monitors)))
+    chosen = monitor or monitors[0]
+    estimates = [record for record in estimates if record["monitor"] == chosen]
+    alerts = [record for record in read_records(out_dir / "alerts.jsonl") if record.get("monitor") == chosen]
     series = part_series(estimates)
     if groups:
         known = sorted({g for part in series for g in part.estimates})
@@ -68,7 +79,7 @@ def plot_run(out_dir: Path, png_path: Path | None = None, *, groups: list[str] |
                 raise InputError(UNKNOWN_GROUP.format(group=group, path=out_dir / "estimates.jsonl", known=", ".join(known)))
     shown = largest_final_gaps(series, MAX_PARTS)
     figure = draw(shown, alerts_by_part(alerts), title=figure_title(estimates[-1], len(shown), len(series)), groups=groups)
-    png_path = Path(png_path) if png_path else out_dir / "fairness.png"
+    png_path = Path(png_path) if png_path else out_dir / ("fairness.png" if len(monitors) == 1 else f"fairness-{chosen}.png")
     png_path.parent.mkdir(parents=True, exist_ok=True)
     FigureCanvasAgg(figure).print_png(png_path)
     return png_path

@@ -6,10 +6,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from fairstream.report.shields import DPI, S_COLOR, SIZE, write_png
-from fairstream.studies.shields import KAPPA, SHIELDS, Comparison
 from matplotlib import colormaps
 from matplotlib.figure import Figure
+
+from fairstream.report.shields import DPI, S_COLOR, SIZE, write_png
+from fairstream.studies.shields import KAPPA, SHIELDS, Comparison
 
 SHIELD_COLORS = dict(zip(SHIELDS, colormaps["tab10"].colors, strict=False))
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from fairstream.shields.simulation import Simulation
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+
+from fairstream.shields.simulation import Simulation
 
 SIZE = (16, 9)
 DPI = 100

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
+
 from fairstream.shields.baseline import check_decision, check_groups, is_first
 from fairstream.shields.errors import ShieldError
 

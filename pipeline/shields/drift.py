@@ -12,11 +12,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
+
 from fairstream.shields.errors import ShieldError
 
 if TYPE_CHECKING:
-    from fairstream.shields.energy import Energy
     from numpy.typing import ArrayLike
+
+    from fairstream.shields.energy import Energy
 
 Domain = tuple[float, float]
 ONE_GROUP: Domain = (0.0, 1.0)

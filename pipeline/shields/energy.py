@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
+from numpy.typing import ArrayLike
+
 from fairstream.shields.drift import ONE_GROUP, Domain, required_energy
 from fairstream.shields.errors import ShieldError
 from fairstream.shields.target import Target
-from numpy.typing import ArrayLike
 
 STEEPNESS: tuple[float, float] = (0.0, 1.0)
 """Range of the index α of `MonotoneFamily`: α = 0 is its gentlest member, α = 1 its steepest."""

@@ -25,6 +25,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+
 from fairstream.shields.arrivals import ArrivalModel
 from fairstream.shields.baseline import check_cost, check_decision, check_groups, flip_verdict, is_first, merge, total
 from fairstream.shields.errors import ShieldError

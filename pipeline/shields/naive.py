@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
+
 from fairstream.shields.baseline import check_decision, check_groups, flip_verdict, is_first
 from fairstream.shields.errors import ShieldError
 from fairstream.shields.shield import Counts, GroupCounts, Verdict

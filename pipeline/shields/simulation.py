@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
 from fairstream.shields.drift import fixpoint
 from fairstream.shields.energy import MonotoneEnergy
 from fairstream.shields.target import Target

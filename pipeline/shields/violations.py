@@ -11,11 +11,12 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import special
+
 from fairstream.shields.drift import ONE_GROUP, bias, fixpoint
 from fairstream.shields.energy import Energy
 from fairstream.shields.errors import ShieldError
 from fairstream.shields.target import Target
-from scipy import special
 
 BAD_HORIZON = "horizon T must be an integer ≥ the burn-in τ = {burn_in}; got {horizon!r}; the violations are counted over [τ, T]"
 NOT_ONE_GROUP = "the violation measures are for one group (domain [0, 1]); got domain {domain}; build the energy with the default domain"

@@ -7,11 +7,12 @@ from pathlib import Path
 from typing import Any, get_args
 
 import yaml
+from pydantic import BaseModel, ValidationError
+
 from fairstream.errors import SpecError
 from fairstream.paths import SPECS_DIR
 from fairstream.spec.models import Spec
 from fairstream.spec.plan import Plan, build_plan
-from pydantic import BaseModel, ValidationError
 
 
 def _location(loc: tuple[Any, ...]) -> str:
@@ -114,3 +115,39 @@ def load_plan(path: str | Path) -> Plan:
     """Load, validate and compile a spec file; raises `SpecError` listing every problem."""
     source = str(path)
     return build_plan(parse_spec(read_yaml(path), source), source)
+
+
+SHARED_SECTIONS = ("input", "dead_letters", "buckets")
+"""What the monitors of one job share, since the events are read, parsed, clocked and split into buckets once."""
+
+
+def spec_files(names: list[str] | tuple[str, ...]) -> list[Path]:
+    """Spec files by path or bundled name, a folder standing for the `*.yaml` files in it (in name order)."""
+    files: list[Path] = []
+    for name in names:
+        path = find_spec(name)
+        files.extend(sorted(path.glob("*.y*ml")) if path.is_dir() else [path])
+    return files
+
+
+def load_plans(names: list[str] | tuple[str, ...]) -> list[Plan]:
+    """Load several specs for one job: each must be valid, their names distinct, and their shared sections equal
+    (the first spec that disagrees with the first one is named with it)."""
+    files = spec_files(names)
+    if not files:
+        raise SpecError(", ".join(names), [("", "no spec file there")])
+    plans = [load_plan(path) for path in files]
+    first, first_file = plans[0].spec, files[0]
+    seen: dict[str, Path] = {}
+    for plan, path in zip(plans, files, strict=True):
+        name = plan.spec.monitor
+        if name in seen:
+            raise SpecError(f"{seen[name]} and {path}", [("monitor", f"both specs name their monitor {name!r}; names must differ")])
+        seen[name] = path
+        for section in SHARED_SECTIONS:
+            if getattr(plan.spec, section) != getattr(first, section):
+                raise SpecError(
+                    f"{first_file} and {path}",
+                    [(section, f"monitors of one job read the same events, so their {section} sections must be equal")],
+                )
+    return plans

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fairstream.timefmt import DAY, HOUR, format_duration, parse_duration
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, model_validator
+
+from fairstream.timefmt import DAY, HOUR, format_duration, parse_duration
 
 Duration = Annotated[
     int,

@@ -18,6 +18,7 @@ from functools import partial
 from typing import Any
 
 import numpy as np
+
 from fairstream.connectors.synthetic.hiring import hiring_decisions
 from fairstream.spec.plan import Plan
 from fairstream.studies.hiring import FAIR, UNFAIR, Run, hiring_plan, summarize_run

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from fairstream.connectors.synthetic.hiring import hiring_decisions
 from fairstream.paths import SPECS_DIR
 from fairstream.spec.plan import Plan

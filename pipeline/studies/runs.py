@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from bytewax.testing import TestingSink, run_main
+
 from fairstream.connectors.files import RecordSource
 from fairstream.flow import build_flow
 from fairstream.spec.load import parse_spec, read_yaml

@@ -11,6 +11,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import train_test_split
+from sklearn.preprocessing import StandardScaler
+
 from fairstream.errors import InputError
 from fairstream.paths import SHARED_DATA
 from fairstream.shields import (
@@ -24,9 +28,6 @@ from fairstream.shields import (
     Target,
     uniform,
 )
-from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import train_test_split
-from sklearn.preprocessing import StandardScaler
 
 
 @dataclass(frozen=True)

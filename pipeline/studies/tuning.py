@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from fairstream.connectors.synthetic.seminar import ALGORITHMS, seminar_events
 from fairstream.monitor import STANDARDIZED
 from fairstream.paths import SPECS_DIR

@@ -6,6 +6,7 @@ import itertools
 
 import orjson
 import pytest
+
 from fairstream.connectors.files import write_jsonl
 from fairstream.connectors.synthetic.compas_like import RACES, compas_like_events
 from fairstream.events import Event, RawRecord

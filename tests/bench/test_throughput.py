@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from fairstream.bench.throughput import SPEC, FlowResult, Run, ThroughputResult, measure_throughput
 
 EVENTS = 20_000

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from click.testing import CliRunner
+
 from fairstream.cli import cli
 
 ENV = {"NO_COLOR": "1", "COLUMNS": "160"}

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from fairstream.cli import cli
 
+from fairstream.cli import cli
 from tests.test_compas_reference import (
     CONFIDENCE,
     CUTS,

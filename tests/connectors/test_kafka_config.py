@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import pytest
+
 from fairstream.connectors.kafka_config import load_connection, read_properties
 from fairstream.errors import UsageError
 

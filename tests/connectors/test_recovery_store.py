@@ -13,6 +13,7 @@ from bytewax.dataflow import Dataflow
 from bytewax.inputs import AbortExecution, FixedPartitionedSource, StatefulSourcePartition
 from bytewax.recovery import RecoveryConfig
 from bytewax.testing import TestingSink, run_main
+
 from fairstream.connectors.recovery import prepare_store, resume_epoch
 
 CRASH = "crash"

@@ -7,6 +7,7 @@ import pickle
 
 import numpy as np
 import pytest
+
 from fairstream.estimators import GapBet, PairQueue, log_wealth_paths
 from fairstream.estimators.betting import BAD_EPSILON, BAD_OUTCOME
 

@@ -6,6 +6,7 @@ import pickle
 
 import numpy as np
 import pytest
+
 from fairstream.errors import InsufficientData
 from fairstream.estimators import Rate, map_estimate
 

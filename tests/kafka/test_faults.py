@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from fairstream.connectors.alerts import subscribe
 from fairstream.connectors.broker import LocalBroker
 from fairstream.connectors.kafka import estimates_topic, kafka_sink, record_encoder
@@ -22,7 +23,6 @@ from fairstream.connectors.kafka_config import KafkaConnection
 from fairstream.connectors.replay import replay
 from fairstream.errors import ConnectorError
 from fairstream.runner import Job, KafkaInput, KafkaOutput, execute
-
 from tests.conftest import SPECS
 from tests.kafka.outputs import distinct, kafka_outputs, position_free
 from tests.streams import compas_spec, hard_compas_events

@@ -9,10 +9,10 @@ import time
 import orjson
 import pytest
 from confluent_kafka import Producer
+
 from fairstream.connectors.alerts import subscribe
 from fairstream.connectors.kafka import PRODUCER_CONFIG, dead_letter_topic, ensure_topics
 from fairstream.errors import ConnectorError
-
 from tests.conftest import SPECS
 
 pytestmark = pytest.mark.kafka

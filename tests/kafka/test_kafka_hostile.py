@@ -11,11 +11,11 @@ from datetime import date, timedelta
 
 import orjson
 import pytest
+
 from fairstream.connectors.compas import compas_events
 from fairstream.connectors.files import write_jsonl
 from fairstream.connectors.replay import replay
 from fairstream.runner import run_file
-
 from tests.kafka.outputs import distinct, kafka_outputs, without_emitted_at
 from tests.test_hostile_input import spec_with
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
+
 from fairstream.connectors.alerts import subscribe
 from fairstream.connectors.compas import compas_events
 from fairstream.connectors.kafka import dead_letter_topic, estimates_topic
 from fairstream.connectors.replay import replay
 from fairstream.runner import Job, KafkaInput, KafkaOutput, execute, run_file
-
 from tests.conftest import SPECS
 
 pytestmark = pytest.mark.kafka

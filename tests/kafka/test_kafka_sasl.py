@@ -11,9 +11,9 @@ import sys
 import time
 
 import pytest
+
 from fairstream.connectors.broker import LocalBroker
 from fairstream.runner import Job, KafkaInput, KafkaOutput, job_flow
-
 from tests.conftest import SHARED_DATA
 
 pytestmark = pytest.mark.kafka

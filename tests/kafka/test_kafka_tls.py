@@ -12,8 +12,8 @@ import time
 import orjson
 import pytest
 import trustme
-from fairstream.runner import run_file
 
+from fairstream.runner import run_file
 from tests.conftest import SPECS
 from tests.kafka.outputs import without_emitted_at
 from tests.kafka.tls import TlsBroker

@@ -4,11 +4,11 @@ and the monitor on the shielded topic sees the demographic-parity gap inside its
 from __future__ import annotations
 
 import pytest
+
 from fairstream.connectors.alerts import subscribe
 from fairstream.connectors.replay import EventFields, replay
 from fairstream.connectors.synthetic.hiring import hiring_decisions
 from fairstream.runner import Job, KafkaInput, KafkaOutput, execute
-
 from tests.conftest import SPECS
 
 pytestmark = pytest.mark.kafka

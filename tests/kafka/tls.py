@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 
 import trustme
+
 from fairstream.connectors.broker import LocalBroker, free_port
 
 

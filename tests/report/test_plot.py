@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from matplotlib.image import imread
+
 from fairstream.cli import cli
 from fairstream.report.plot import draw, figure_title, largest_final_gaps, part_series, violated_spans
 from fairstream.runner import run_file
-from matplotlib.image import imread
 
 ENV = {"NO_COLOR": "1", "COLUMNS": "80"}
 

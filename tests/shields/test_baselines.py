@@ -10,6 +10,7 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
+
 from fairstream.shields.arrivals import ArrivalModel, confidence_cost
 from fairstream.shields.baseline import BAD_DRAW, UNKNOWN_GROUP, total
 from fairstream.shields.errors import ShieldError

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from fairstream.shields import (
     Exponential,
     MonotoneEnergy,
@@ -17,7 +18,6 @@ from fairstream.shields import (
     required_energy,
 )
 from fairstream.shields import drift as drift_module
-
 from tests.shields.chain import simulate
 
 TARGET = Target(50, running=(0.4, 0.6), limit=(0.45, 0.55))

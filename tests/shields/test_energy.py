@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from fairstream.shields import (
     ONE_GROUP,
     TWO_GROUPS,
@@ -17,8 +20,6 @@ from fairstream.shields import (
     required_energy,
 )
 from fairstream.shields import energy as energy_module
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 TARGET = Target(50, running=(0.4, 0.6), limit=(0.45, 0.55))
 

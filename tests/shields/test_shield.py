@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy import stats
+
 from fairstream.shields import (
     AdaptiveShield,
     EnergyShield,
@@ -16,8 +18,6 @@ from fairstream.shields import (
     uniform,
 )
 from fairstream.shields.shield import AdaptiveCounts, Counts, GroupCounts
-from scipy import stats
-
 from tests.shields.chain import simulate
 
 TARGET = Target(50, running=(0.4, 0.6), limit=(0.45, 0.55))

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import yaml
 from bytewax.testing import TestingSink, run_main
+
 from fairstream.connectors.files import RecordSource
 from fairstream.connectors.synthetic.hiring import hiring_decisions
 from fairstream.shield_flow import build_shield_flow
 from fairstream.shields.runtime import INTERVENTION, SHIELDED
 from fairstream.spec.load import load_plan, read_yaml
-
 from tests.conftest import SPECS
 
 SHIELD = {
@@ -74,6 +74,7 @@ def test_events_out_of_order_within_the_lateness_are_shielded_in_event_time_orde
 
 def test_the_scalar_energy_the_shield_calls_equals_the_vectorized_one():
     import numpy as np
+
     from fairstream.shields import MonotoneEnergy, Target
 
     cases = [(0.3, (0.0, 1.0), (0.4, 0.6), (0.45, 0.55)), (0.7, (0.0, 1.0), (0.4, 0.6), (0.45, 0.55)),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from fairstream.shields import MonotoneFamily, ShieldError, Target, synthesize, tail_bound, violations
 from fairstream.shields import synthesis as synthesis_module
 

@@ -8,8 +8,8 @@ import time
 
 import numpy as np
 import pytest
-from fairstream.shields import MonotoneEnergy, MonotoneFamily, Polynomial, ShieldError, Target, tail_bound, violations
 
+from fairstream.shields import MonotoneEnergy, MonotoneFamily, Polynomial, ShieldError, Target, tail_bound, violations
 from tests.shields.chain import simulate
 
 TARGET = Target(50, running=(0.4, 0.6), limit=(0.45, 0.55))

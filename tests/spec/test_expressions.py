@@ -6,10 +6,11 @@ import operator
 import pickle
 
 import pytest
-from fairstream.errors import ExpressionError
-from fairstream.spec.expressions import Expression, compile_expression
 from hypothesis import given
 from hypothesis import strategies as st
+
+from fairstream.errors import ExpressionError
+from fairstream.spec.expressions import Expression, compile_expression
 
 TYPES = {
     "age": "number",

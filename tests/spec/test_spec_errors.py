@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
+
 from fairstream.cli import cli
 from fairstream.errors import SpecError
 from fairstream.spec.load import load_plan
-
 from tests.conftest import SPECS
 
 BASE = yaml.safe_load((SPECS / "compas_equalized_odds.yaml").read_text())

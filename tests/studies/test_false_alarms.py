@@ -18,6 +18,7 @@ from functools import partial
 from typing import Any
 
 import pytest
+
 from fairstream.connectors.synthetic.hiring import hiring_decisions
 from fairstream.events import RawRecord
 from fairstream.monitor import Monitor, MonitorConfig

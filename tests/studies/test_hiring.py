@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+
 from fairstream.connectors.synthetic.hiring import count_by_gender, hiring_decisions
 from fairstream.spec.load import load_plan
 from fairstream.studies.hiring import SPEC_PATH, Run, hiring_plan, monitor_records, run_study, summarize, summarize_run

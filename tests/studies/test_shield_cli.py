@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from matplotlib.image import imread
+
 from fairstream.cli import cli
 from fairstream.shields import Counts, EnergyShield, MonotoneFamily, Target, synthesize
 from fairstream.shields.simulation import shield_paths
 from fairstream.shields.synthesis import NONE_MEETS
 from fairstream.studies.shields import SHIELDS, compare, parity_path
-from matplotlib.image import imread
 
 ENV = {"NO_COLOR": "1", "COLUMNS": "120"}
 TARGET = ["--p", "0.3", "--running", "0.4,0.6", "--limit", "0.45,0.55", "--burn-in", "50"]

@@ -8,11 +8,12 @@ import numpy as np
 import orjson
 import pytest
 from click.testing import CliRunner
+from matplotlib.image import imread
+
 from fairstream.cli import cli
 from fairstream.connectors.synthetic.seminar import ALGORITHMS, seminar_events
 from fairstream.studies.runs import monitor_records, tuned_plan
 from fairstream.studies.tuning import SPEC_PATH, Counts, alerts, counts_of, run_tuning, triggers, verdicts
-from matplotlib.image import imread
 
 ENV = {"NO_COLOR": "1", "COLUMNS": "120"}
 POINTS = [(10.0, 0.1), (30.0, 0.085)]

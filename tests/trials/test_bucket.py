@@ -8,7 +8,6 @@ from fairstream.events import Event
 from fairstream.timefmt import DAY
 from fairstream.trials.bucket import Bucket
 from fairstream.trials.layout import PROFILE_LIMIT
-
 from tests.helpers import plan_of, recid, screen
 
 

@@ -4,6 +4,7 @@ import random
 import zlib
 
 import pytest
+
 from fairstream.events import Event
 from fairstream.trials.clock import PartitionClock
 

@@ -6,9 +6,10 @@ import gc
 import pickle
 from collections import Counter
 
-from fairstream.trials.closing import CloseSchedule
 from hypothesis import given
 from hypothesis import strategies as st
+
+from fairstream.trials.closing import CloseSchedule
 
 close_times = st.lists(st.integers(0, 50), max_size=60)
 limits = st.lists(st.integers(0, 60), max_size=8)

@@ -9,6 +9,7 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+
 from fairstream.paths import PROJECT_ROOT
 
 HOT_PATHS = {"fairstream.trials.folds": "folds.py", "fairstream.trials.table": "table.pyx"}

@@ -7,13 +7,13 @@ import random
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 import fairstream.trials.folds as folds
 import fairstream.trials.layout as layout_module
-import pytest
 from fairstream.events import Event
 from fairstream.timefmt import DAY
 from fairstream.trials.layout import TrialLayout
-
 from tests.helpers import plan_of
 
 SOURCE = Path(folds.__file__).with_name("folds.py")

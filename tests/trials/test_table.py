@@ -7,13 +7,13 @@ import pickle
 import random
 from collections import Counter
 
+import pytest
+
 import fairstream.trials.bucket as bucket_module
 import fairstream.trials.layout as layout_module
-import pytest
 from fairstream.events import Event
 from fairstream.timefmt import DAY
 from fairstream.trials.bucket import Bucket, Report
-
 from tests.helpers import plan_of
 
 TIMED = {"trial": {"opens_on": ["SCREEN"], "close_after": "730d", "close_on": None}}

@@ -11,7 +11,6 @@ from concurrent.futures import ThreadPoolExecutor
 from fairstream.timefmt import DAY
 from fairstream.trials.bucket import Bucket
 from fairstream.trials.folds import MEMO_LIMIT, PROFILE_LIMIT
-
 from tests.helpers import plan_of, recid, screen, spec_dict
 
 

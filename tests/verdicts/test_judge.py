@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from fairstream.estimators import INTERVALS, GapBet
 from fairstream.verdicts.judge import VerdictRule, judge
 
