@@ -11,6 +11,7 @@ from bytewax.connectors.kafka import KafkaSinkMessage, KafkaSource
 from bytewax.inputs import StatefulSourcePartition
 from bytewax.outputs import DynamicSink, StatelessSinkPartition
 
+from fairstream import metrics
 from fairstream.connectors.broker_watch import BrokerWatch
 from fairstream.connectors.kafka_config import CONNECT_TIMEOUT, ClientErrors, KafkaConnection, as_connection
 from fairstream.errors import ConnectorError
@@ -93,6 +94,20 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, Any]):
         self._last_message = time.monotonic()
         self._idle = False
         self._ended = False
+        self._next_offset: int | None = None
+        self._lag_at = 0.0
+
+    def _report_lag(self) -> None:
+        """The messages after the last one read, from the high offset the consumer last fetched (no extra request)."""
+        from confluent_kafka import TopicPartition
+
+        inner = self._inner  # bytewax's partition: its consumer, topic and partition index
+        try:
+            _low, high = inner._consumer.get_watermark_offsets(TopicPartition(inner._topic, inner._part_idx), cached=True)
+        except Exception:  # no fetch answered yet
+            return
+        if high >= 0 and self._next_offset is not None:
+            metrics.lag(self._partition, max(0, high - self._next_offset))
 
     def next_batch(self) -> list[RawRecord]:
         if self._ended or stop_requested():
@@ -104,6 +119,11 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, Any]):
             return [] if self._idle else [RawRecord(self._partition, IDLE, None)]
         batch = [RawRecord(msg.partition, msg.offset, msg.value) for msg in messages]
         now = time.monotonic()
+        if batch:
+            self._next_offset = batch[-1].offset + 1
+        if now - self._lag_at >= LAG_EVERY:
+            self._lag_at = now
+            self._report_lag()
         if self._watch is not None and batch:
             self._watch.heard()
         elif self._watch is not None:
@@ -137,6 +157,9 @@ class RecordKafkaSource(KafkaSource):
         partition = int(for_part.split("-", 1)[0])
         return _RecordPartition(super().build_part(step_id, for_part, resume_state), partition, self._idle_after, self._watch)
 
+
+LAG_EVERY = 1.0
+"""Seconds between consumer-lag reports of a partition."""
 
 IDLE_AFTER = 5.0
 """Seconds without a message after which a tailed partition stops holding the watermark back."""

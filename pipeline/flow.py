@@ -13,6 +13,7 @@ from bytewax.inputs import Source
 from bytewax.operators import StatefulLogic
 from bytewax.outputs import Sink
 
+from fairstream import metrics
 from fairstream.events import IDLE, DeadLetter, Event, RawRecord
 from fairstream.lifecycle import stop_requested
 from fairstream.monitor import Monitor
@@ -65,6 +66,7 @@ class _ClockLogic(StatefulLogic):
             return [("bucket", f"b{bucket}", (bucket, partition, [], clock.high, True)) for bucket in range(self.buckets)], StatefulLogic.RETAIN
         before = clock.high
         accepted, late = clock.admit(events)
+        metrics.read(partition, len(events) + len(dead), clock.high)
         out: list[tuple[Any, ...]] = [("dead", letter) for letter in clock.count(dead, late)]
         routed = clock.route(accepted, self.buckets)
         high = clock.high
@@ -77,8 +79,9 @@ class _ClockLogic(StatefulLogic):
 
 
 class _BucketLogic(StatefulLogic):
-    def __init__(self, bucket: Bucket):
+    def __init__(self, bucket: Bucket, monitor: str):
         self.bucket = bucket
+        self.monitor = monitor
 
     def on_item(self, value: tuple[int, int, list[Event], int | None, bool]) -> tuple[list[Report], bool]:
         index, partition, events, high, idle = value
@@ -86,6 +89,7 @@ class _BucketLogic(StatefulLogic):
         bucket.index = index
         warned = bucket.ever_evicted
         report = bucket.receive(partition, events, high, idle)
+        metrics.open_trials(self.monitor, index, len(bucket.trials))
         if bucket.ever_evicted and not warned:
             log.warning(
                 "trial bucket %d reached its %s open trials (trial.max_open / buckets): the trials that close first are dropped and counted as evicted",
@@ -154,18 +158,23 @@ def build_flow(
     dead = op.map("dead-record", split.trues, lambda item: item[1].to_json())
     to_buckets = op.map("key-bucket", split.falses, lambda item: item[1:])  # ("b<i>", (i, partition, [Event], high, idle))
     monitored = [_monitor_steps(plan, to_buckets, partitions, "" if len(plans) == 1 else f"_{plan.spec.monitor.replace('.', '_')}") for plan in plans]
-    out = op.merge("outputs", *monitored, dead)
+    out = op.inspect("observe", op.merge("outputs", *monitored, dead), observe)
     if encode is not None:
         out = op.map("encode", out, encode)
     op.output("write", out, sink)
     return flow
 
 
+def observe(_step_id: str, record: dict[str, Any]) -> None:
+    """Count an output record in the job's metrics."""
+    metrics.observe(record)
+
+
 def _monitor_steps(plan: Plan, to_buckets: Stream[tuple[str, Any]], partitions: int, suffix: str) -> Stream[dict[str, Any]]:
     """One monitor's trial buckets and merge over the shared bucket stream; `suffix` keeps the step ids of several apart."""
 
     def bucket_logic(resume: Bucket | None) -> _BucketLogic:
-        return _BucketLogic(resume or _new_bucket(plan, partitions))
+        return _BucketLogic(resume or _new_bucket(plan, partitions), plan.spec.monitor)
 
     def monitor_logic(resume: Monitor | None) -> _MonitorLogic:
         return _MonitorLogic(resume or Monitor(plan.monitor))

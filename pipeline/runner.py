@@ -30,6 +30,7 @@ from fairstream.connectors.kafka import (
     record_encoder,
 )
 from fairstream.connectors.kafka_config import KafkaConnection, load_connection
+from fairstream.connectors.metrics_server import serving
 from fairstream.connectors.recovery import prepare_store
 from fairstream.errors import FairstreamError, InputError, UsageError, raised_in_dataflow
 from fairstream.flow import build_flow
@@ -87,6 +88,8 @@ class Job(_Model):
     output: Annotated[FileOutput | KafkaOutput, Field(discriminator="kind")]
     recovery: str | None = None
     snapshot_seconds: float = 2.0
+    metrics_port: int | None = None
+    """Serve Prometheus metrics and /healthz on this port while the job runs (worker process i of several: port + i)."""
     kafka_config: str | None = None
     """A Java-style properties file of Kafka client settings; FAIRSTREAM_KAFKA_* variables add to it in every process
     (so that no secret is passed on a worker's command line)."""
@@ -197,7 +200,7 @@ def execute(job: Job, *, workers: int = 1, processes: int = 1) -> None:
     if processes > 1:
         _run_processes(job, workers, processes)
         return
-    with stopping(), _unwrapped():
+    with stopping(), serving(job.metrics_port), _unwrapped():
         if workers > 1:
             cluster_main(job_flow(job), [], 0, worker_count_per_proc=workers, **_recovery(job))
         else:
@@ -206,7 +209,7 @@ def execute(job: Job, *, workers: int = 1, processes: int = 1) -> None:
 
 def run_worker(job: Job, addresses: list[str], index: int, workers: int) -> None:
     """One process of a multi-process run (it stops, like the others, on SIGINT or SIGTERM)."""
-    with stopping(), _unwrapped():
+    with stopping(), serving(None if job.metrics_port is None else job.metrics_port + index), _unwrapped():
         cluster_main(job_flow(job), addresses, index, worker_count_per_proc=workers, **_recovery(job))
 
 

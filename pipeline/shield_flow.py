@@ -13,7 +13,7 @@ from bytewax.operators import StatefulLogic
 from bytewax.outputs import Sink
 
 from fairstream.errors import SpecError
-from fairstream.flow import parsed_stream
+from fairstream.flow import observe, parsed_stream
 from fairstream.lifecycle import stop_requested
 from fairstream.shields.order import EventOrder
 from fairstream.shields.runtime import ShieldRun
@@ -66,7 +66,7 @@ def build_shield_flow(
     flow = Dataflow(f"{spec.monitor.replace('.', '_')}-shield")
     parsed = parsed_stream(flow, plan, source, strings=strings)  # ("p<partition>", PartitionBatch)
     keyed = op.map("key-shield", parsed, lambda item: ("shield", item[1]))
-    records = op.key_rm("unkey-shield", op.stateful("shield", keyed, shield_logic))  # record dict
+    records = op.inspect("observe", op.key_rm("unkey-shield", op.stateful("shield", keyed, shield_logic)), observe)  # record dict
     if encode is not None:
         records = op.map("encode", records, encode)
     op.output("write", records, sink)

@@ -63,6 +63,7 @@ def print_summary(estimates: list[dict[str, Any]], alerts: list[dict[str, Any]],
 @click.option("--give-up-after", type=click.FloatRange(min=1), help="Tailing: exit with an error once the broker has not answered for this many seconds (default: keep retrying, reporting every 30 s).")
 @click.option("--recovery", type=click.Path(file_okay=False), help="Recovery store directory: resume from the last snapshot after a crash.")
 @click.option("--snapshot-every", default=2.0, show_default=True, type=click.FloatRange(min=0.1), help="Seconds between recovery snapshots.")
+@click.option("--metrics-port", type=click.IntRange(1, 65535), help="Serve Prometheus metrics at /metrics and a health check at /healthz on this port while the run lasts (process i of --processes: port + i).")
 @click.option("--allow-empty", is_flag=True, help="Exit 0 even when no record was accepted (by default that is an error).")
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1), help="Worker threads per process.")
 @click.option("--processes", default=1, show_default=True, type=click.IntRange(1), help="Cooperating worker processes.")
@@ -80,6 +81,7 @@ def run(
     give_up_after: float | None,
     recovery: str | None,
     snapshot_every: float,
+    metrics_port: int | None,
     allow_empty: bool,
     workers: int,
     processes: int,
@@ -99,6 +101,7 @@ def run(
             output=FileOutput(out_dir=out_dir),
             recovery=recovery,
             snapshot_seconds=snapshot_every,
+            metrics_port=metrics_port,
         )
     else:
         job = Job(
@@ -108,6 +111,7 @@ def run(
             recovery=recovery,
             snapshot_seconds=snapshot_every,
             kafka_config=kafka_config,
+            metrics_port=metrics_port,
         )
         if not until_end:
             console.console.print(f"monitoring {topic!r} on {kafka}; alerts to {alerts_topic!r} (Ctrl-C to stop)", soft_wrap=True)

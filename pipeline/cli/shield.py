@@ -141,14 +141,24 @@ def simulate_command(runs: int, steps: int, seed: int, out_dir: str, **options: 
 @click.option("--topic", default="decisions", show_default=True)
 @click.option("--alerts", "alerts_topic", default="fairness-alerts", show_default=True)
 @click.option("--until-end", is_flag=True, help="With --bootstrap: stop at the end of the topic.")
+@click.option("--metrics-port", type=click.IntRange(1, 65535), help="Serve Prometheus metrics at /metrics and /healthz on this port while the run lasts.")
 @reports_errors
 def run_command(
-    spec: str, input_path: str | None, fmt: str | None, out_dir: str, bootstrap: str | None, kafka_config: str | None, topic: str, alerts_topic: str, until_end: bool
+    spec: str,
+    input_path: str | None,
+    fmt: str | None,
+    out_dir: str,
+    bootstrap: str | None,
+    kafka_config: str | None,
+    topic: str,
+    alerts_topic: str,
+    until_end: bool,
+    metrics_port: int | None,
 ) -> None:
     """Put SPEC's shield on the decision path: every decision shielded, every flip reported as an intervention."""
     kafka = file_or_kafka(input_path, bootstrap, kafka_config)
     if kafka is None:
-        job = Job(spec=spec, input=FileInput(path=input_path, format=fmt or guess_format(input_path)), output=FileOutput(out_dir=out_dir), shield=True)  # type: ignore[arg-type]
+        job = Job(spec=spec, input=FileInput(path=input_path, format=fmt or guess_format(input_path)), output=FileOutput(out_dir=out_dir), shield=True, metrics_port=metrics_port)  # type: ignore[arg-type]
     else:
         job = Job(
             spec=spec,
@@ -156,6 +166,7 @@ def run_command(
             output=KafkaOutput(bootstrap=kafka.bootstrap, alerts=alerts_topic),
             shield=True,
             kafka_config=kafka_config,
+            metrics_port=metrics_port,
         )
     started = time.perf_counter()
     execute(job)

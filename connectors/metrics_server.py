@@ -1,0 +1,53 @@
+"""The job's operational endpoint: Prometheus metrics at /metrics and a health check at /healthz, answering 200
+while the dataflow runs (served from a thread for the duration of the run)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from fairstream.errors import UsageError
+from fairstream.metrics import REGISTRY
+
+
+class _Handler(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802 - the name http.server calls
+        if self.path.split("?")[0] == "/metrics":
+            self._answer(200, generate_latest(REGISTRY), CONTENT_TYPE_LATEST)
+        elif self.path == "/healthz":
+            self._answer(200, b"ok\n", "text/plain; charset=utf-8")
+        else:
+            self._answer(404, b"not found: try /metrics or /healthz\n", "text/plain; charset=utf-8")
+
+    def _answer(self, status: int, body: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - scrapes are not worth a log line each
+        pass
+
+
+@contextmanager
+def serving(port: int | None, host: str = "0.0.0.0") -> Iterator[None]:
+    """Serve /metrics and /healthz on `port` (none when None) while the block runs."""
+    if port is None:
+        yield
+        return
+    try:
+        server = ThreadingHTTPServer((host, port), _Handler)
+    except OSError as err:
+        raise UsageError(f"cannot serve metrics on port {port}: {err.strerror}") from None
+    thread = threading.Thread(target=server.serve_forever, name="fairstream-metrics", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -1,0 +1,76 @@
+"""Operational metrics of a running job, in Prometheus form: what was read, rejected, kept open and closed, how far
+event time has come and how far behind the wall clock it is, the consumer's lag, the alerts written and the verdict
+of every part. The dataflow's steps report here (per batch, never per event); `connectors.metrics_server` serves it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge
+from prometheus_client.core import GaugeMetricFamily
+
+from fairstream.timefmt import time_parser
+
+REGISTRY = CollectorRegistry(auto_describe=True)
+"""The job's own registry (not the client library's global one), so nothing but these metrics is served."""
+
+EVENTS_READ = Counter("fairstream_events_read", "Records read from the input, per input partition", ["partition"], registry=REGISTRY)
+DEAD_LETTERS = Counter("fairstream_dead_letters", "Records rejected to the dead letters, per reason", ["reason"], registry=REGISTRY)
+OPEN_TRIALS = Gauge("fairstream_open_trials", "Trials open now, per monitor", ["monitor"], registry=REGISTRY)
+CLOSED_TRIALS = Gauge("fairstream_closed_trials", "Trials closed so far, per monitor (as of its latest evaluation)", ["monitor"], registry=REGISTRY)
+EVALUATED = Gauge("fairstream_watermark_seconds", "Event time (Unix seconds) up to which a monitor has evaluated: its watermark", ["monitor"], registry=REGISTRY)
+PARTITION_TIME = Gauge("fairstream_partition_event_time_seconds", "Latest event time (Unix seconds) seen on an input partition", ["partition"], registry=REGISTRY)
+LAG = Gauge("fairstream_consumer_lag", "Messages on a Kafka input partition not yet read", ["partition"], registry=REGISTRY)
+ALERTS = Counter("fairstream_alerts", "Alert records written, per monitor and type (violation, recovery, shield intervention)", ["monitor", "type"], registry=REGISTRY)
+VERDICT = Gauge("fairstream_verdict", "Current verdict per monitor and part: 1 violated, 0 not, NaN undefined", ["monitor", "part"], registry=REGISTRY)
+
+_open: dict[tuple[str, int], int] = {}
+_parse_iso = time_parser("iso")
+
+
+class _WatermarkDelay:
+    """How far each monitor's watermark is behind the wall clock, computed when scraped."""
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        family = GaugeMetricFamily("fairstream_watermark_delay_seconds", "Wall clock minus a monitor's watermark", labels=["monitor"])
+        now = time.time()
+        for sample in EVALUATED.collect()[0].samples:
+            family.add_metric([sample.labels["monitor"]], now - sample.value)
+        yield family
+
+
+REGISTRY.register(_WatermarkDelay())
+
+
+def read(partition: int, records: int, latest_time_ms: int | None) -> None:
+    EVENTS_READ.labels(str(partition)).inc(records)
+    if latest_time_ms is not None:
+        PARTITION_TIME.labels(str(partition)).set(latest_time_ms / 1000)
+
+
+def open_trials(monitor: str, bucket: int, count: int) -> None:
+    """One bucket's open trials; the gauge shows the sum over the buckets of this process."""
+    _open[(monitor, bucket)] = count
+    OPEN_TRIALS.labels(monitor).set(sum(value for (name, _), value in _open.items() if name == monitor))
+
+
+def lag(partition: int, messages: int) -> None:
+    LAG.labels(str(partition)).set(messages)
+
+
+def observe(record: dict[str, Any]) -> None:
+    """Count an output record: dead letters by reason, alerts by type, and an estimate's closed trials, watermark and verdicts."""
+    kind = record.get("type")
+    if kind == "pipeline.dead_letter":
+        DEAD_LETTERS.labels(record["reason"]).inc()
+    elif kind == "fairness.estimate":
+        monitor = record["monitor"]
+        CLOSED_TRIALS.labels(monitor).set(record["trials"]["closed"])
+        EVALUATED.labels(monitor).set(_parse_iso(record["event_time"]) / 1000)
+        for part, body in record["parts"].items():
+            violated = body.get("violated")
+            VERDICT.labels(monitor, part).set(float("nan") if violated is None else float(violated))
+    elif kind in ("fairness.violation", "fairness.recovered", "shield.intervention"):
+        ALERTS.labels(record.get("monitor", ""), kind).inc()
