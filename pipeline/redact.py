@@ -27,7 +27,8 @@ def record_text(payload: Any) -> str:
 @dataclass(frozen=True)
 class LetterRecord:
     """How a dead letter shows its record: `excerpt` (the text, with `redact`ed fields' values replaced, cut to
-    `max_chars`) or `hash` (only the SHA-256 of the raw bytes, to match it against the source)."""
+    `max_chars`, a cut one with its full length and SHA-256) or `hash` (only the SHA-256 of the raw bytes, to match
+    it against the source)."""
 
     keep: str = "excerpt"
     max_chars: int = 2000
@@ -35,12 +36,11 @@ class LetterRecord:
 
     def __call__(self, payload: Any) -> str:
         if self.keep == "hash":
-            raw = payload if isinstance(payload, bytes) else record_text(payload).encode()
-            return f"sha256:{hashlib.sha256(raw).hexdigest()}"
+            return _sha256(payload)
         text = self._redacted(payload) if self.redact else record_text(payload)
         if len(text) <= self.max_chars:
             return text
-        return f"{text[: self.max_chars]}… ({len(text):,} characters in all)"
+        return f"{text[: self.max_chars]}… ({len(text):,} characters in all, {_sha256(payload)})"
 
     def _redacted(self, payload: Any) -> str:
         """The record with the named fields' values replaced; a record that is not a JSON object cannot show a field, so it is hashed."""
@@ -53,6 +53,12 @@ class LetterRecord:
         if not isinstance(record, dict):
             return LetterRecord(keep="hash")(payload)
         return record_text({name: REDACTED if name in self.redact else value for name, value in record.items()})
+
+
+def _sha256(payload: Any) -> str:
+    """The SHA-256 of the raw record, to find it in the source."""
+    raw = payload if isinstance(payload, bytes) else record_text(payload).encode()
+    return f"sha256:{hashlib.sha256(raw).hexdigest()}"
 
 
 DEFAULT = LetterRecord()

@@ -17,9 +17,10 @@ from tests.helpers import spec_dict
 PERSON = {"event": "SCREEN", "id": "17", "date": "2015-01-01", "race": "Other", "score": "high", "sex": "Female", "age": 23}
 
 
-def test_an_excerpt_is_cut_and_says_how_long_the_record_was():
+def test_an_excerpt_is_cut_and_says_how_long_the_record_was_and_its_hash():
     keep = LetterRecord(max_chars=10)
-    assert keep(b'"' * 700_000) == '""""""""""… (700,000 characters in all)'
+    digest = hashlib.sha256(b'"' * 700_000).hexdigest()
+    assert keep(b'"' * 700_000) == f'""""""""""… (700,000 characters in all, sha256:{digest})'
     assert keep(b"short") == "short"
 
 
