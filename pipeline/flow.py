@@ -28,7 +28,7 @@ PartitionBatch = tuple[int, list[Event], list[DeadLetter], bool]
 """(input partition, its events in order, its dead letters, whether the partition reported itself idle)."""
 
 
-class _Parse:
+class ParseBatch:
     """Parses a source batch and groups it by input partition, keeping each partition's order."""
 
     def __init__(self, parser: RecordParser):
@@ -51,7 +51,7 @@ class _Parse:
         return out
 
 
-class _ClockLogic(StatefulLogic):
+class ClockStep(StatefulLogic):
     """Dead-letters late events and sends each bucket its events plus the partition's latest event time."""
 
     def __init__(self, clock: PartitionClock, buckets: int):
@@ -78,7 +78,7 @@ class _ClockLogic(StatefulLogic):
         return copy.copy(self.clock)
 
 
-class _BucketLogic(StatefulLogic):
+class BucketStep(StatefulLogic):
     def __init__(self, bucket: Bucket, monitor: str):
         self.bucket = bucket
         self.monitor = monitor
@@ -107,7 +107,7 @@ class _BucketLogic(StatefulLogic):
         return self.bucket.snapshot()
 
 
-class _MonitorLogic(StatefulLogic):
+class MergeStep(StatefulLogic):
     def __init__(self, monitor: Monitor):
         self.monitor = monitor
 
@@ -122,7 +122,7 @@ class _MonitorLogic(StatefulLogic):
 def parsed_stream(flow: Dataflow, plan: Plan, source: Source, *, strings: bool) -> Stream[tuple[str, PartitionBatch]]:
     """Read and validate: the part the passthrough benchmark shares with the monitor."""
     raw = op.input("read", flow, source)  # RawRecord
-    return op.flat_map_batch("parse", raw, _Parse(plan.parser(strings=strings)))  # ("p<partition>", PartitionBatch)
+    return op.flat_map_batch("parse", raw, ParseBatch(plan.parser(strings=strings)))  # ("p<partition>", PartitionBatch)
 
 
 def build_flow(
@@ -146,11 +146,10 @@ def build_flow(
     spec = first.spec
     flow = Dataflow(spec.monitor.replace(".", "_"))
     parsed = parsed_stream(flow, first, source, strings=strings)
-    lateness, buckets = spec.input.lateness, spec.buckets
+    buckets = spec.buckets
 
-    def clock_logic(resume: PartitionClock | None) -> _ClockLogic:
-        clock = PartitionClock(-1, lateness, max_future=spec.input.max_future, max_ahead=spec.input.max_ahead, letter_record=first.letter_record)
-        return _ClockLogic(resume or clock, buckets)
+    def clock_logic(resume: PartitionClock | None) -> ClockStep:
+        return ClockStep(resume or new_clock(first), buckets)
 
     clocked = op.key_rm("unkey-clock", op.stateful("clock", parsed, clock_logic))
     # ("dead", DeadLetter) | ("bucket", "b<i>", (i, partition, [Event], high, idle))
@@ -173,18 +172,24 @@ def observe(_step_id: str, record: dict[str, Any]) -> None:
 def _monitor_steps(plan: Plan, to_buckets: Stream[tuple[str, Any]], partitions: int, suffix: str) -> Stream[dict[str, Any]]:
     """One monitor's trial buckets and merge over the shared bucket stream; `suffix` keeps the step ids of several apart."""
 
-    def bucket_logic(resume: Bucket | None) -> _BucketLogic:
-        return _BucketLogic(resume or _new_bucket(plan, partitions), plan.spec.monitor)
+    def bucket_logic(resume: Bucket | None) -> BucketStep:
+        return BucketStep(resume or new_bucket(plan, partitions), plan.spec.monitor)
 
-    def monitor_logic(resume: Monitor | None) -> _MonitorLogic:
-        return _MonitorLogic(resume or Monitor(plan.monitor))
+    def monitor_logic(resume: Monitor | None) -> MergeStep:
+        return MergeStep(resume or Monitor(plan.monitor))
 
     reports = op.stateful(f"trials{suffix}", to_buckets, bucket_logic)  # ("b<i>", Report)
     to_monitor = op.map(f"key-monitor{suffix}", reports, lambda item: ("monitor", item[1]))
     return op.key_rm(f"unkey-monitor{suffix}", op.stateful(f"monitor{suffix}", to_monitor, monitor_logic))  # record dict
 
 
-def _new_bucket(plan: Plan, partitions: int) -> Bucket:
+def new_clock(plan: Plan) -> PartitionClock:
+    """A partition's clock as the spec's input section sets it (the partition is set by each batch)."""
+    schema = plan.spec.input
+    return PartitionClock(-1, schema.lateness, max_future=schema.max_future, max_ahead=schema.max_ahead, letter_record=plan.letter_record)
+
+
+def new_bucket(plan: Plan, partitions: int) -> Bucket:
     spec = plan.spec
     return Bucket(
         max_open=-(-spec.trial.max_open // spec.buckets),
