@@ -45,7 +45,10 @@ def wheel(tmp_path_factory) -> zipfile.ZipFile:
 def test_the_wheel_installs_one_import_package_with_its_specs_and_compiled_trials(wheel):
     names = wheel.namelist()
     assert {name.split("/")[0] for name in names} == {"fairstream", *(n.split("/")[0] for n in names if ".dist-info/" in n)}
-    assert "fairstream/connectors/kafka.py" in names and "fairstream/specs/compas_equalized_odds.yaml" in names
+    sources = [path.relative_to(PROJECT) for folder in ("pipeline", "connectors") for path in (PROJECT / folder).rglob("*.py")]
+    installed = {f"fairstream/{'connectors/' if path.parts[0] == 'connectors' else ''}{'/'.join(path.parts[1:])}" for path in sources}
+    assert installed - set(names) == set(), "modules missing from the wheel"
+    assert "fairstream/specs/compas_equalized_odds.yaml" in names
     assert any(name.startswith("fairstream/trials/table.") and name.endswith(".so") for name in names)
     metadata = wheel.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     required = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:") and "extra ==" not in line]
