@@ -50,7 +50,7 @@ class KafkaConnection(BaseModel):
         client.poll(0.1)  # serves the error callbacks queued while the request waited
         cause = errors.cause or _text(error)
         if "brokers are down" in cause and "security.protocol" not in self.properties:
-            cause += " (connected in plaintext: a broker that wants TLS or SASL needs security.protocol in --kafka-config)"
+            cause += " (no answer in plaintext: is it running, and does it want TLS or SASL? then set security.protocol in --kafka-config)"
         return ConnectorError(f"cannot reach Kafka at {self.bootstrap}: {cause}")
 
 

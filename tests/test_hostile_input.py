@@ -216,7 +216,7 @@ def test_a_key_longer_than_max_key_chars_is_a_dead_letter():
     """A 1 MB key would be held by its open trial for the trial's whole life."""
     assert parse(screen(id="k" * 256)).key == "k" * 256
     letter = parse(screen(id="k" * 1_000_000))
-    assert letter.reason == "key_too_long" and "1,000,000 characters" in letter.detail and len(letter.record) < 2100
+    assert letter.reason == "key_too_long" and "1,000,000 characters" in letter.detail and len(letter.record) < 2200  # 2,000 characters, the length and the hash
 
 
 def test_a_run_beyond_max_open_counts_evicted_trials_and_says_so(compas_jsonl, tmp_path, specs_dir, caplog):

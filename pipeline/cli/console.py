@@ -19,6 +19,10 @@ def error(message: str) -> None:
     errors.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
 
 
+def warning(message: str) -> None:
+    errors.print(f"[yellow]warning:[/] {escape(message)}", soft_wrap=True)
+
+
 def stopped(signal_name: str | None, recovery: str | None) -> None:
     """The one line a run stopped by a signal ends with."""
     resume = f"; run it again with --recovery {recovery} to go on from here" if recovery else ""

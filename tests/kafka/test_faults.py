@@ -12,12 +12,13 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
 
 from fairstream.connectors.alerts import subscribe
-from fairstream.connectors.broker import LocalBroker
+from fairstream.connectors.broker import LocalBroker, free_port
 from fairstream.connectors.kafka import estimates_topic, kafka_sink, record_encoder
 from fairstream.connectors.kafka_config import KafkaConnection
 from fairstream.connectors.replay import replay
@@ -145,23 +146,34 @@ def test_killed_right_after_snapshots_loses_nothing(kafka_bootstrap, tmp_path):
 
 
 def test_a_frozen_broker_is_ridden_out(tmp_path):
-    """The broker stops answering for 20 s mid-run (SIGSTOP: a network partition that loses nothing); the monitor waits and finishes with the same records."""
+    """The broker stops answering for 20 s while the monitor reads (SIGSTOP: a network partition that loses nothing);
+    the monitor waits and finishes with the same records."""
     with LocalBroker() as broker:
-        scenario = Scenario(broker.bootstrap, tmp_path, "freeze", per_day=60)
-        process = scenario.start()
+        scenario = Scenario(broker.bootstrap, tmp_path, "freeze", per_day=250)
+        port = free_port()
+        process = subprocess.Popen([*scenario.command(), "--metrics-port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 60
-        while scenario.estimates_so_far() < 50 and process.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.1)
+        while events_read(port) == 0 and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
         assert process.poll() is None, "the monitor finished before the broker could be frozen"
         os.kill(broker.process.pid, signal.SIGSTOP)
         try:
             time.sleep(20)
-            assert process.poll() is None, "the monitor gave up while the broker was frozen"
+            assert process.poll() is None, f"the monitor gave up while the broker was frozen: {process.communicate()[1].decode()[-2000:]}"
         finally:
             os.kill(broker.process.pid, signal.SIGCONT)
         finish(process)
         repeats = scenario.assert_nothing_lost()
         assert repeats == {"alerts": 0, "estimates": 0, "dead_letters": 0}
+
+
+def events_read(port: int) -> float:
+    """What the monitor's metrics say it has read so far (0 before its endpoint answers)."""
+    try:
+        text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=1).read().decode()
+    except OSError:
+        return 0
+    return sum(float(line.split()[-1]) for line in text.splitlines() if line.startswith("fairstream_events_read_total{"))
 
 
 def test_a_slow_reader_of_the_alert_topic_gets_everything(kafka_bootstrap, tmp_path):
