@@ -73,13 +73,14 @@ def jsonl_lines(path: str | Path) -> Callable[[], Iterator[bytes]]:
     return lines
 
 
-def csv_rows(path: str | Path) -> Callable[[], Iterator[dict[str, str]]]:
-    """Opens the file on each call and yields its rows as dicts of strings (header row required)."""
+def csv_rows(path: str | Path, columns: list[str] | None = None) -> Callable[[], Iterator[dict[str, str]]]:
+    """Opens the file on each call and yields its rows as dicts of strings: named by its header line, or by
+    `columns` for a file without one."""
     path = _existing(path)
 
     def rows() -> Iterator[dict[str, str]]:
         with path.open(newline="") as handle:
-            yield from csv.DictReader(handle)
+            yield from csv.DictReader(handle, fieldnames=columns)
 
     return rows
 

@@ -12,6 +12,7 @@ import orjson
 from fairstream.connectors.kafka import PRODUCER_CONFIG, ensure_topics
 from fairstream.connectors.kafka_config import KafkaConnection, as_connection
 from fairstream.errors import ConnectorError
+from fairstream.parse import field_getter
 from fairstream.timefmt import time_parser
 
 
@@ -73,6 +74,7 @@ def replay(
             errors.append(str(err))
 
     parse_time = time_parser(fields.time_format)
+    key_of, time_of = field_getter(fields.key), field_getter(fields.time)
     sent = 0
     started = time.perf_counter()
     first_event: int | None = None
@@ -80,10 +82,10 @@ def replay(
         value, parsed = _payload(record)
         key = timestamp = None
         if parsed is not None:
-            raw_key = parsed.get(fields.key)
+            raw_key = key_of(parsed)
             key = None if raw_key is None else str(raw_key).encode()
             try:
-                timestamp = parse_time(parsed.get(fields.time))
+                timestamp = parse_time(time_of(parsed))
             except (TypeError, ValueError, OverflowError):
                 timestamp = None
         if speed is not None and timestamp is not None:

@@ -68,27 +68,47 @@ def _checker(name: str, kind: FieldType, strings: bool) -> Callable[[Any], Any]:
     return {"int": as_int, "float": as_float, "str": as_str, "bool": as_bool}[kind]
 
 
+def field_getter(path: str) -> Callable[[dict[str, Any]], Any]:
+    """Reads a field, or walks a dotted path through nested objects (None where a step is missing or not an object)."""
+    if "." not in path:
+        return lambda record: record.get(path)
+    steps = path.split(".")
+
+    def walk(record: dict[str, Any]) -> Any:
+        value: Any = record
+        for step in steps:
+            if not isinstance(value, dict):
+                return None
+            value = value.get(step)
+        return value
+
+    return walk
+
+
 class RecordParser:
     """Turns raw payloads (JSON text, or dicts from CSV rows) into `Event`s; `strings=True` converts text values to the declared types."""
 
     def __init__(self, schema: InputSchema, *, strings: bool = False, letter_record: LetterRecord = DEFAULT):
         self._letter_record = letter_record
-        self._time_field = schema.time
-        self._key_field = schema.key
+        self._time_field, self._time = schema.time, field_getter(schema.time)
+        self._key_field, self._key = schema.key, field_getter(schema.key)
         self._max_key = schema.max_key_chars
         self._kind_field = schema.kind
+        self._kind = field_getter(schema.kind) if schema.kind is not None else None
+        self._only_kind = next(iter(schema.kinds)) if schema.kind is None else None
         self._parse_time = time_parser(schema.time_format)
         self._strings = strings
         self._kinds = {
-            kind: tuple((name, _checker(name, ftype, strings)) for name, ftype in fields.items())
+            kind: tuple((name, field_getter(name), "." in name, _checker(name, ftype, strings)) for name, ftype in fields.items())
             for kind, fields in schema.kinds.items()
         }
+        self._nested = any("." in name for fields in schema.kinds.values() for name in fields)
 
     def parse(self, raw: RawRecord) -> Event | DeadLetter:
         payload = raw.payload
         try:
             if isinstance(payload, dict):
-                record = dict(payload) if self._strings else payload  # converted in place: keep the row as it came
+                record = dict(payload) if self._strings or self._nested else payload  # converted in place: keep the row as it came
             else:
                 try:
                     record = orjson.loads(payload)
@@ -103,7 +123,7 @@ class RecordParser:
             return DeadLetter("internal", _excerpt(f"{type(err).__name__}: {err}", 500), self._letter_record(payload), raw.partition, raw.offset)
 
     def _event(self, record: dict[str, Any], raw: RawRecord) -> Event:
-        key = record.get(self._key_field)
+        key = self._key(record)
         if key is None or key == "":
             raise _BadRecord("missing_field", f"missing dependence key {self._key_field!r}")
         if type(key) is not str:
@@ -112,7 +132,7 @@ class RecordParser:
             key = str(key)
         if len(key) > self._max_key:
             raise _BadRecord("key_too_long", f"key {self._key_field!r} has {len(key):,} characters; at most input.max_key_chars = {self._max_key:,}")
-        kind = record.get(self._kind_field)
+        kind = self._only_kind if self._kind is None else self._kind(record)
         if kind is None or kind == "":
             raise _BadRecord("missing_field", f"missing event kind {self._kind_field!r}")
         if type(kind) is not str:
@@ -120,7 +140,7 @@ class RecordParser:
         checks = self._kinds.get(kind)
         if checks is None:
             raise _BadRecord("unknown_kind", f"unknown event kind {_excerpt(kind)}; known kinds: {', '.join(sorted(self._kinds))}")
-        stamp = record.get(self._time_field)
+        stamp = self._time(record)
         if stamp is None or stamp == "":
             raise _BadRecord("missing_field", f"missing event time {self._time_field!r}")
         try:
@@ -129,12 +149,12 @@ class RecordParser:
             raise _BadRecord("bad_time", f"cannot read event time {_excerpt(stamp)}: {err}") from None
         if not representable(time):
             raise _BadRecord("bad_time", f"event time {_excerpt(stamp)} is {format_instant(time)}, outside the years 1 to 9999 (UTC)")
-        for name, check in checks:
-            value = record.get(name)
+        for name, get, nested, check in checks:
+            value = get(record)
             if value is None or value == "":
                 raise _BadRecord("missing_field", f"{kind} events need field {name!r}")
             checked = check(value)
-            if checked is not value:
+            if checked is not value or nested:  # a nested value is kept under its dotted path, where variables read it
                 record[name] = checked
         return Event(key, time, kind, record, raw)
 

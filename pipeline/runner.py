@@ -57,6 +57,8 @@ class FileInput(_Model):
     kind: Literal["file"] = "file"
     path: str
     format: InputFormat
+    columns: list[str] | None = None
+    """A CSV file without a header line: its column names (else the spec's input.columns, else the header)."""
 
 
 class KafkaInput(_Model):
@@ -107,12 +109,12 @@ def guess_format(path: str | Path) -> InputFormat:
     return "jsonl"
 
 
-def records_of(path: str | Path, fmt: InputFormat) -> Callable[[], Iterable[Any]]:
-    """A factory of the raw records of an input file in the given format."""
+def records_of(path: str | Path, fmt: InputFormat, columns: list[str] | None = None) -> Callable[[], Iterable[Any]]:
+    """A factory of the raw records of an input file in the given format (`columns` names a headerless CSV's columns)."""
     if fmt == "compas":
         return compas_records(path)
     if fmt == "csv":
-        return csv_rows(path)
+        return csv_rows(path, columns)
     return jsonl_lines(path)
 
 
@@ -140,7 +142,7 @@ def job_flow(job: Job) -> Dataflow:
     """The dataflow of a job; every worker process builds it the same way."""
     plans = job_plans(job)
     if isinstance(job.input, FileInput):
-        source = RecordSource(records_of(job.input.path, job.input.format))
+        source = RecordSource(records_of(job.input.path, job.input.format, job.input.columns or plans[0].spec.input.columns))
         partitions, strings = 1, job.input.format == "csv"
     else:
         kafka = kafka_of(job, job.input)

@@ -21,10 +21,10 @@ from fairstream.spec.load import load_plan
 
 def typed_records(path: str, fmt: str, spec: str | None) -> tuple[list[Any] | Iterator[Any], EventFields]:
     """The records to send and where their key and time are; CSV cells are converted to the spec's types when a spec is given."""
-    records = records_of(path, fmt)()  # type: ignore[arg-type]
     if spec is None:
-        return records, EventFields()
+        return records_of(path, fmt)(), EventFields()  # type: ignore[arg-type]
     plan = load_plan(spec)
+    records = records_of(path, fmt, plan.spec.input.columns)()  # type: ignore[arg-type]
     fields = EventFields(plan.spec.input.key, plan.spec.input.time, plan.spec.input.time_format)
     if fmt != "csv":
         return records, fields

@@ -55,6 +55,7 @@ def print_summary(estimates: list[dict[str, Any]], alerts: list[dict[str, Any]],
 @click.argument("specs", nargs=-1, required=True, type=click.Path())
 @click.option("--input", "input_path", type=click.Path(dir_okay=False), help="CSV or JSON-lines file of events, or the ProPublica COMPAS CSV.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), help="Input file format; guessed from the file name when omitted.")
+@click.option("--columns", help="A CSV input without a header line: its column names, comma-separated (default: the spec's input.columns).")
 @click.option("--out", "out_dir", default="out", show_default=True, type=click.Path(file_okay=False), help="With --input: directory for alerts.jsonl, estimates.jsonl, dead_letters.jsonl.")
 @kafka_options("Kafka bootstrap servers, HOST:PORT: read --topic, write to --alerts.")
 @click.option("--topic", default="decisions", show_default=True, help="With --bootstrap: the topic of decision events.")
@@ -72,6 +73,7 @@ def run(
     specs: tuple[str, ...],
     input_path: str | None,
     fmt: str | None,
+    columns: str | None,
     out_dir: str,
     bootstrap: str | None,
     kafka_config: str | None,
@@ -97,7 +99,7 @@ def run(
     if kafka is None:
         job = Job(
             spec=spec,
-            input=FileInput(path=input_path, format=fmt or guess_format(input_path)),  # type: ignore[arg-type]
+            input=FileInput(path=input_path, format=fmt or guess_format(input_path), columns=columns.split(",") if columns else None),  # type: ignore[arg-type]
             output=FileOutput(out_dir=out_dir),
             recovery=recovery,
             snapshot_seconds=snapshot_every,

@@ -74,8 +74,35 @@ def compile_expression(source: str, types: Mapping[str, ExprType]) -> Expression
         raise ExpressionError(f"invalid syntax at column {column}: {source!r}; {hint}") from None
     except (RecursionError, MemoryError):
         raise ExpressionError(f"expression is too deeply nested; got {len(source)} characters; simplify it") from None
-    names = frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id not in _BOOL_NAMES)
+    names = frozenset(_referenced(tree))
     return Expression(source, type_, names, tuple(sorted((name, types[name]) for name in names)), fn)
+
+
+def _dotted(node: ast.AST) -> str | None:
+    """`a.b.c` for an attribute chain on a plain name (a dotted field path), else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        head = _dotted(node.value)
+        return None if head is None else f"{head}.{node.attr}"
+    return None
+
+
+def _referenced(tree: ast.AST) -> list[str]:
+    """The field names and dotted paths an expression reads."""
+    found: list[str] = []
+
+    def visit(node: ast.AST) -> None:
+        path = _dotted(node) if isinstance(node, ast.Attribute | ast.Name) else None
+        if path is not None:
+            if path not in _BOOL_NAMES:
+                found.append(path)
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return found
 
 
 class _Compiler:
@@ -127,10 +154,20 @@ class _Compiler:
         self.constants[fn] = value
         return fn
 
+    def visit_Attribute(self, node: ast.Attribute) -> tuple[ExprType, Fn]:
+        """A dotted path into nested objects, when the input section declares it (`applicant.age > 30`)."""
+        path = _dotted(node)
+        if path is None:
+            raise self.reject("attribute lookups are not allowed", node)
+        return self.lookup(path)
+
     def visit_Name(self, node: ast.Name) -> tuple[ExprType, Fn]:
         name = node.id
         if name in _BOOL_NAMES:
             return "bool", self.constant(_BOOL_NAMES[name])
+        return self.lookup(name)
+
+    def lookup(self, name: str) -> tuple[ExprType, Fn]:
         if name not in self.types:
             known = ", ".join(sorted(self.types)) or "(none)"
             raise ExpressionError(f"unknown name {name!r}; known names: {known}")

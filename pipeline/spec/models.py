@@ -28,6 +28,8 @@ MetricType = Literal[
     "benefit_rate",
 ]
 Name = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+FieldPath = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")]
+"""A field of a record, or a dotted path into nested JSON objects (`applicant.race`)."""
 
 
 class _Model(BaseModel):
@@ -37,14 +39,15 @@ class _Model(BaseModel):
 class InputSchema(_Model):
     """Which fields of a record carry the event time, the dependence key and the event kind."""
 
-    time: str = Field(description="field holding the event time")
+    time: FieldPath = Field(description="field holding the event time (a dotted path reaches into nested objects: meta.time)")
     time_format: str = Field("iso", description="iso, epoch_s, epoch_ms, or a strptime pattern such as %Y-%m-%d")
-    key: str = Field(description="field holding the dependence key: events with one key form one trial")
+    key: FieldPath = Field(description="field holding the dependence key: events with one key form one trial")
     max_key_chars: int = Field(256, ge=1, description="a longer dependence key is a dead letter (key_too_long): every open trial holds its key")
-    kind: str = Field(description="field holding the event kind")
-    kinds: dict[str, dict[Name, FieldType]] = Field(
-        description="per event kind, the fields it must carry and their types", min_length=1
+    kind: FieldPath | None = Field(None, description="field holding the event kind; omit it when every record is of the one kind in kinds")
+    kinds: dict[str, dict[FieldPath, FieldType]] = Field(
+        description="per event kind, the fields (or dotted paths) it must carry and their types", min_length=1
     )
+    columns: list[str] | None = Field(None, description="a CSV input without a header line: its column names, in order")
     lateness: Duration = Field(0, description="how far event time may run backwards before an event is late")
     max_future: Duration | None = Field(
         HOUR, description="an event dated more than this after the wall clock is a dead letter (future); null: no limit"
@@ -52,6 +55,12 @@ class InputSchema(_Model):
     max_ahead: Duration | None = Field(
         None, description="an event dated more than this after its partition's latest event time is a dead letter (future); null: no limit"
     )
+
+    @model_validator(mode="after")
+    def _one_kind_without_a_kind_field(self) -> InputSchema:
+        if self.kind is None and len(self.kinds) != 1:
+            raise ValueError(f"without a kind field every record is of one kind, so kinds must name exactly one; got {', '.join(self.kinds)}")
+        return self
 
 
 class TrialSpec(_Model):

@@ -171,7 +171,7 @@ ALLOWED = "use names, literals, + - * /, comparisons, in [...], and, or, not"
     [
         ('__import__("os")', "function calls are not allowed; got '__import__(...)'"),
         ("open('/etc/passwd').read()", "function calls are not allowed; got 'open('/etc/passwd').read(...)'"),
-        ("x.y", "attribute lookups are not allowed; got 'x.y'"),
+        ("'abc'.upper", "attribute lookups are not allowed; got \"'abc'.upper\""),
         ("x[0]", "subscripts are not allowed; got 'x[0]'"),
         ("lambda: 1", "lambda functions are not allowed; got 'lambda: 1'"),
         ("[i for i in y]", "comprehensions are not allowed; got '[i for i in y]'"),
@@ -202,3 +202,13 @@ def test_pickle_round_trip_keeps_behaviour() -> None:
     for env in (PERSON, {**PERSON, "age": 40}, {"score": 9}, {}):
         assert restored.evaluate(env) == expr.evaluate(env)
     assert len(pickle.dumps(expr)) < 400
+
+
+def test_dotted_paths_read_declared_nested_fields_and_name_undeclared_ones():
+    types = {"applicant.age": "number", "applicant.address.city": "string"}
+    expression = compile_expression("applicant.age > 30 and applicant.address.city == 'Graz'", types)
+    assert expression.names == frozenset(types)
+    assert expression.evaluate({"applicant.age": 41, "applicant.address.city": "Graz"}) is True
+    assert expression.evaluate({"applicant.age": 29, "applicant.address.city": "Graz"}) is False
+    with pytest.raises(ExpressionError, match=r"unknown name 'applicant.name'; known names: applicant.address.city, applicant.age"):
+        compile_expression("applicant.name == 'x'", types)
