@@ -143,14 +143,14 @@ def run(
         print_summary([], [], dead_letters)
     console.console.print(done, soft_wrap=True)
     if not estimates and not allow_empty:
-        raise InputError(nothing_accepted(dead_letters))
+        raise InputError(nothing_accepted(dead_letters, "the input" if kafka is None else f"topic {topic!r} (is its name right?)"))
 
 
-def nothing_accepted(dead_letters: list[dict[str, Any]]) -> str:
-    """Why a run that estimated nothing fails: every record rejected (by reason), or no record at all."""
+def nothing_accepted(dead_letters: list[dict[str, Any]], source: str) -> str:
+    """Why a run that estimated nothing fails: every record rejected (by reason), or no record at all in `source`."""
     counts = dead_letter_counts(dead_letters)
     if not counts:
-        return "the input held no record to monitor; pass --allow-empty if that is expected"
+        return f"{source} held no record to monitor; pass --allow-empty if that is expected"
     reasons = ", ".join(f"{reason}: {count:,}" for reason, count in counts.items())
     return (
         f"no record was accepted: {sum(counts.values()):,} dead letter(s) ({reasons}); check --format, --topic and the spec's "

@@ -98,3 +98,14 @@ def test_huge_records_leave_small_dead_letters_and_the_run_finishes(kafka_bootst
     letters = dead_letters(kafka_bootstrap, dead_letter_topic(alerts))
     assert [letter["reason"] for letter in letters] == ["not_json", "not_json"]
     assert all(len(orjson.dumps(letter)) < 8_000 and "700,000" in letter["record"] for letter in letters)
+
+
+def test_a_topic_without_records_read_to_its_end_fails_naming_the_topic(kafka_bootstrap, topic):
+    """A typo in the topic's name: the broker may create the topic on first sight, but nothing is in it."""
+    ensure_topics(kafka_bootstrap, {topic: 1})
+    run = subprocess.run(
+        [sys.executable, "-m", "fairstream.cli", "run", "compas_equalized_odds", "--bootstrap", kafka_bootstrap, "--topic", topic, "--until-end"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert run.returncode == 1
+    assert run.stderr == f"error: topic {topic!r} (is its name right?) held no record to monitor; pass --allow-empty if that is expected\n"
