@@ -19,6 +19,7 @@ REGISTRY = CollectorRegistry(auto_describe=True)
 EVENTS_READ = Counter("fairstream_events_read", "Records read from the input, per input partition", ["partition"], registry=REGISTRY)
 DEAD_LETTERS = Counter("fairstream_dead_letters", "Records rejected to the dead letters, per reason", ["reason"], registry=REGISTRY)
 OPEN_TRIALS = Gauge("fairstream_open_trials", "Trials open now, per monitor", ["monitor"], registry=REGISTRY)
+EVICTED_TRIALS = Gauge("fairstream_evicted_trials", "Open trials evicted beyond trial.max_open, per monitor (as of its latest evaluation)", ["monitor"], registry=REGISTRY)
 CLOSED_TRIALS = Gauge("fairstream_closed_trials", "Trials closed so far, per monitor (as of its latest evaluation)", ["monitor"], registry=REGISTRY)
 EVALUATED = Gauge("fairstream_watermark_seconds", "Event time (Unix seconds) up to which a monitor has evaluated: its watermark", ["monitor"], registry=REGISTRY)
 PARTITION_TIME = Gauge("fairstream_partition_event_time_seconds", "Latest event time (Unix seconds) seen on an input partition", ["partition"], registry=REGISTRY)
@@ -68,6 +69,7 @@ def observe(record: dict[str, Any]) -> None:
     elif kind == "fairness.estimate":
         monitor = record["monitor"]
         CLOSED_TRIALS.labels(monitor).set(record["trials"]["closed"])
+        EVICTED_TRIALS.labels(monitor).set(record["trials"].get("evicted", 0))
         EVALUATED.labels(monitor).set(_parse_iso(record["event_time"]) / 1000)
         for part, body in record["parts"].items():
             violated = body.get("violated")

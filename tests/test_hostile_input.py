@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fairstream import metrics
 from fairstream.connectors.compas import compas_events
 from fairstream.connectors.files import write_jsonl
 from fairstream.events import DeadLetter, Event, RawRecord
@@ -236,4 +237,5 @@ def test_a_run_beyond_max_open_counts_evicted_trials_and_says_so(compas_jsonl, t
     trials = out["estimates"][-1]["trials"]
     defendants = sum(1 for event in compas_jsonl if event["event"] == "SCREEN")
     assert trials["evicted"] > 6000 and trials["closed"] + trials["evicted"] == defendants
+    assert metrics.REGISTRY.get_sample_value("fairstream_evicted_trials", {"monitor": "compas-equalized-odds"}) == trials["evicted"]
     assert any("reached its 10 open trials" in message for message in caplog.messages)
