@@ -54,9 +54,7 @@ class BrokerWatch:
         self._last_probe = time.monotonic()
         if self._down_since is not None:
             with self._lock:
-                if self._down_since is not None:
-                    log.warning("Kafka at %s answers again after %.0f s", self.bootstrap, time.monotonic() - self._down_since)
-                    self._down_since = None
+                self._answered(self._last_probe)
 
     def quiet(self) -> None:
         """No message this time: probe the broker when it is due, report and give up as configured."""
@@ -66,9 +64,7 @@ class BrokerWatch:
         try:
             self._last_probe = now
             if self._answers():
-                if self._down_since is not None:
-                    log.warning("Kafka at %s answers again after %.0f s", self.bootstrap, now - self._down_since)
-                self._down_since = None
+                self._answered(now)
                 return
             now = time.monotonic()
             if self._down_since is None:
@@ -81,6 +77,12 @@ class BrokerWatch:
                 raise ConnectorError(f"Kafka at {self.bootstrap} has not answered for {now - self._down_since:.0f} s; giving up (--give-up-after {self.give_up_after:g})")
         finally:
             self._lock.release()
+
+    def _answered(self, now: float) -> None:
+        """The broker answers: say so once if it had been reported gone (call with the lock held)."""
+        if self._down_since is not None:
+            log.warning("Kafka at %s answers again after %.0f s", self.bootstrap, now - self._down_since)
+            self._down_since = None
 
     def _until(self) -> str:
         return f" (giving up after {self.give_up_after:g} s)" if self.give_up_after is not None else ""

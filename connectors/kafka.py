@@ -35,14 +35,18 @@ def estimates_topic(alerts_topic: str) -> str:
     return f"{alerts_topic}.estimates"
 
 
-def _metadata(kafka: KafkaConnection, topic: str | None = None, timeout: float = CONNECT_TIMEOUT) -> tuple[Any, Any]:
-    """An admin client and the cluster's metadata (for `topic`, or all topics)."""
+def _admin(kafka: KafkaConnection) -> tuple[Any, ClientErrors]:
+    """An admin client with an error callback that keeps what librdkafka reports (see `KafkaConnection.unreachable`)."""
     from confluent_kafka.admin import AdminClient
 
     errors = ClientErrors()
-    admin = AdminClient(kafka.client({"error_cb": errors}))
+    return AdminClient(kafka.client({"error_cb": errors})), errors
+
+
+def _metadata(kafka: KafkaConnection, admin: Any, errors: ClientErrors, topic: str | None, timeout: float) -> Any:
+    """The cluster's metadata (for `topic`, or all topics), or one line saying why the broker did not answer."""
     try:
-        return admin, admin.list_topics(topic, timeout=timeout)
+        return admin.list_topics(topic, timeout=timeout)
     except Exception as err:  # librdkafka raises KafkaException with a transport or timeout error
         raise kafka.unreachable(err, errors, admin) from None
 
@@ -52,9 +56,8 @@ def ensure_topics(kafka: KafkaConnection | str, topics: dict[str, int], timeout:
     from confluent_kafka.admin import NewTopic
 
     kafka = as_connection(kafka)
-    bootstrap = kafka.bootstrap
-    admin, metadata = _metadata(kafka, timeout=timeout)
-    existing = metadata.topics
+    admin, errors = _admin(kafka)
+    existing = _metadata(kafka, admin, errors, None, timeout).topics
     missing = [NewTopic(name, num_partitions=count, replication_factor=1) for name, count in topics.items() if name not in existing]
     if missing:
         for name, future in admin.create_topics(missing, request_timeout=timeout).items():
@@ -62,18 +65,21 @@ def ensure_topics(kafka: KafkaConnection | str, topics: dict[str, int], timeout:
                 future.result(timeout)
             except Exception as err:
                 if "TOPIC_ALREADY_EXISTS" not in str(err):
-                    raise ConnectorError(f"cannot create topic {name!r} on {bootstrap}: {err}") from None
-    return partition_counts(kafka, list(topics), timeout)
+                    raise ConnectorError(f"cannot create topic {name!r} on {kafka.bootstrap}: {err}") from None
+    return _partition_counts(kafka, admin, errors, list(topics), timeout)
 
 
 def partition_counts(kafka: KafkaConnection | str, topics: list[str], timeout: float = CONNECT_TIMEOUT) -> dict[str, int]:
     kafka = as_connection(kafka)
-    bootstrap = kafka.bootstrap
+    return _partition_counts(kafka, *_admin(kafka), topics, timeout)
+
+
+def _partition_counts(kafka: KafkaConnection, admin: Any, errors: ClientErrors, topics: list[str], timeout: float) -> dict[str, int]:
     counts = {}
     for topic in topics:
-        metadata = _metadata(kafka, topic, timeout)[1].topics.get(topic)
+        metadata = _metadata(kafka, admin, errors, topic, timeout).topics.get(topic)
         if metadata is None or metadata.error is not None or not metadata.partitions:
-            raise ConnectorError(f"topic {topic!r} does not exist on {bootstrap}")
+            raise ConnectorError(f"topic {topic!r} does not exist on {kafka.bootstrap}")
         counts[topic] = len(metadata.partitions)
     return counts
 

@@ -162,10 +162,11 @@ def job_flow(job: Job) -> Dataflow:
 def prepare(job: Job) -> None:
     """Checks and side effects that must happen once, before any worker starts: specs, input, output topics, recovery store."""
     job_plans(job)
+    input_partitions = 1
     if isinstance(job.input, FileInput):
         records_of(job.input.path, job.input.format)
     else:
-        partition_counts(kafka_of(job, job.input), [job.input.topic])
+        input_partitions = partition_counts(kafka_of(job, job.input), [job.input.topic])[job.input.topic]
     if isinstance(job.output, FileOutput):
         out = Path(job.output.out_dir)
         try:
@@ -181,7 +182,7 @@ def prepare(job: Job) -> None:
         alerts = job.output.alerts
         topics = {alerts: 1, dead_letter_topic(alerts): 1, estimates_topic(alerts): 1}
         if job.shield and isinstance(job.input, KafkaInput):
-            topics[f"{job.input.topic}.shielded"] = partition_counts(kafka_of(job, job.input), [job.input.topic])[job.input.topic]
+            topics[f"{job.input.topic}.shielded"] = input_partitions
         ensure_topics(kafka_of(job, job.output), topics)
     if job.recovery is not None:
         prepare_store(Path(job.recovery))

@@ -37,7 +37,7 @@ class _WarningLines(logging.Handler):
         self.prefix = prefix
 
     def emit(self, record: logging.LogRecord) -> None:
-        errors.print(f"[yellow]warning:[/] {escape(self.prefix + record.getMessage())}", soft_wrap=True)
+        warning(self.prefix + record.getMessage())
 
 
 def show_warnings(verbose: bool = False) -> None:
