@@ -46,9 +46,11 @@ class PartSeries:
     trials: dict[str, int | None]
     """Each group's trials at its last evaluation; None where the cell was too small to publish."""
     gaps: list[float]
+    """Per evaluation, the gap max − min; for a ratio metric (disparate impact), the ratio min / max its threshold bounds."""
     violated: list[bool]
     threshold: float
     intervals: list[tuple[float, float]]
+    ratio: bool = False
 
     @property
     def final_gap(self) -> float:
@@ -108,10 +110,11 @@ def part_series(estimates: list[dict[str, Any]]) -> list[PartSeries]:
         moment = datetime.fromisoformat(record["event_time"])
         for name, body in record["parts"].items():
             history.setdefault(name, []).append((moment, body))
-    return [_series(name, rows) for name, rows in history.items()]
+    ratio = bool(estimates) and estimates[-1]["metric"] == "disparate_impact"
+    return [_series(name, rows, ratio) for name, rows in history.items()]
 
 
-def _series(name: str, rows: list[tuple[datetime, dict[str, Any]]]) -> PartSeries:
+def _series(name: str, rows: list[tuple[datetime, dict[str, Any]]], ratio: bool = False) -> PartSeries:
     bodies = [body for _, body in rows]
     groups = sorted({group for body in bodies for group in body["groups"]})
     return PartSeries(
@@ -119,10 +122,11 @@ def _series(name: str, rows: list[tuple[datetime, dict[str, Any]]]) -> PartSerie
         times=[moment for moment, _ in rows],
         estimates={g: [_number(body["groups"].get(g, {}).get("estimate")) for body in bodies] for g in groups},
         trials={g: cell["trials"] for body in bodies for g, cell in body["groups"].items()},
-        gaps=[_number(body["gap"]) for body in bodies],
+        gaps=[_number(body["ratio" if ratio else "gap"]) for body in bodies],
         violated=[bool(body["violated"]) for body in bodies],
         threshold=bodies[-1]["threshold"],
         intervals=[tuple(body["interval"]) if body.get("interval") else (math.nan, math.nan) for body in bodies],
+        ratio=ratio,
     )
 
 
@@ -187,9 +191,9 @@ def draw(
         _draw_gap(bottom, part, alerts.get(part.name, []))
         if column == 0:
             top.set_ylabel("estimate")
-            bottom.set_ylabel("gap (max − min)")
+            bottom.set_ylabel("ratio (min / max)" if part.ratio else "gap (max − min)")
     figure.suptitle(title, fontsize=14)
-    figure.legend(handles=_key(), loc="outside lower center", ncol=5, frameon=False, fontsize=11)
+    figure.legend(handles=_key(any(part.ratio for part in series)), loc="outside lower center", ncol=5, frameon=False, fontsize=11)
     return figure
 
 
@@ -258,10 +262,11 @@ def _label_first_violation(ax: Axes, part: PartSeries, alert: dict[str, Any]) ->
     )
 
 
-def _key() -> list[Any]:
+def _key(ratio: bool) -> list[Any]:
+    measure = "ratio" if ratio else "gap"
     return [
-        Line2D([], [], color=GAP_COLOR, linewidth=1.3, label="gap between groups"),
-        Patch(color=GAP_COLOR, alpha=0.18, label="interval of the gap (confident verdicts)"),
+        Line2D([], [], color=GAP_COLOR, linewidth=1.3, label=f"{measure} between groups"),
+        Patch(color=GAP_COLOR, alpha=0.18, label=f"interval of the {measure} (confident verdicts)"),
         Line2D([], [], color=VIOLATION_COLOR, linestyle="--", label="threshold"),
         Patch(color=VIOLATION_COLOR, alpha=0.12, label="violated"),
         Line2D([], [], color=VIOLATION_COLOR, linestyle=":", label="violation alert"),

@@ -120,3 +120,15 @@ def test_a_group_seen_late_is_undefined_before():
     assert math.isnan(part.estimates["b"][0]) and part.estimates["b"][1] == pytest.approx(0.3)
     assert part.trials == {"a": 10, "b": 10}
     assert part.violated == [False, True]
+
+
+def test_a_ratio_metric_draws_the_ratio_its_threshold_bounds():
+    """Disparate impact is judged on min / max against e.g. 0.8: the lower panel must show that ratio, not the gap."""
+    from fairstream.report.plot import part_series
+
+    body = {"groups": {"a": {"estimate": 0.6, "hits": 6, "trials": 10}, "b": {"estimate": 0.3, "hits": 3, "trials": 10}},
+            "gap": 0.3, "ratio": 0.5, "pair": ["a", "b"], "threshold": 0.8, "violated": True, "clear": False}  # fmt: skip
+    record = {"event_time": "2024-01-02T00:00:00Z", "parts": {"selection_rate": body}}
+    [ratio] = part_series([{**record, "metric": "disparate_impact"}])
+    [gap] = part_series([{**record, "metric": "demographic_parity"}])
+    assert (ratio.ratio, ratio.gaps) == (True, [0.5]) and (gap.ratio, gap.gaps) == (False, [0.3])
