@@ -6,7 +6,8 @@ the top level of a user's environment.
 
 With Cython and a C compiler, the folds (`pipeline/trials/folds.py`, plain Python that runs interpreted as well) and
 the native table of open trials (`pipeline/trials/table.pyx`, which buckets do without, keeping trials in a dict)
-are compiled. Both extensions are optional: without a compiler the build skips them and the same monitor runs, only
+and Kafka's murmur2 partitioner (`pipeline/trials/murmur.pyx`, which `placement.py` has in Python as well)
+are compiled. The extensions are optional: without a compiler the build skips them and the same monitor runs, only
 slower (`fairstream bench throughput` says which ran).
 """
 
@@ -25,6 +26,7 @@ extensions = cythonize(
     [
         Extension("fairstream.trials.folds", ["pipeline/trials/folds.py"]),
         Extension("fairstream.trials.table", ["pipeline/trials/table.pyx"]),
+        Extension("fairstream.trials.murmur", ["pipeline/trials/murmur.pyx"]),
     ],
     compiler_directives={"language_level": 3},
 )

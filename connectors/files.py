@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import itertools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,8 @@ OUTPUT_FILES = ("alerts.jsonl", "dead_letters.jsonl", "decisions_shielded.jsonl"
 
 
 class _RecordPartition(StatefulSourcePartition[RawRecord, int]):
-    def __init__(self, records: Iterator[Any], start: int, batch_size: int):
+    def __init__(self, partition: int, records: Iterator[Any], start: int, batch_size: int):
+        self._partition = partition
         self._records = itertools.islice(records, start, None)
         self._offset = start
         self._batch_size = batch_size
@@ -29,7 +30,8 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, int]):
     def next_batch(self) -> list[RawRecord]:
         if stop_requested():
             raise StopIteration
-        batch = [RawRecord(0, offset, payload) for offset, payload in zip(itertools.count(self._offset), itertools.islice(self._records, self._batch_size))]
+        partition = self._partition
+        batch = [RawRecord(partition, offset, payload) for offset, payload in zip(itertools.count(self._offset), itertools.islice(self._records, self._batch_size))]
         if not batch:
             raise StopIteration
         self._offset += len(batch)
@@ -40,17 +42,26 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, int]):
 
 
 class RecordSource(FixedPartitionedSource[RawRecord, int]):
-    """One input partition over the records `open_records()` yields; a resume skips the records already read."""
+    """Input partitions over the records each factory yields (one factory: one partition), parts named
+    `<partition>-<name>`; a resume skips the records already read."""
 
-    def __init__(self, open_records: Callable[[], Iterable[Any]], *, batch_size: int = 1000):
-        self._open_records = open_records
+    def __init__(
+        self,
+        open_records: Callable[[], Iterable[Any]] | Sequence[Callable[[], Iterable[Any]]],
+        *,
+        names: Sequence[str] | None = None,
+        batch_size: int = 1000,
+    ):
+        self._factories = [open_records] if callable(open_records) else list(open_records)
+        self._names = list(names) if names is not None else ["records"] * len(self._factories)
         self._batch_size = batch_size
 
     def list_parts(self) -> list[str]:
-        return ["records"]
+        return [f"{partition}-{name}" for partition, name in enumerate(self._names)]
 
     def build_part(self, step_id: str, for_part: str, resume_state: int | None) -> _RecordPartition:
-        return _RecordPartition(iter(self._open_records()), resume_state or 0, self._batch_size)
+        partition = int(for_part.split("-", 1)[0])
+        return _RecordPartition(partition, iter(self._factories[partition]()), resume_state or 0, self._batch_size)
 
 
 def _existing(path: str | Path) -> Path:

@@ -15,7 +15,7 @@ from fairstream import metrics
 from fairstream.connectors.broker_watch import BrokerWatch
 from fairstream.connectors.kafka_config import CONNECT_TIMEOUT, ClientErrors, KafkaConnection, as_connection
 from fairstream.errors import ConnectorError
-from fairstream.events import IDLE, RawRecord
+from fairstream.events import ENDED, IDLE, RawRecord
 from fairstream.lifecycle import stop_requested
 
 log = logging.getLogger("fairstream.kafka")
@@ -89,7 +89,7 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, Any]):
 
     After `idle_after` seconds without a message it sends one `IDLE` marker, so a partition with no
     traffic stops holding the watermark back (its next message makes it count again); a partition
-    read to its end (`tail=False`) sends one as it ends, so the other partitions' evaluations go on.
+    read to its end (`tail=False`) sends an `ENDED` marker, so the other partitions' evaluations go on.
     """
 
     def __init__(self, inner: StatefulSourcePartition, partition: int, idle_after: float | None, watch: BrokerWatch | None = None):
@@ -122,7 +122,7 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, Any]):
             messages = self._inner.next_batch()
         except StopIteration:  # the end of a partition read to its end: it no longer holds the watermark back
             self._ended = True
-            return [] if self._idle else [RawRecord(self._partition, IDLE, None)]
+            return [RawRecord(self._partition, ENDED, None)]
         batch = [RawRecord(msg.partition, msg.offset, msg.value) for msg in messages]
         now = time.monotonic()
         if batch:

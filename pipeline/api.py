@@ -15,21 +15,23 @@
     >>> monitor.verdicts()                        # per (monitor, part): True violated, False not, None undefined
     {('hiring-demographic-parity', 'selection_rate'): False}
 
-The steps are those of `fairstream run` (parse, clock, trial buckets, merge), driven in the calling thread, so the
+The steps are those of `fairstream run` (parse, clock, trials, merge), driven in the calling thread, so the
 same events give the same records as the command; nothing is written anywhere but the returned lists.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from fairstream.events import RawRecord
-from fairstream.flow import BucketStep, ClockStep, MergeStep, ParseBatch, new_bucket, new_clock
+from fairstream.events import DeadLetter, RawRecord
+from fairstream.flow import MergeStep, new_partition_trials
 from fairstream.monitor import Monitor
 from fairstream.spec.load import load_plans
 from fairstream.spec.plan import Plan
+from fairstream.trials.partition import Output
 from fairstream.verdicts.alerts import ESTIMATE, RECOVERED, VIOLATION
 
 
@@ -37,13 +39,8 @@ class FairnessMonitor:
     """One or several monitors over one stream of events, fed in order from Python."""
 
     def __init__(self, plans: list[Plan]):
-        first = plans[0]
-        self._parse = ParseBatch(first.parser())
-        self._clock = ClockStep(new_clock(first), first.spec.buckets)
-        self._monitors = [
-            ({index: BucketStep(new_bucket(plan, partitions=1), plan.spec.monitor) for index in range(first.spec.buckets)}, MergeStep(Monitor(plan.monitor)))
-            for plan in plans
-        ]
+        self._partition = new_partition_trials(plans, 0, 1, strings=False)
+        self._merges = [MergeStep(Monitor(dataclasses.replace(plan.monitor, reporters=1))) for plan in plans]
         self._offset = 0
         self._latest: dict[str, dict[str, Any]] = {}
         self.alerts: list[dict[str, Any]] = []
@@ -60,28 +57,21 @@ class FairnessMonitor:
         for record in records:
             batch.append(RawRecord(0, self._offset, record))
             self._offset += 1
-        out: list[dict[str, Any]] = []
-        for _key, partition_batch in self._parse(batch):
-            routed, _ = self._clock.on_item(partition_batch)
-            for item in routed:
-                if item[0] == "dead":
-                    out.append(item[1].to_json())
-                    continue
-                _, _, (index, *_rest) = item
-                for buckets, merge in self._monitors:
-                    reports, _ = buckets[index].on_item(item[2])
-                    for report in reports:
-                        out.extend(merge.on_item(report)[0])
-        return self._seen(out)
+        return self._seen(self._outputs(self._partition.receive(batch)))
 
     def close(self) -> list[dict[str, Any]]:
         """End the input: open trials close at their close time and every evaluation still due is made."""
+        return self._seen(self._outputs(self._partition.finish()))
+
+    def _outputs(self, items: list[Output]) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
-        for buckets, merge in self._monitors:
-            for bucket in buckets.values():
-                for report in bucket.on_eof()[0]:
-                    out.extend(merge.on_item(report)[0])
-        return self._seen(out)
+        for item in items:
+            if type(item) is DeadLetter:
+                out.append(item.to_json())
+            else:
+                index, report = item
+                out.extend(self._merges[index].on_item(report)[0])
+        return out
 
     def verdicts(self) -> dict[tuple[str, str], bool | None]:
         """The latest evaluation's verdict per (monitor, part)."""

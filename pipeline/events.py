@@ -8,6 +8,9 @@ from typing import Any, NamedTuple
 IDLE = -2
 """The offset of a marker record a source sends when its partition has been at the end of its log for a while."""
 
+ENDED = -3
+"""The offset of a marker record a source sends as its partition ends while others may go on."""
+
 
 class RawRecord(NamedTuple):
     """What a source yields: the input partition, the position in it, and the payload (JSON text or a dict)."""

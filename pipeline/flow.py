@@ -3,52 +3,32 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import bytewax.operators as op
 from bytewax.dataflow import Dataflow, Stream
-from bytewax.inputs import Source
+from bytewax.inputs import FixedPartitionedSource
 from bytewax.operators import StatefulLogic
 from bytewax.outputs import Sink
 
 from fairstream import metrics
-from fairstream.events import IDLE, DeadLetter, Event, RawRecord
+from fairstream.events import DeadLetter, Event
 from fairstream.lifecycle import stop_requested
+from fairstream.local import WorkingSource
 from fairstream.monitor import Monitor
-from fairstream.parse import RecordParser
 from fairstream.spec.plan import Plan
 from fairstream.trials.bucket import Bucket, Report
 from fairstream.trials.clock import PartitionClock
+from fairstream.trials.partition import PartitionParse, PartitionTrials
+from fairstream.trials.placement import partitions_of
 
 log = logging.getLogger("fairstream.trials")
 
 PartitionBatch = tuple[int, list[Event], list[DeadLetter], bool]
 """(input partition, its events in order, its dead letters, whether the partition reported itself idle)."""
-
-
-class ParseBatch:
-    """Parses a source batch and groups it by input partition, keeping each partition's order."""
-
-    def __init__(self, parser: RecordParser):
-        self._parse = parser.parse
-
-    def __call__(self, batch: list[RawRecord]) -> list[tuple[str, PartitionBatch]]:
-        groups: dict[int, tuple[int, list[Event], list[DeadLetter]]] = {}
-        idle: set[int] = set()
-        for raw in batch:
-            if raw.offset == IDLE:
-                idle.add(raw.partition)
-                continue
-            item = self._parse(raw)
-            group = groups.get(raw.partition)
-            if group is None:
-                group = groups[raw.partition] = (raw.partition, [], [])
-            (group[1] if type(item) is Event else group[2]).append(item)
-        out = [(f"p{partition}", (*group, False)) for partition, group in groups.items()]
-        out.extend((f"p{partition}", (partition, [], [], True)) for partition in sorted(idle - groups.keys()))
-        return out
 
 
 class ClockStep(StatefulLogic):
@@ -119,44 +99,42 @@ class MergeStep(StatefulLogic):
         return copy.deepcopy(self.monitor, {id(config): config})
 
 
-def parsed_stream(flow: Dataflow, plan: Plan, source: Source, *, strings: bool) -> Stream[tuple[str, PartitionBatch]]:
-    """Read and validate: the part the passthrough benchmark shares with the monitor."""
-    raw = op.input("read", flow, source)  # RawRecord
-    return op.flat_map_batch("parse", raw, ParseBatch(plan.parser(strings=strings)))  # ("p<partition>", PartitionBatch)
+def parsed_stream(flow: Dataflow, plan: Plan, source: FixedPartitionedSource, *, strings: bool) -> Stream[tuple[str, PartitionBatch]]:
+    """Read and validate, each partition where it is read: the part the passthrough benchmark shares with the monitor."""
+    parser = plan.parser(strings=strings)
+    return op.input("read", flow, WorkingSource(source, lambda partition: PartitionParse(parser, partition)))  # ("p<partition>", PartitionBatch)
 
 
 def build_flow(
     plans: Plan | Sequence[Plan],
-    source: Source,
+    source: FixedPartitionedSource,
     sink: Sink,
     *,
     partitions: int = 1,
     strings: bool = False,
     encode: Callable[[dict[str, Any]], Any] | None = None,
 ) -> Dataflow:
-    """Source → parse → per-partition clock → trial buckets → per-monitor merge → sink, for one monitor or several.
+    """Source → parse → clock → trials → per-monitor merge → sink, for one monitor or several.
 
-    Several monitors (plans whose input, dead-letter and bucket sections agree, see `load_plans`) share the reading,
-    parsing and clock, so each event is read and parsed once; each monitor has its own trial buckets and merge.
-    `partitions` is the number of input partitions the watermark waits for; `strings` converts text values (CSV)
-    to the declared types; `encode` turns each output record (a dict) into the sink's item.
+    Keyed input (`input.keyed`, the default) keeps each partition's clock and trials in its source partition, on the
+    worker that reads it, and sends only per-tick reports to the merges; other input is re-keyed into `buckets` trial
+    buckets. Several monitors (plans whose input, dead-letter and bucket sections agree, see `load_plans`) share the
+    reading, parsing and clock, so each event is read and parsed once; each has its own trials and merge.
+    `partitions` is the number of input partitions; `strings` converts text values (CSV) to the declared types;
+    `encode` turns each output record (a dict) into the sink's item.
     """
     plans = [plans] if isinstance(plans, Plan) else list(plans)
-    first = plans[0]
-    spec = first.spec
-    flow = Dataflow(spec.monitor.replace(".", "_"))
-    parsed = parsed_stream(flow, first, source, strings=strings)
-    buckets = spec.buckets
-
-    def clock_logic(resume: PartitionClock | None) -> ClockStep:
-        return ClockStep(resume or new_clock(first), buckets)
-
-    clocked = op.key_rm("unkey-clock", op.stateful("clock", parsed, clock_logic))
-    # ("dead", DeadLetter) | ("bucket", "b<i>", (i, partition, [Event], high, idle))
-    split = op.branch("split-dead", clocked, lambda item: item[0] == "dead")
-    dead = op.map("dead-record", split.trues, lambda item: item[1].to_json())
-    to_buckets = op.map("key-bucket", split.falses, lambda item: item[1:])  # ("b<i>", (i, partition, [Event], high, idle))
-    monitored = [_monitor_steps(plan, to_buckets, partitions, "" if len(plans) == 1 else f"_{plan.spec.monitor.replace('.', '_')}") for plan in plans]
+    flow = Dataflow(plans[0].spec.monitor.replace(".", "_"))
+    if plans[0].spec.input.keyed:
+        reports, dead = _partition_local(flow, plans, source, partitions, strings)
+        reporters = partitions
+    else:
+        reports, dead = _bucketed(flow, plans, source, partitions, strings)
+        reporters = plans[0].spec.buckets
+    monitored = [
+        _merge(plan, reports[index], reporters, "" if len(plans) == 1 else f"_{plan.spec.monitor.replace('.', '_')}")
+        for index, plan in enumerate(plans)
+    ]
     out = op.inspect("observe", op.merge("outputs", *monitored, dead), observe)
     if encode is not None:
         out = op.map("encode", out, encode)
@@ -164,23 +142,71 @@ def build_flow(
     return flow
 
 
+def new_partition_trials(plans: Sequence[Plan], partition: int, partitions: int, *, strings: bool) -> PartitionTrials:
+    """What one input partition of keyed input keeps: its clock and, per monitor, a bucket of its trials."""
+    first = plans[0]
+    clock = new_clock(first)
+    clock.partition = partition
+    buckets = [new_bucket(plan, partitions=1, share=partitions, index=partition) for plan in plans]
+    placement = partitions_of(first.spec.input.partitioner, partitions)
+    return PartitionTrials(first.parser(strings=strings), clock, buckets, [plan.spec.monitor for plan in plans], placement)
+
+
+def _partition_local(
+    flow: Dataflow, plans: list[Plan], source: FixedPartitionedSource, partitions: int, strings: bool
+) -> tuple[list[Stream[Report]], Stream[dict[str, Any]]]:
+    """Each partition parses, clocks and folds its own trials where it is read; per monitor, the stream of its reports."""
+    read = op.input("read", flow, WorkingSource(source, lambda partition: new_partition_trials(plans, partition, partitions, strings=strings)))
+    split = op.branch("split-dead", read, lambda item: type(item) is DeadLetter)  # DeadLetter | (monitor index, Report)
+    dead = op.map("dead-record", split.trues, DeadLetter.to_json)
+    if len(plans) == 1:
+        return [op.map("report", split.falses, lambda item: item[1])], dead
+    return [
+        op.filter_map(f"report_{plan.spec.monitor.replace('.', '_')}", split.falses, lambda item, index=index: item[1] if item[0] == index else None)
+        for index, plan in enumerate(plans)
+    ], dead
+
+
+def _bucketed(
+    flow: Dataflow, plans: list[Plan], source: FixedPartitionedSource, partitions: int, strings: bool
+) -> tuple[list[Stream[Report]], Stream[dict[str, Any]]]:
+    """Input that is not keyed: a clock per partition, then every event re-keyed into the trial bucket of its key."""
+    first = plans[0]
+    buckets = first.spec.buckets
+
+    def clock_logic(resume: PartitionClock | None) -> ClockStep:
+        return ClockStep(resume or new_clock(first), buckets)
+
+    clocked = op.key_rm("unkey-clock", op.stateful("clock", parsed_stream(flow, first, source, strings=strings), clock_logic))
+    # ("dead", DeadLetter) | ("bucket", "b<i>", (i, partition, [Event], high, idle))
+    split = op.branch("split-dead", clocked, lambda item: item[0] == "dead")
+    dead = op.map("dead-record", split.trues, lambda item: item[1].to_json())
+    to_buckets = op.map("key-bucket", split.falses, lambda item: item[1:])  # ("b<i>", (i, partition, [Event], high, idle))
+    reports = []
+    for plan in plans:
+        suffix = "" if len(plans) == 1 else f"_{plan.spec.monitor.replace('.', '_')}"
+
+        def bucket_logic(resume: Bucket | None, plan: Plan = plan) -> BucketStep:
+            return BucketStep(resume or new_bucket(plan, partitions), plan.spec.monitor)
+
+        reports.append(op.key_rm(f"unkey-trials{suffix}", op.stateful(f"trials{suffix}", to_buckets, bucket_logic)))
+    return reports, dead
+
+
 def observe(_step_id: str, record: dict[str, Any]) -> None:
     """Count an output record in the job's metrics."""
     metrics.observe(record)
 
 
-def _monitor_steps(plan: Plan, to_buckets: Stream[tuple[str, Any]], partitions: int, suffix: str) -> Stream[dict[str, Any]]:
-    """One monitor's trial buckets and merge over the shared bucket stream; `suffix` keeps the step ids of several apart."""
-
-    def bucket_logic(resume: Bucket | None) -> BucketStep:
-        return BucketStep(resume or new_bucket(plan, partitions), plan.spec.monitor)
+def _merge(plan: Plan, reports: Stream[Report], reporters: int, suffix: str) -> Stream[dict[str, Any]]:
+    """One monitor's merge of its reports; `suffix` keeps the step ids of several monitors apart."""
+    config = dataclasses.replace(plan.monitor, reporters=reporters)
 
     def monitor_logic(resume: Monitor | None) -> MergeStep:
-        return MergeStep(resume or Monitor(plan.monitor))
+        return MergeStep(resume or Monitor(config))
 
-    reports = op.stateful(f"trials{suffix}", to_buckets, bucket_logic)  # ("b<i>", Report)
-    to_monitor = op.map(f"key-monitor{suffix}", reports, lambda item: ("monitor", item[1]))
-    return op.key_rm(f"unkey-monitor{suffix}", op.stateful(f"monitor{suffix}", to_monitor, monitor_logic))  # record dict
+    keyed = op.map(f"key-monitor{suffix}", reports, lambda report: ("monitor", report))
+    return op.key_rm(f"unkey-monitor{suffix}", op.stateful(f"monitor{suffix}", keyed, monitor_logic))  # record dict
 
 
 def new_clock(plan: Plan) -> PartitionClock:
@@ -189,11 +215,12 @@ def new_clock(plan: Plan) -> PartitionClock:
     return PartitionClock(-1, schema.lateness, max_future=schema.max_future, max_ahead=schema.max_ahead, letter_record=plan.letter_record)
 
 
-def new_bucket(plan: Plan, partitions: int) -> Bucket:
+def new_bucket(plan: Plan, partitions: int, *, share: int | None = None, index: int = -1) -> Bucket:
+    """A trial bucket fed by `partitions` input partitions, holding 1 / `share` of `trial.max_open` (default: of the buckets)."""
     spec = plan.spec
     return Bucket(
-        max_open=-(-spec.trial.max_open // spec.buckets),
-        index=-1,
+        max_open=-(-spec.trial.max_open // (share or spec.buckets)),
+        index=index,
         layout=plan.layout,
         outcomes=plan.outcomes,
         partitions=partitions,

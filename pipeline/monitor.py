@@ -34,7 +34,8 @@ class MonitorConfig:
     confidence: float
     tick: int
     on_close: bool
-    buckets: int
+    reporters: int
+    """How many reporters a tick waits for: the trial buckets, or the input partitions where trials are kept as they are read."""
     interval: str = "wilson"
     bounds: str = "student_t"
     outcome_range: tuple[float, float] | None = None
@@ -87,10 +88,19 @@ class Monitor:
     queues: dict[tuple[str, str, str], PairQueue] = field(default_factory=dict)
     bets: dict[tuple[str, str, str], GapBet] = field(default_factory=dict)
     tracker: AlertTracker = field(default_factory=AlertTracker)
+    idle: set[int] = field(default_factory=set)
+    """Reporters whose input partition is quiet for now: the merge does not wait for them (see `Report.idle`)."""
 
     def receive(self, report: Report) -> list[dict[str, Any]]:
-        """Take one bucket's report (and ownership of it); return the records of every evaluation that is now final."""
+        """Take one reporter's report (and ownership of it); return the records of every evaluation that is now final.
+
+        A reporter is a trial bucket, or an input partition whose trials are kept where it is read.
+        """
         self.progress[report.bucket] = max(report.through, self.progress.get(report.bucket, report.through))
+        if report.idle:
+            self.idle.add(report.bucket)
+        else:
+            self.idle.discard(report.bucket)
         for tick, delta in report.deltas.items():  # the monitor takes ownership of the report's deltas
             if self.next_tick is not None and tick < self.next_tick and not self.config.on_close:
                 tick = self.next_tick  # closed in a tick already evaluated (a tailed partition back from idle): counted at the next one, not lost
@@ -104,9 +114,9 @@ class Monitor:
         self.evicted += report.evicted
         if report.end is not None:
             self.end = report.end if self.end is None else max(self.end, report.end)
-        if len(self.progress) < self.config.buckets:
+        if len(self.progress) < self.config.reporters or len(self.idle) == len(self.progress):
             return []
-        final = min(self.progress.values())
+        final = min(through for reporter, through in self.progress.items() if reporter not in self.idle)
         if final == FINISHED:  # every tick with closed trials, and every tick the input's event time reached
             final = max((*self.pending, -FINISHED if self.end is None else self.end))
         return self._on_close(final) if self.config.on_close else self._every_tick(final)

@@ -12,7 +12,7 @@ from fairstream.redact import DEFAULT, LetterRecord
 from fairstream.spec.models import FieldType, InputSchema
 from fairstream.timefmt import format_instant, representable, time_parser
 
-REASONS = ("not_json", "not_object", "missing_field", "bad_time", "wrong_type", "unknown_kind", "late", "future", "key_too_long", "internal")
+REASONS = ("not_json", "not_object", "missing_field", "bad_time", "wrong_type", "unknown_kind", "late", "future", "key_too_long", "wrong_partition", "internal")
 """Every reason a record can be dead-lettered for."""
 
 _TRUE = {"true", "True", "TRUE", "1"}

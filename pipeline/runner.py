@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import os
 import subprocess
 import sys
@@ -55,7 +56,8 @@ class _Model(BaseModel):
 
 class FileInput(_Model):
     kind: Literal["file"] = "file"
-    path: str
+    path: str | list[str]
+    """A file, or several: each is one input partition, in the order given (a glob pattern stands for its matches, sorted)."""
     format: InputFormat
     columns: list[str] | None = None
     """A CSV file without a header line: its column names (else the spec's input.columns, else the header)."""
@@ -109,6 +111,22 @@ def guess_format(path: str | Path) -> InputFormat:
     return "jsonl"
 
 
+def input_files(paths: str | list[str]) -> list[str]:
+    """The input files, one partition each: the paths in order, a glob pattern replaced by its matches in name order."""
+    files: list[str] = []
+    for path in [paths] if isinstance(paths, str) else paths:
+        if glob.has_magic(path):
+            matches = sorted(glob.glob(path))
+            if not matches:
+                raise InputError(f"no input file matches {path}")
+            files.extend(matches)
+        else:
+            files.append(path)
+    if not files:
+        raise InputError("no input file given")
+    return files
+
+
 def records_of(path: str | Path, fmt: InputFormat, columns: list[str] | None = None) -> Callable[[], Iterable[Any]]:
     """A factory of the raw records of an input file in the given format (`columns` names a headerless CSV's columns)."""
     if fmt == "compas":
@@ -142,8 +160,10 @@ def job_flow(job: Job) -> Dataflow:
     """The dataflow of a job; every worker process builds it the same way."""
     plans = job_plans(job)
     if isinstance(job.input, FileInput):
-        source = RecordSource(records_of(job.input.path, job.input.format, job.input.columns or plans[0].spec.input.columns))
-        partitions, strings = 1, job.input.format == "csv"
+        files = input_files(job.input.path)
+        columns = job.input.columns or plans[0].spec.input.columns
+        source = RecordSource([records_of(path, job.input.format, columns) for path in files], names=[Path(path).name for path in files])
+        partitions, strings = len(files), job.input.format == "csv"
     else:
         kafka = kafka_of(job, job.input)
         source = kafka_source(kafka, job.input.topic, tail=job.input.tail, give_up_after=job.input.give_up_after)
@@ -164,7 +184,8 @@ def prepare(job: Job) -> None:
     job_plans(job)
     input_partitions = 1
     if isinstance(job.input, FileInput):
-        records_of(job.input.path, job.input.format)
+        for path in input_files(job.input.path):
+            records_of(path, job.input.format)
     else:
         input_partitions = partition_counts(kafka_of(job, job.input), [job.input.topic])[job.input.topic]
     if isinstance(job.output, FileOutput):

@@ -221,7 +221,7 @@ def test_a_key_longer_than_max_key_chars_is_a_dead_letter():
 
 
 def test_a_run_beyond_max_open_counts_evicted_trials_and_says_so(compas_jsonl, tmp_path, specs_dir, caplog):
-    """COMPAS with room for 160 open trials (10 per bucket): the oldest are evicted, the estimates count them, a warning says so."""
+    """COMPAS (one input partition) with room for 160 open trials: the oldest are evicted, the estimates count them, a warning says so."""
     import yaml
 
     spec = yaml.safe_load((specs_dir / "compas_equalized_odds.yaml").read_text())
@@ -238,4 +238,4 @@ def test_a_run_beyond_max_open_counts_evicted_trials_and_says_so(compas_jsonl, t
     defendants = sum(1 for event in compas_jsonl if event["event"] == "SCREEN")
     assert trials["evicted"] > 6000 and trials["closed"] + trials["evicted"] == defendants
     assert metrics.REGISTRY.get_sample_value("fairstream_evicted_trials", {"monitor": "compas-equalized-odds"}) == trials["evicted"]
-    assert any("reached its 10 open trials" in message for message in caplog.messages)
+    assert any("reached its 160 open trials" in message for message in caplog.messages)

@@ -22,7 +22,7 @@ def delta(**cells: tuple[int, int]) -> TickDelta:
 def monitor(buckets: int = 2, confidence: float = 0, min_cell: int = 1) -> Monitor:
     """A demographic-parity merge; by default it publishes every cell, as these tests count single trials."""
     plan = plan_of(metric={"type": "demographic_parity", "label": None}, estimator={"confidence": confidence}, publish={"min_cell": min_cell})
-    return Monitor(dataclasses.replace(plan.monitor, buckets=buckets))
+    return Monitor(dataclasses.replace(plan.monitor, reporters=buckets))
 
 
 def estimates(records):

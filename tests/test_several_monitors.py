@@ -63,12 +63,13 @@ def test_two_specs_of_one_monitor_name_are_refused(tmp_path):
         load_plans(["compas_equalized_odds", str(copy)])
 
 
-def test_the_job_reads_and_parses_once_and_has_trials_and_a_merge_per_monitor(compas_csv, tmp_path):
+def test_the_job_reads_and_parses_once_and_has_reports_and_a_merge_per_monitor(compas_csv, tmp_path):
+    """Keyed input: one read step (parse, clock and every monitor's trials happen in it), then per monitor its reports and its merge."""
     from fairstream.runner import job_flow
 
     job = Job(spec=TOGETHER, input=FileInput(path=str(compas_csv), format="compas"), output=FileOutput(out_dir=str(tmp_path)))
     steps = [step.step_id.rsplit(".", 1)[-1] for step in job_flow(job).substeps]
-    assert steps.count("read") == steps.count("parse") == steps.count("clock") == 1
-    assert sorted(step for step in steps if step.startswith("trials")) == [
-        "trials_compas-demographic-parity-sex", "trials_compas-disparate-impact", "trials_compas-equalized-odds",
-    ]  # fmt: skip
+    assert steps.count("read") == 1
+    names = ["compas-demographic-parity-sex", "compas-disparate-impact", "compas-equalized-odds"]
+    assert sorted(step for step in steps if step.startswith("report_")) == [f"report_{name}" for name in names]
+    assert sorted(step for step in steps if step.startswith("monitor_")) == [f"monitor_{name}" for name in names]

@@ -53,7 +53,13 @@ def print_summary(estimates: list[dict[str, Any]], alerts: list[dict[str, Any]],
 
 @click.command()
 @click.argument("specs", nargs=-1, required=True, type=click.Path())
-@click.option("--input", "input_path", type=click.Path(dir_okay=False), help="CSV or JSON-lines file of events, or the ProPublica COMPAS CSV.")
+@click.option(
+    "--input",
+    "input_paths",
+    multiple=True,
+    help="CSV or JSON-lines file of events, or the ProPublica COMPAS CSV; repeat it or give a quoted glob ('parts/*.jsonl') "
+    "for several files, each one input partition (split by key: see `fairstream split`).",
+)
 @click.option("--format", "fmt", type=click.Choice(FORMATS), help="Input file format; guessed from the file name when omitted.")
 @click.option("--columns", help="A CSV input without a header line: its column names, comma-separated (default: the spec's input.columns).")
 @click.option("--out", "out_dir", default="out", show_default=True, type=click.Path(file_okay=False), help="With --input: directory for alerts.jsonl, estimates.jsonl, dead_letters.jsonl.")
@@ -71,7 +77,7 @@ def print_summary(estimates: list[dict[str, Any]], alerts: list[dict[str, Any]],
 @reports_errors
 def run(
     specs: tuple[str, ...],
-    input_path: str | None,
+    input_paths: tuple[str, ...],
     fmt: str | None,
     columns: str | None,
     out_dir: str,
@@ -94,12 +100,16 @@ def run(
     input, their alerts and estimates in the same outputs (each record names its monitor).
     """
     spec = specs[0] if len(specs) == 1 else list(specs)
-    kafka = file_or_kafka(input_path, bootstrap, kafka_config)
+    kafka = file_or_kafka(input_paths[0] if input_paths else None, bootstrap, kafka_config)
     started = time.perf_counter()
     if kafka is None:
         job = Job(
             spec=spec,
-            input=FileInput(path=input_path, format=fmt or guess_format(input_path), columns=columns.split(",") if columns else None),  # type: ignore[arg-type]
+            input=FileInput(
+                path=input_paths[0] if len(input_paths) == 1 else list(input_paths),
+                format=fmt or guess_format(input_paths[0]),
+                columns=columns.split(",") if columns else None,
+            ),
             output=FileOutput(out_dir=out_dir),
             recovery=recovery,
             snapshot_seconds=snapshot_every,

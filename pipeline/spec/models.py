@@ -55,6 +55,17 @@ class InputSchema(_Model):
     max_ahead: Duration | None = Field(
         None, description="an event dated more than this after its partition's latest event time is a dead letter (future); null: no limit"
     )
+    keyed: bool = Field(
+        True,
+        description="every event of a dependence key is in one input partition (a topic keyed by it, files split by it): trials "
+        "are kept where their partition is read and only per-tick counts travel; false: events are re-keyed into the trial buckets",
+    )
+    partitioner: Literal["murmur2", "crc32", "none"] = Field(
+        "murmur2",
+        description="with keyed input, how keys were placed on partitions, checked on every event (an event elsewhere is a "
+        "wrong_partition dead letter): murmur2 (Kafka's Java client, fairstream replay and split), crc32 (librdkafka's "
+        "default), none (not checked)",
+    )
 
     @model_validator(mode="after")
     def _one_kind_without_a_kind_field(self) -> InputSchema:
@@ -72,7 +83,7 @@ class TrialSpec(_Model):
     max_open: int = Field(
         10_000_000,
         ge=1,
-        description="open trials kept at most (split evenly over the buckets); beyond it the earliest opened are dropped, "
+        description="open trials kept at most (split evenly over the input partitions, or the buckets of input that is not keyed); beyond it the earliest opened are dropped, "
         "counted as evicted, their outcomes not counted",
     )
 
@@ -294,7 +305,7 @@ class Spec(_Model):
     shield: ShieldSpec | None = None
     dead_letters: DeadLetters = DeadLetters()
     publish: Publish = Publish()
-    buckets: int = Field(16, ge=1, le=4096, description="trial buckets: the unit of parallelism; fixed for a recovery store")
+    buckets: int = Field(16, ge=1, le=4096, description="trial buckets of input that is not keyed (input.keyed: false): its unit of parallelism; fixed for a recovery store")
 
     @model_validator(mode="after")
     def _compatible(self) -> Spec:

@@ -39,6 +39,8 @@ class Report:
     end: int | None = None
     """With `through` = FINISHED: the last tick the watermark of the ended input reaches, every partition's latest time
     counting (an ended partition no longer holds it back), so the merge evaluates every tick up to there."""
+    idle: bool = False
+    """The reporter's input partition is quiet for now: the merge goes on without waiting for it (see `Bucket.idle_report`)."""
 
 
 class Trials(dict):
@@ -162,6 +164,11 @@ class Bucket:
         elif events:
             self.idle.discard(partition)
         return self._advance()
+
+    def idle_report(self) -> Report:
+        """A report that only says the bucket's one partition is quiet: kept where the partition is read, the bucket cannot
+        close trials by other partitions' time, so the merge stops waiting for it until it reports again."""
+        return Report(self.index, -FINISHED if self.through is None else self.through, {}, idle=True)
 
     def _evict(self, count: int) -> None:
         """Drop the `count` open trials that close first (with dicts: that opened first), keeping memory bounded."""

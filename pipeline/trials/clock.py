@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import zlib
 from collections import defaultdict
 from operator import attrgetter
@@ -103,12 +104,13 @@ class PartitionClock:
         return accepted, rejected
 
     def _late(self, event: Event, watermark: int) -> DeadLetter:
-        return self._letter(event, "late", f"event time {format_instant(event.time)} is older than the partition's watermark {format_instant(watermark)}")
+        return self.letter(event, "late", f"event time {format_instant(event.time)} is older than the partition's watermark {format_instant(watermark)}")
 
     def _future(self, event: Event, how_far: str) -> DeadLetter:
-        return self._letter(event, "future", f"event time {format_instant(event.time)} is {how_far}")
+        return self.letter(event, "future", f"event time {format_instant(event.time)} is {how_far}")
 
-    def _letter(self, event: Event, reason: str, detail: str) -> DeadLetter:
+    def letter(self, event: Event, reason: str, detail: str) -> DeadLetter:
+        """A dead letter for an event of this partition, its record as it arrived."""
         origin = event.origin
         return DeadLetter(
             reason,
@@ -117,6 +119,9 @@ class PartitionClock:
             self.partition,
             origin.offset if origin is not None else -1,
         )
+
+    def copy(self) -> PartitionClock:
+        return copy.copy(self)
 
     def route(self, events: list[Event], buckets: int) -> dict[int, list[Event]]:
         """Group on-time events by trial bucket, keeping their order: a key's bucket is a stable hash (CRC-32) of it, the same in every process and run."""

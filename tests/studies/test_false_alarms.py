@@ -60,7 +60,7 @@ def direct_records(plan: Plan, events: list[dict[str, Any]], config: MonitorConf
         delta.add(plan.outcomes.of(event.time, event.key, values), keep_trial=config.needs_trials)
     monitor = Monitor(config)
     records = monitor.receive(Report(0, FINISHED, deltas))
-    for bucket in range(1, config.buckets):
+    for bucket in range(1, config.reporters):
         records += monitor.receive(Report(bucket, FINISHED, {}))
     return records
 

@@ -1,0 +1,155 @@
+"""One input partition's share of a job where it is read: parse its records, check that their keys belong to it, run its
+event-time clock and fold its events into its own trial buckets, one per monitor (pure).
+
+When every event of a dependence key is in one partition (a topic keyed by it), a partition's trials depend on its
+events alone, so they are kept on the worker that reads it; what leaves is dead letters and each monitor's per-tick
+`Report`, which the merge combines exactly as it combines the reports of buckets. The watermark of a tick is then the
+minimum over partitions of their own, the same tick set as one clock over all partitions would give.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from fairstream import metrics
+from fairstream.events import ENDED, IDLE, DeadLetter, Event, RawRecord
+from fairstream.parse import RecordParser
+from fairstream.trials.bucket import Bucket, Report
+from fairstream.trials.clock import PartitionClock
+
+log = logging.getLogger("fairstream.trials")
+
+Output = DeadLetter | tuple[int, Report]
+"""What a partition sends on: a dead letter, or (monitor index, report)."""
+
+
+def split_batch(
+    parse: Callable[[RawRecord], Event | DeadLetter], raws: list[RawRecord], idle_markers: tuple[int, ...]
+) -> tuple[list[Event], list[DeadLetter], bool]:
+    """Parse a source batch of one partition in order: its events, its dead letters, and whether it held one of the
+    markers (`IDLE`, `ENDED`) the caller counts as idle."""
+    events: list[Event] = []
+    dead: list[DeadLetter] = []
+    idle = False
+    keep_event, keep_letter = events.append, dead.append
+    for raw in raws:
+        if raw.offset < 0:
+            idle = idle or raw.offset in idle_markers
+            continue
+        item = parse(raw)
+        if type(item) is Event:
+            keep_event(item)
+        else:
+            keep_letter(item)
+    return events, dead, idle and not events
+
+
+class PartitionTrials:
+    """The clock and the trial buckets (one per monitor) of one input partition whose keys are in no other partition."""
+
+    def __init__(
+        self,
+        parser: RecordParser,
+        clock: PartitionClock,
+        buckets: list[Bucket],
+        monitors: list[str],
+        placement: Callable[[list[str]], list[int]] | None = None,
+    ):
+        self._parse = parser.parse
+        self.clock = clock
+        self.buckets = buckets
+        self._monitors = monitors
+        self._placement = placement
+        self._idle = False
+
+    @property
+    def partition(self) -> int:
+        return self.clock.partition
+
+    def receive(self, raws: list[RawRecord]) -> list[Output]:
+        """A source batch in partition order: its dead letters, and the reports of every bucket that got further."""
+        events, dead, idle = split_batch(self._parse, raws, (IDLE,))  # at ENDED the partition's final reports follow
+        if idle:
+            return self._idle_reports()
+        self._idle = False
+        if self._placement is not None and events:
+            events, strays = self._strays(events)
+            dead.extend(strays)
+        clock = self.clock
+        accepted, late = clock.admit(events)
+        metrics.read(clock.partition, len(events) + len(dead), clock.high)
+        out: list[Output] = list(clock.count(dead, late))
+        for index, bucket in enumerate(self.buckets):
+            warned = bucket.ever_evicted
+            report = bucket.receive(clock.partition, accepted, clock.high)
+            metrics.open_trials(self._monitors[index], clock.partition, len(bucket.trials))
+            if bucket.ever_evicted and not warned:
+                log.warning(
+                    "input partition %d of monitor %s reached its %s open trials (trial.max_open / partitions): the trials that close first are dropped and counted as evicted",
+                    clock.partition, self._monitors[index], f"{bucket.max_open:,}",
+                )  # fmt: skip
+            if report is not None:
+                out.append((index, report))
+        return out
+
+    def _strays(self, events: list[Event]) -> tuple[list[Event], list[DeadLetter]]:
+        """Split off the events whose key the partitioner puts on another partition."""
+        partition = self.clock.partition
+        owners = self._placement([event.key for event in events])  # type: ignore[misc]
+        if all(owner == partition for owner in owners):
+            return events, []
+        kept: list[Event] = []
+        strays: list[DeadLetter] = []
+        for event, owner in zip(events, owners):
+            if owner == partition:
+                kept.append(event)
+            else:
+                detail = f"key {event.key!r} belongs to partition {owner} (input.partitioner); its trial is kept there"
+                strays.append(self.clock.letter(event, "wrong_partition", detail))
+        return kept, strays
+
+    def _idle_reports(self) -> list[Output]:
+        """The partition has been quiet a while (or has ended): tell each merge not to wait for it, once."""
+        if self._idle:
+            return []
+        self._idle = True
+        return [(index, bucket.idle_report()) for index, bucket in enumerate(self.buckets)]
+
+    def finish(self) -> list[Output]:
+        """The partition has ended: close every open trial and report every tick it reached."""
+        return [(index, report) for index, bucket in enumerate(self.buckets) if (report := bucket.finish()) is not None]
+
+    def snapshot(self) -> tuple[PartitionClock, list[Bucket], bool]:
+        return self.clock.copy(), [bucket.snapshot() for bucket in self.buckets], self._idle
+
+    def restore(self, state: tuple[PartitionClock, list[Bucket], bool]) -> PartitionTrials:
+        """Continue from a snapshot (the parser and placement are this run's)."""
+        self.clock, self.buckets, self._idle = state
+        return self
+
+
+class PartitionParse:
+    """Parsing alone, for flows that order events across partitions themselves (the shield) and for the passthrough
+    benchmark: each batch becomes `("p<partition>", (partition, events, dead letters, idle))`."""
+
+    def __init__(self, parser: RecordParser, partition: int):
+        self._parse = parser.parse
+        self.partition = partition
+
+    def receive(self, raws: list[RawRecord]) -> list[tuple[str, tuple[int, list[Event], list[DeadLetter], bool]]]:
+        if not raws:
+            return []
+        events, dead, idle = split_batch(self._parse, raws, (IDLE, ENDED))
+        return [(f"p{self.partition}", (self.partition, events, dead, idle))]
+
+    def finish(self) -> list[Any]:
+        return []
+
+    def snapshot(self) -> None:
+        return None
+
+    def restore(self, _state: None) -> PartitionParse:
+        return self
+
