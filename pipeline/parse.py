@@ -15,6 +15,9 @@ from fairstream.timefmt import format_instant, representable, time_parser
 REASONS = ("not_json", "not_object", "missing_field", "bad_time", "wrong_type", "unknown_kind", "late", "future", "key_too_long", "wrong_partition", "internal")
 """Every reason a record can be dead-lettered for."""
 
+_EXACT = {"int": int, "float": float, "str": str, "bool": bool}
+"""The Python type a field of each declared type usually arrives as, needing no conversion."""
+
 _TRUE = {"true", "True", "TRUE", "1"}
 _FALSE = {"false", "False", "FALSE", "0"}
 
@@ -99,9 +102,12 @@ class RecordParser:
         self._parse_time = time_parser(schema.time_format)
         self._strings = strings
         self._kinds = {
-            kind: tuple((name, field_getter(name), "." in name, _checker(name, ftype, strings)) for name, ftype in fields.items())
+            kind: tuple((name, field_getter(name), "." in name, _checker(name, ftype, strings), _EXACT[ftype]) for name, ftype in fields.items())
             for kind, fields in schema.kinds.items()
         }
+        self._plain_key = "." not in schema.key
+        self._plain_time = "." not in schema.time
+        self._plain_kind = schema.kind is not None and "." not in schema.kind
         self._nested = any("." in name for fields in schema.kinds.values() for name in fields)
 
     def parse(self, raw: RawRecord) -> Event | DeadLetter:
@@ -123,7 +129,7 @@ class RecordParser:
             return DeadLetter("internal", _excerpt(f"{type(err).__name__}: {err}", 500), self._letter_record(payload), raw.partition, raw.offset)
 
     def _event(self, record: dict[str, Any], raw: RawRecord) -> Event:
-        key = self._key(record)
+        key = record.get(self._key_field) if self._plain_key else self._key(record)
         if key is None or key == "":
             raise _BadRecord("missing_field", f"missing dependence key {self._key_field!r}")
         if type(key) is not str:
@@ -132,7 +138,7 @@ class RecordParser:
             key = str(key)
         if len(key) > self._max_key:
             raise _BadRecord("key_too_long", f"key {self._key_field!r} has {len(key):,} characters; at most input.max_key_chars = {self._max_key:,}")
-        kind = self._only_kind if self._kind is None else self._kind(record)
+        kind = record.get(self._kind_field) if self._plain_kind else self._only_kind if self._kind is None else self._kind(record)
         if kind is None or kind == "":
             raise _BadRecord("missing_field", f"missing event kind {self._kind_field!r}")
         if type(kind) is not str:
@@ -140,7 +146,7 @@ class RecordParser:
         checks = self._kinds.get(kind)
         if checks is None:
             raise _BadRecord("unknown_kind", f"unknown event kind {_excerpt(kind)}; known kinds: {', '.join(sorted(self._kinds))}")
-        stamp = self._time(record)
+        stamp = record.get(self._time_field) if self._plain_time else self._time(record)
         if stamp is None or stamp == "":
             raise _BadRecord("missing_field", f"missing event time {self._time_field!r}")
         try:
@@ -149,8 +155,10 @@ class RecordParser:
             raise _BadRecord("bad_time", f"cannot read event time {_excerpt(stamp)}: {err}") from None
         if not representable(time):
             raise _BadRecord("bad_time", f"event time {_excerpt(stamp)} is {format_instant(time)}, outside the years 1 to 9999 (UTC)")
-        for name, get, nested, check in checks:
-            value = get(record)
+        for name, get, nested, check, exact in checks:
+            value = get(record) if nested else record.get(name)
+            if type(value) is exact and value != "" and not nested:  # the usual case: already of the declared type, kept as it is
+                continue
             if value is None or value == "":
                 raise _BadRecord("missing_field", f"{kind} events need field {name!r}")
             checked = check(value)

@@ -18,6 +18,7 @@ from bytewax.recovery import RecoveryConfig
 from bytewax.testing import cluster_main, run_main
 from pydantic import BaseModel, ConfigDict, Field
 
+from fairstream import collector
 from fairstream.connectors.broker import free_ports
 from fairstream.connectors.compas import compas_records
 from fairstream.connectors.files import OUTPUT_FILES, RecordSource, csv_rows, jsonl_lines, output_sink
@@ -218,23 +219,31 @@ def _recovery(job: Job) -> dict[str, Any]:
     }
 
 
-def execute(job: Job, *, workers: int = 1, processes: int = 1) -> None:
-    """Run the job to its end (files, `tail=False`) or until interrupted; an error a step raised on purpose surfaces as itself."""
+def execute(job: Job, *, workers: int = 1, processes: int = 1, own_process: bool = False) -> None:
+    """Run the job to its end (files, `tail=False`) or until interrupted; an error a step raised on purpose surfaces as itself.
+
+    `own_process`: the job is all this process does (the CLI), so the collector is settled for it (see `collector`).
+    """
     prepare(job)
     if processes > 1:
         _run_processes(job, workers, processes)
         return
     with stopping(), serving(job.metrics_port), _unwrapped():
+        flow = job_flow(job)
+        if own_process:
+            collector.settle()
         if workers > 1:
-            cluster_main(job_flow(job), [], 0, worker_count_per_proc=workers, **_recovery(job))
+            cluster_main(flow, [], 0, worker_count_per_proc=workers, **_recovery(job))
         else:
-            run_main(job_flow(job), **_recovery(job))
+            run_main(flow, **_recovery(job))
 
 
 def run_worker(job: Job, addresses: list[str], index: int, workers: int) -> None:
     """One process of a multi-process run (it stops, like the others, on SIGINT or SIGTERM)."""
     with stopping(), serving(None if job.metrics_port is None else job.metrics_port + index), _unwrapped():
-        cluster_main(job_flow(job), addresses, index, worker_count_per_proc=workers, **_recovery(job))
+        flow = job_flow(job)
+        collector.settle()
+        cluster_main(flow, addresses, index, worker_count_per_proc=workers, **_recovery(job))
 
 
 @contextmanager

@@ -74,7 +74,8 @@ def format_instant(millis: int) -> str:
 def _from_datetime(moment: datetime) -> int:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return (moment - _EPOCH).days * DAY + (moment - _EPOCH).seconds * SECOND + (moment - _EPOCH).microseconds // 1000
+    since = moment - _EPOCH
+    return since.days * DAY + since.seconds * SECOND + since.microseconds // 1000
 
 
 def _iso(value: object) -> int:
@@ -105,6 +106,11 @@ def _pattern(fmt: str) -> Callable[[object], int]:
     return parse
 
 
+try:
+    from fairstream.isotime import IsoTime  # the common UTC spellings in C, the rest handed back to `_iso`
+except ImportError:  # installed without a C compiler
+    IsoTime = None
+
 _EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -116,7 +122,7 @@ def time_parser(time_format: str) -> Callable[[object], int]:
     1500
     """
     if time_format == "iso":
-        return _iso
+        return _iso if IsoTime is None else IsoTime(_iso)
     if time_format == "epoch_s":
         return _epoch(SECOND)
     if time_format == "epoch_ms":

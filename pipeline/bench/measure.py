@@ -18,6 +18,7 @@ import orjson
 from bytewax.dataflow import Dataflow
 from bytewax.testing import run_main
 
+from fairstream import collector
 from fairstream.bench.sink import CountingSink
 from fairstream.connectors.files import RecordSource, jsonl_lines
 from fairstream.flow import build_flow, parsed_stream
@@ -73,6 +74,7 @@ def measure(flow_name: str, spec: str, input_path: str) -> dict[str, Any]:
     else:
         sink = CountingSink(tally_records)
         flow = build_flow(plan, source, sink)
+    collector.settle()  # as `fairstream run` does
     rss_before = peak_rss_kib()
     started = time.perf_counter()
     run_main(flow)

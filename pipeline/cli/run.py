@@ -127,7 +127,7 @@ def run(
         )
         if not until_end:
             console.console.print(f"monitoring {topic!r} on {kafka}; alerts to {alerts_topic!r} (Ctrl-C to stop)", soft_wrap=True)
-    execute(job, workers=workers, processes=processes)
+    execute(job, workers=workers, processes=processes, own_process=True)
     if stopped_by():
         console.stopped(stopped_by(), recovery)
         return

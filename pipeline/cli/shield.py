@@ -169,7 +169,7 @@ def run_command(
             metrics_port=metrics_port,
         )
     started = time.perf_counter()
-    execute(job)
+    execute(job, own_process=True)
     if input_path is not None:
         result = FileRun(out_dir)
         shielded = len(result.read("decisions_shielded.jsonl"))

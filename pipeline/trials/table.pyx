@@ -335,8 +335,40 @@ cdef class PackedTrials:
         return out
 
     def copy(self):
-        """An independent copy (for the recovery store)."""
-        return PackedTrials.restore(self.close_after, self.states())
+        """An independent copy (for the recovery store): the native arrays copied as they are, long keys duplicated."""
+        cdef PackedTrials clone = PackedTrials(self.close_after)
+        cdef Py_ssize_t number
+        cdef Entry* entry
+        cdef char* spilled
+        free(clone.index)
+        free(clone.entries)
+        free(clone.free_entries)
+        free(clone.ring)
+        clone.index = <int32_t*>malloc((self.mask + 1) * sizeof(int32_t))
+        clone.entries = <Entry*>malloc(self.capacity * sizeof(Entry))
+        clone.free_entries = <int32_t*>malloc(self.capacity * sizeof(int32_t))
+        clone.ring = <int32_t*>malloc(self.ring_capacity * sizeof(int32_t))
+        if not (clone.index and clone.entries and clone.free_entries and clone.ring):
+            raise MemoryError()
+        memcpy(clone.index, self.index, (self.mask + 1) * sizeof(int32_t))
+        memcpy(clone.entries, self.entries, self.top * sizeof(Entry))
+        memcpy(clone.free_entries, self.free_entries, self.free_count * sizeof(int32_t))
+        memcpy(clone.ring, self.ring, self.ring_capacity * sizeof(int32_t))
+        for number in range(self.top):  # `top` grows with the copies, so a failure frees only the clone's own keys
+            entry = &clone.entries[number]
+            if entry.spilled:
+                spilled = <char*>malloc(entry.length)
+                if not spilled:
+                    entry.spilled = NULL
+                    raise MemoryError()
+                memcpy(spilled, entry.spilled, entry.length)
+                entry.spilled = spilled
+            clone.top = number + 1
+        clone.mask, clone.filled, clone.capacity, clone.free_count = self.mask, self.filled, self.capacity, self.free_count
+        clone.ring_capacity, clone.ring_head, clone.ring_length, clone.live = self.ring_capacity, self.ring_head, self.ring_length, self.live
+        clone.boxed = dict(self.boxed)
+        clone.late = list(self.late)
+        return clone
 
     @staticmethod
     def restore(int64_t close_after, states):

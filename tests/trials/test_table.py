@@ -100,6 +100,21 @@ def test_a_copy_is_independent_and_lists_the_open_trials_in_close_order(monkeypa
 
 
 @needs_table
+def test_a_copy_outlives_its_original_and_grows_on_its_own(monkeypatch):
+    """The copy holds its own key bytes: the original closing its trials and going away leaves the copy whole."""
+    b = new_bucket(0, native=True, monkeypatch=monkeypatch)
+    keys = [f"{'long-' * 10}{number}" if number % 3 == 0 else str(number) for number in range(200)]  # rehashes and long keys
+    b.receive(0, [Event(key, number * 1000, "SCREEN", {"id": key, "race": "a", "score": 8}) for number, key in enumerate(keys)], 0)
+    copied = b.trials.copy()
+    b.finish()
+    del b
+    assert [key for key, _ in copied.states()] == keys
+    more = copied.copy()
+    del copied
+    assert [key for key, _ in more.states()] == keys
+
+
+@needs_table
 def test_layouts_with_closing_events_or_kept_trials_stay_in_dicts():
     with_closing_event = plan_of()  # the unit spec closes trials on DECIDE
     assert not Bucket(0, with_closing_event.layout, with_closing_event.outcomes, partitions=1, lateness=0, tick=DAY).packs
