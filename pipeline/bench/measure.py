@@ -1,7 +1,8 @@
 """One timed flow in a fresh process: `python -m fairstream.bench.measure FLOW SPEC INPUT` prints its measurement as JSON.
 
-FLOW is `passthrough` (read + parse into a counting sink, the ceiling) or `monitor` (the full
-dataflow). Only `run_main` is timed; peak RSS is this process's, so each flow is measured alone.
+FLOW is `passthrough` (read + parse into a counting sink, the ceiling), `monitor` (the full dataflow) or `hand` (the
+hand-written single loop of the same computation, `hand_loop.py`). Only `run_main` (or the loop) is timed; peak RSS is
+this process's, so each flow is measured alone. The monitor and the loop report their daily gaps, to be compared.
 """
 
 from __future__ import annotations
@@ -19,14 +20,19 @@ from bytewax.dataflow import Dataflow
 from bytewax.testing import run_main
 
 from fairstream import collector
+from fairstream.bench.hand_loop import daily_gaps
 from fairstream.bench.sink import CountingSink
 from fairstream.connectors.files import RecordSource, jsonl_lines
 from fairstream.flow import build_flow, parsed_stream
 from fairstream.spec.load import load_plan
 from fairstream.spec.plan import Plan
+from fairstream.timefmt import format_instant
 from fairstream.verdicts.alerts import ESTIMATE
 
-FLOWS = ("passthrough", "monitor")
+GAP_PARTS = ("false_positive_rate", "true_positive_rate")
+"""The parts of equalized odds whose daily gaps the monitor and the hand-written loop are compared on."""
+
+FLOWS = ("passthrough", "monitor", "hand")
 
 
 class CountedRecords:
@@ -49,11 +55,18 @@ def tally_parsed(counts: Counter, item: Any) -> None:
     counts["dead_letters"] += len(batch[2])
 
 
-def tally_records(counts: Counter, record: dict[str, Any]) -> None:
-    """An output record: count it by type; keep the closed-trial count of the latest estimate."""
-    counts[record["type"]] += 1
-    if record["type"] == ESTIMATE:
-        counts["trials_closed"] = record["trials"]["closed"]
+class RecordTally:
+    """Output records: counted by type, with the closed-trial count of the latest estimate and every estimate's gaps."""
+
+    def __init__(self) -> None:
+        self.gaps: dict[str, list[float | None]] = {}
+
+    def __call__(self, counts: Counter, record: dict[str, Any]) -> None:
+        counts[record["type"]] += 1
+        if record["type"] == ESTIMATE:
+            counts["trials_closed"] = record["trials"]["closed"]
+            parts = record["parts"]
+            self.gaps[record["event_time"]] = [parts.get(part, {}).get("gap") for part in GAP_PARTS]
 
 
 def passthrough_flow(plan: Plan, source: RecordSource, sink: CountingSink) -> Dataflow:
@@ -64,15 +77,19 @@ def passthrough_flow(plan: Plan, source: RecordSource, sink: CountingSink) -> Da
 
 
 def measure(flow_name: str, spec: str, input_path: str) -> dict[str, Any]:
-    """Build and run one flow over the JSON-lines input (the source `fairstream run` uses); return its time, events read, RSS and counts."""
+    """Run one flow over the JSON-lines input (the source `fairstream run` uses); return its time, events read, RSS and counts."""
+    if flow_name == "hand":
+        return _measure_hand(input_path)
     plan = load_plan(spec)
     records = CountedRecords(jsonl_lines(input_path))
     source = RecordSource(records)
+    gaps: dict[str, list[float | None]] = {}
     if flow_name == "passthrough":
         sink = CountingSink(tally_parsed)
         flow = passthrough_flow(plan, source, sink)
     else:
-        sink = CountingSink(tally_records)
+        tally = RecordTally()
+        sink, gaps = CountingSink(tally), tally.gaps
         flow = build_flow(plan, source, sink)
     collector.settle()  # as `fairstream run` does
     rss_before = peak_rss_kib()
@@ -86,6 +103,27 @@ def measure(flow_name: str, spec: str, input_path: str) -> dict[str, Any]:
         "rss_before_kib": rss_before,
         "peak_rss_kib": peak_rss_kib(),
         "counts": dict(sink.counts),
+        "gaps": gaps,
+    }
+
+
+def _measure_hand(input_path: str) -> dict[str, Any]:
+    """The hand-written loop over the same file, timed the same way."""
+    rss_before = peak_rss_kib()
+    started = time.perf_counter()
+    with open(input_path, "rb") as handle:
+        gaps, violations, rejected = daily_gaps(handle)
+    seconds = time.perf_counter() - started
+    with open(input_path, "rb") as handle:
+        events = sum(1 for _ in handle)
+    return {
+        "flow": "hand",
+        "events": events,
+        "seconds": seconds,
+        "rss_before_kib": rss_before,
+        "peak_rss_kib": peak_rss_kib(),
+        "counts": {"days": len(gaps), "violated_days": violations, "rejected": rejected},
+        "gaps": {format_instant(day): list(pair) for day, pair in gaps.items()},
     }
 
 
