@@ -15,6 +15,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "alerts": ("fairstream.cli.alerts:alerts", "Print fairness alerts from the alert topic, each alert id once."),
     "plot": ("fairstream.cli.plot:plot", "Draw per-group estimates and the gap between groups over event time from the output DIR of `fairstream run`."),
     "spec": ("fairstream.cli.spec:spec", "Check monitor specs and print their JSON Schema."),
+    "split": ("fairstream.cli.split:split", "Split an input file by SPEC's dependence key into one file per input partition."),
     "synth": ("fairstream.cli.synth:synth", "Generate synthetic decision streams."),
     "shield": ("fairstream.cli.shield:shield", "Runtime fairness shields: synthesize energy functions, simulate them, compare shields on real data."),
     "bench": ("fairstream.cli.bench:bench", "Measure throughput and detection behaviour."),

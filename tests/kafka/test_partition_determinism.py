@@ -17,7 +17,7 @@ from tests.streams import compas_spec, hard_compas_events, hard_hiring_decisions
 
 pytestmark = pytest.mark.kafka
 
-LAYOUTS = {"1 partition": (1, 1), "2 partitions": (2, 1), "4 partitions": (4, 1), "4 partitions, 2 processes": (4, 2)}
+LAYOUTS = {"1 partition": (1, 1), "2 partitions": (2, 1), "4 partitions": (4, 1), "4 partitions, 2 processes": (4, 2), "4 partitions, 4 processes": (4, 4)}
 """Kafka runs: (partitions of the input topic, worker processes)."""
 
 
