@@ -7,6 +7,7 @@ import click
 from fairstream.cli.bench_detection import detection
 from fairstream.cli.bench_hiring import hiring
 from fairstream.cli.bench_kafka import kafka
+from fairstream.cli.bench_scale import scale
 from fairstream.cli.bench_shield import shield
 from fairstream.cli.bench_throughput import throughput
 
@@ -16,5 +17,5 @@ def bench() -> None:
     """Measure throughput and detection behaviour."""
 
 
-for command in (throughput, kafka, hiring, detection, shield):
+for command in (throughput, scale, kafka, hiring, detection, shield):
     bench.add_command(command)
