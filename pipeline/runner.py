@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 
 import orjson
 from bytewax.dataflow import Dataflow
+from bytewax.inputs import FixedPartitionedSource
 from bytewax.recovery import RecoveryConfig
 from bytewax.testing import cluster_main, run_main
 from pydantic import BaseModel, ConfigDict, Field
@@ -157,8 +158,8 @@ def job_plans(job: Job) -> list[Plan]:
     return plans
 
 
-def job_flow(job: Job) -> Dataflow:
-    """The dataflow of a job; every worker process builds it the same way."""
+def job_flow(job: Job, wrap_source: Callable[[FixedPartitionedSource], FixedPartitionedSource] | None = None) -> Dataflow:
+    """The dataflow of a job; every worker process builds it the same way (`wrap_source`: a benchmark's probe around the input)."""
     plans = job_plans(job)
     if isinstance(job.input, FileInput):
         files = input_files(job.input.path)
@@ -175,6 +176,8 @@ def job_flow(job: Job) -> Dataflow:
         shielded = f"{job.input.topic}.shielded" if isinstance(job.input, KafkaInput) else "decisions.shielded"
         give_up_after = job.input.give_up_after if isinstance(job.input, KafkaInput) else None
         sink, encode = kafka_sink(kafka_of(job, job.output), job.output.alerts, give_up_after=give_up_after), record_encoder(job.output.alerts, shielded)
+    if wrap_source is not None:
+        source = wrap_source(source)
     if job.shield:
         return build_shield_flow(plans[0], source, sink, partitions=partitions, strings=strings, encode=encode)
     return build_flow(plans, source, sink, partitions=partitions, strings=strings, encode=encode)

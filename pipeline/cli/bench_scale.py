@@ -6,7 +6,7 @@ import os
 
 import click
 
-from fairstream.bench.scale import PER_DAY, measure_scale
+from fairstream.bench.scale import measure_scale, per_day
 from fairstream.cli import console
 from fairstream.cli.errors import reports_errors
 from fairstream.cli.kafka_options import kafka_options
@@ -50,8 +50,8 @@ def scale(events: int, partitions: int | None, processes: tuple[int, ...], kafka
             on_step=lambda step: progress.update(task, description=step),
         )  # fmt: skip
     console.console.print(
-        f"{result.events:,} COMPAS-shaped events ({PER_DAY:g} screenings a day), keyed by id into {result.partitions} partitions, "
-        f"on {os.cpu_count()} CPU cores; one worker per process; time from the last process ready to the last done",
+        f"{result.events:,} COMPAS-shaped events ({per_day(result.events):g} screenings a day), keyed by id into {result.partitions} partitions, "
+        f"on {os.cpu_count()} CPU cores; one worker per process; time from the last process reading to the last done",
         soft_wrap=True,
     )
     console.table(

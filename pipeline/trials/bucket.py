@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 from bisect import bisect_right
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import islice
@@ -242,7 +243,7 @@ class Bucket:
     def _deltas(self, closed: ClosedTrials) -> dict[int, TickDelta]:
         """The closed trials per tick: their slot tuples (see `by_profile`), else turned into outcomes one by one."""
         if self.by_profile:
-            return {tick: TickDelta(unsettled=slots) for tick, (_, _, slots) in closed.ticks.items()}
+            return {tick: TickDelta(unsettled=Counter(slots)) for tick, (_, _, slots) in closed.ticks.items()}
         deltas: dict[int, TickDelta] = {}
         outcomes, variables, slots = self.outcomes, self.layout.variables, self.layout.slots
         for tick, (times, keys, states) in closed.ticks.items():

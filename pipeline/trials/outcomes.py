@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -139,9 +138,10 @@ class TickDelta:
     closed: int = 0
     incomplete: int = 0
     trials: list[TrialOutcome] = field(default_factory=list)
-    unsettled: list[tuple[Any, ...]] = field(default_factory=list)
-    """The slot tuples of closed trials not yet counted, one per trial: the merge joins every bucket's lists, then `settle`
-    counts each distinct tuple once."""
+    unsettled: dict[tuple[Any, ...], int] = field(default_factory=dict)
+    """Closed trials not yet counted into cells, by their slot tuple: counted where the trials closed, so a report holds one
+    entry per distinct tuple (a few dozen), not one per trial; the merge adds every reporter's, then `settle` turns each
+    distinct tuple into cells once."""
 
     def add(self, outcome: TrialOutcome, keep_trial: bool) -> None:
         self.count(outcome.cells, outcome.totals)
@@ -174,12 +174,14 @@ class TickDelta:
 
     def settle(self, outcome_of: Callable[[tuple[Any, ...]], Counted]) -> None:
         """Count the trials waiting in `unsettled` into cells and totals."""
-        for slots, trials in Counter(self.unsettled).items():
+        for slots, trials in self.unsettled.items():
             self.count(*outcome_of(slots), trials)
-        self.unsettled = []
+        self.unsettled = {}
 
     def __iadd__(self, other: TickDelta) -> TickDelta:
-        self.unsettled += other.unsettled
+        unsettled = self.unsettled
+        for slots, trials in other.unsettled.items():
+            unsettled[slots] = unsettled.get(slots, 0) + trials
         for key, sums in other.counts.items():
             cell = self.counts.get(key)
             if cell is None:
