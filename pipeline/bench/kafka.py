@@ -55,12 +55,19 @@ class KafkaBenchResult:
     replay_rate: float
     passthrough: FlowRate
     monitor: FlowRate
+    consumer: FlowRate
+    """A plain confluent-kafka consumer reading (and JSON-decoding) the same topic."""
     latency_rate: float
     latency_ms: list[float]
 
     @property
     def ratio(self) -> float:
         return self.monitor.rate / self.passthrough.rate
+
+    @property
+    def consumer_ratio(self) -> float:
+        """Monitor events/s over the plain consumer's (the target: at least 0.8)."""
+        return self.monitor.rate / self.consumer.rate
 
     def latency_quantile(self, q: float) -> float:
         return float(np.quantile(self.latency_ms, q)) if self.latency_ms else float("nan")
@@ -84,13 +91,14 @@ def measure_kafka(
     suffix = f"{int(time.time() * 1000)}"
     try:
         on_step(f"replaying {events:,} COMPAS-shaped events")
-        lines = [orjson.dumps(e) for e in itertools.islice(compas_like_events(events, 11, per_day=250.0), events)]
-        replayed = replay(lines, servers, f"bench-replay-{suffix}", fields=EventFields("id", "date"), partitions=2)
+        count = max(events, flow_events)
+        lines = [orjson.dumps(e) for e in itertools.islice(compas_like_events(count, 11, per_day=250.0), count)]
+        replayed = replay(lines[:events], servers, f"bench-replay-{suffix}", fields=EventFields("id", "date"), partitions=2)
         topic = f"bench-flows-{suffix}"
         replay(lines[:flow_events], servers, topic, fields=EventFields("id", "date"), partitions=2)
         del lines
         flows = {}
-        for flow in ("passthrough", "monitor"):
+        for flow in ("consumer", "passthrough", "monitor"):
             on_step(f"{flow} over {flow_events:,} events from Kafka to Kafka")
             flows[flow] = _run_child(flow, servers.bootstrap, kafka_config, topic, flow_events)
         on_step(f"verdict latency at {rate:,} decisions/s for {seconds:.0f} s")
@@ -98,7 +106,7 @@ def measure_kafka(
     finally:
         if broker is not None:
             broker.stop()
-    return KafkaBenchResult(events, replayed.rate, flows["passthrough"], flows["monitor"], rate, latencies)
+    return KafkaBenchResult(events, replayed.rate, flows["passthrough"], flows["monitor"], flows["consumer"], rate, latencies)
 
 
 def _run_child(flow: str, bootstrap: str, kafka_config: str | None, topic: str, events: int) -> FlowRate:

@@ -1,4 +1,4 @@
-"""One timed flow of `fairstream bench kafka`, in its own process: `python -m fairstream.bench.kafka_flows passthrough|monitor BOOTSTRAP KAFKA_CONFIG TOPIC SPEC EVENTS` (KAFKA_CONFIG may be empty)."""
+"""One timed flow of `fairstream bench kafka`, in its own process: `python -m fairstream.bench.kafka_flows passthrough|monitor|consumer BOOTSTRAP KAFKA_CONFIG TOPIC SPEC EVENTS` (KAFKA_CONFIG may be empty)."""
 
 import sys
 import time
@@ -9,7 +9,7 @@ from bytewax.connectors.kafka import KafkaSinkMessage
 from bytewax.dataflow import Dataflow
 from bytewax.testing import run_main
 
-from fairstream.connectors.kafka import kafka_sink, kafka_source
+from fairstream.connectors.kafka import CONSUMER_CONFIG, kafka_sink, kafka_source
 from fairstream.connectors.kafka_config import KafkaConnection, load_connection
 from fairstream.flow import parsed_stream
 from fairstream.runner import Job, KafkaInput, KafkaOutput, job_flow, prepare
@@ -29,7 +29,33 @@ def passthrough(kafka: KafkaConnection, topic: str, spec: str) -> Dataflow:
     return flow
 
 
+def plain_consumer(kafka: KafkaConnection, topic: str) -> int:
+    """A plain confluent-kafka consumer: every partition read from the start to its end in batches, each value decoded
+    from JSON (what any consumer does to use a record); returns the messages read."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer(kafka.client({"group.id": "bench-plain", "enable.auto.commit": "false", "enable.partition.eof": "true", **CONSUMER_CONFIG}))
+    partitions = list(consumer.list_topics(topic, timeout=10).topics[topic].partitions)
+    consumer.assign([TopicPartition(topic, partition, 0) for partition in partitions])
+    ended: set[int] = set()
+    read = 0
+    while len(ended) < len(partitions):
+        for message in consumer.consume(1000, 1.0):
+            if message.error() is not None:
+                ended.add(message.partition())
+                continue
+            orjson.loads(message.value())
+            read += 1
+    consumer.close()
+    return read
+
+
 def main(flow_name: str, bootstrap: str, kafka_config: str, topic: str, spec: str, events: str) -> None:
+    if flow_name == "consumer":
+        started = time.perf_counter()
+        read = plain_consumer(load_connection(bootstrap, kafka_config or None), topic)
+        print(orjson.dumps({"events": read, "seconds": time.perf_counter() - started}).decode())
+        return
     if flow_name == "passthrough":
         flow = passthrough(load_connection(bootstrap, kafka_config or None), topic, spec)
     else:
