@@ -51,9 +51,9 @@ def read(partition: int, records: int, latest_time_ms: int | None) -> None:
         PARTITION_TIME.labels(str(partition)).set(latest_time_ms / 1000)
 
 
-def open_trials(monitor: str, bucket: int, count: int) -> None:
-    """One bucket's open trials; the gauge shows the sum over the buckets of this process."""
-    _open[(monitor, bucket)] = count
+def open_trials(monitor: str, holder: int, count: int) -> None:
+    """The open trials of one input partition (or trial bucket); the gauge shows the sum over those of this process."""
+    _open[(monitor, holder)] = count
     OPEN_TRIALS.labels(monitor).set(sum(value for (name, _), value in _open.items() if name == monitor))
 
 
