@@ -50,7 +50,7 @@ class RecordSource(FixedPartitionedSource[RawRecord, int]):
         open_records: Callable[[], Iterable[Any]] | Sequence[Callable[[], Iterable[Any]]],
         *,
         names: Sequence[str] | None = None,
-        batch_size: int = 1000,
+        batch_size: int = 5000,
     ):
         self._factories = [open_records] if callable(open_records) else list(open_records)
         self._names = list(names) if names is not None else ["records"] * len(self._factories)

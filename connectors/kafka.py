@@ -176,7 +176,7 @@ def kafka_source(
     topic: str,
     *,
     tail: bool = True,
-    batch_size: int = 1000,
+    batch_size: int = 5000,
     idle_after: float | None = IDLE_AFTER,
     give_up_after: float | None = None,
 ) -> RecordKafkaSource:

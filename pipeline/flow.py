@@ -32,7 +32,8 @@ PartitionBatch = tuple[int, list[Event], list[DeadLetter], bool]
 
 
 class ClockStep(StatefulLogic):
-    """Dead-letters late events and sends each bucket its events plus the partition's latest event time."""
+    """Input that is not keyed: dead-letters a partition's late events and sends each trial bucket its events plus the
+    partition's latest event time."""
 
     def __init__(self, clock: PartitionClock, buckets: int):
         self.clock = clock
@@ -55,7 +56,7 @@ class ClockStep(StatefulLogic):
         return out, StatefulLogic.RETAIN
 
     def snapshot(self) -> PartitionClock:
-        return copy.copy(self.clock)
+        return self.clock.copy()
 
 
 class BucketStep(StatefulLogic):
