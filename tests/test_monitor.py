@@ -110,3 +110,25 @@ def test_cells_below_the_minimum_are_published_empty_while_the_verdict_counts_th
         assert (body["pair"], body["gap"], body["violated"]) == (["a", "b"], 0.5, True)
     records = m.receive(Report(0, 2 * DAY, {2 * DAY: delta(b=(1, 1))}))
     assert estimates(records)[0]["parts"]["selection_rate"]["groups"]["b"] == {"estimate": 1 / 3, "hits": 1, "trials": 3}
+
+
+def test_a_quiet_reporter_stops_holding_evaluations_back_until_it_reports_again():
+    """An input partition quiet for a while sends an idle report: the merge evaluates by the others alone; its next
+    report counts again, and what it closed in ticks already evaluated is counted at the next one."""
+    m = monitor(buckets=2)
+    assert m.receive(Report(0, 3 * DAY, {DAY: delta(a=(1, 2))})) == []
+    records = m.receive(Report(1, -FINISHED, {}, idle=True))
+    assert [r["event_time"][:10] for r in estimates(records)] == ["1970-01-02", "1970-01-03", "1970-01-04"]
+    records = m.receive(Report(1, 2 * DAY, {2 * DAY: delta(b=(0, 1))}))  # back: nothing further is final until it catches up
+    assert records == []
+    records = m.receive(Report(1, 4 * DAY, {}))
+    assert estimates(records) == []  # partition 0 is at day 3 still
+    records = m.receive(Report(0, 5 * DAY, {}))
+    assert [r["event_time"][:10] for r in estimates(records)] == ["1970-01-05"]
+    assert estimates(records)[0]["parts"]["selection_rate"]["groups"]["b"]["trials"] == 1  # closed in an evaluated tick: counted at the next
+
+
+def test_a_merge_of_reporters_that_are_all_quiet_evaluates_nothing():
+    m = monitor(buckets=2)
+    assert m.receive(Report(0, 3 * DAY, {DAY: delta(a=(1, 2))}, idle=True)) == []
+    assert m.receive(Report(1, 2 * DAY, {}, idle=True)) == []
