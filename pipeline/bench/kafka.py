@@ -16,9 +16,9 @@ import numpy as np
 import orjson
 import yaml
 
-from fairstream.connectors.broker import LocalBroker
+from fairstream.connectors.broker import kafka_or_local
 from fairstream.connectors.kafka import CONSUMER_CONFIG, PRODUCER_CONFIG, ensure_topics, estimates_topic
-from fairstream.connectors.kafka_config import KafkaConnection, kafka_configured, load_connection
+from fairstream.connectors.kafka_config import KafkaConnection
 from fairstream.connectors.replay import EventFields, replay
 from fairstream.connectors.synthetic.compas_like import compas_like_events
 from fairstream.errors import FairstreamError
@@ -85,11 +85,8 @@ def measure_kafka(
 ) -> KafkaBenchResult:
     """Run the three measurements against the Kafka given (`bootstrap`, `kafka_config`, FAIRSTREAM_KAFKA_*), or a local
     broker started for the purpose."""
-    given = bootstrap or kafka_config or kafka_configured()
-    broker = None if given else LocalBroker().start()
-    servers = load_connection(bootstrap, kafka_config) if given else KafkaConnection(bootstrap=broker.bootstrap)  # type: ignore[union-attr]
     suffix = f"{int(time.time() * 1000)}"
-    try:
+    with kafka_or_local(bootstrap, kafka_config) as servers:
         on_step(f"replaying {events:,} COMPAS-shaped events")
         count = max(events, flow_events)
         lines = [orjson.dumps(e) for e in itertools.islice(compas_like_events(count, 11, per_day=250.0), count)]
@@ -103,9 +100,6 @@ def measure_kafka(
             flows[flow] = _run_child(flow, servers.bootstrap, kafka_config, topic, flow_events)
         on_step(f"verdict latency at {rate:,} decisions/s for {seconds:.0f} s")
         latencies = _latency(servers, kafka_config, suffix, rate, seconds)
-    finally:
-        if broker is not None:
-            broker.stop()
     return KafkaBenchResult(events, replayed.rate, flows["passthrough"], flows["monitor"], flows["consumer"], rate, latencies)
 
 

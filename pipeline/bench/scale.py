@@ -22,9 +22,9 @@ from typing import Any
 import orjson
 
 from fairstream.connectors.alerts import subscribe
-from fairstream.connectors.broker import LocalBroker, free_ports
+from fairstream.connectors.broker import free_ports, kafka_or_local
 from fairstream.connectors.kafka import dead_letter_topic, estimates_topic
-from fairstream.connectors.kafka_config import KafkaConnection, kafka_configured, load_connection
+from fairstream.connectors.kafka_config import KafkaConnection
 from fairstream.connectors.replay import EventFields, replay
 from fairstream.connectors.split import split_records
 from fairstream.connectors.synthetic.compas_like import compas_like_events
@@ -128,12 +128,9 @@ def _kafka_runs(
 ) -> list[ScaleRun]:
     """The process counts over a topic keyed by id; `reference` is the one-process file run's outputs, which every
     Kafka run must equal as well."""
-    given = bootstrap or kafka_config or kafka_configured()
-    broker = None if given else LocalBroker().start()
-    servers = load_connection(bootstrap, kafka_config) if given else KafkaConnection(bootstrap=broker.bootstrap)  # type: ignore[union-attr]
     topic = f"bench-scale-{int(time.time() * 1000)}"
     runs: list[ScaleRun] = []
-    try:
+    with kafka_or_local(bootstrap, kafka_config) as servers:
         on_step(f"kafka: replaying {len(stream):,} events into {partitions} partitions keyed by id")
         replay(stream, servers, topic, fields=EventFields("id", "date"), partitions=partitions)
         for count in counts:
@@ -149,9 +146,6 @@ def _kafka_runs(
             got = _kafka_outputs(servers, alerts)
             reference = reference or got
             runs.append(ScaleRun("kafka", count, len(stream), seconds, cpu, got == reference))
-    finally:
-        if broker is not None:
-            broker.stop()
     return runs
 
 
@@ -179,7 +173,7 @@ def _run(job: Job, processes: int) -> tuple[float, float]:
     return seconds, sum(report["cpu"] for report in reports)
 
 
-def _comparable(records: list[dict[str, Any]], family: str) -> list[Any]:
+def _comparable(records: list[dict[str, Any]]) -> list[Any]:
     """Emission times aside; dead letters and Kafka outputs of several processes in any order."""
     stripped = [{name: value for name, value in record.items() if name != "emitted_at"} for record in records]
     return sorted(stripped, key=lambda record: orjson.dumps(record, option=orjson.OPT_SORT_KEYS))
@@ -187,7 +181,7 @@ def _comparable(records: list[dict[str, Any]], family: str) -> list[Any]:
 
 def _file_outputs(out: Path) -> dict[str, Any]:
     run = FileRun(out)
-    return {family: _comparable(run.read(f"{family}.jsonl"), family) for family in FAMILIES}
+    return {family: _comparable(run.read(f"{family}.jsonl")) for family in FAMILIES}
 
 
 def _kafka_outputs(kafka: KafkaConnection, alerts: str) -> dict[str, Any]:
@@ -198,5 +192,5 @@ def _kafka_outputs(kafka: KafkaConnection, alerts: str) -> dict[str, Any]:
             records = list(subscribe(kafka, topic, poll_seconds=0.5))
         except ConnectorError:
             records = []
-        found[family] = _comparable(records, family)
+        found[family] = _comparable(records)
     return found

@@ -101,10 +101,14 @@ class ThroughputResult:
     monitor: FlowResult
     hand: FlowResult
 
+    def ratios_to(self, other: FlowResult) -> list[float]:
+        """Monitor events/s over `other`'s events/s in each round (runs of one round pair up)."""
+        return [monitor.rate / run.rate for run, monitor in zip(other.runs, self.monitor.runs)]
+
     @property
     def ratios(self) -> list[float]:
         """Monitor events/s over passthrough events/s in each round."""
-        return [monitor.rate / passthrough.rate for passthrough, monitor in zip(self.passthrough.runs, self.monitor.runs)]
+        return self.ratios_to(self.passthrough)
 
     @property
     def ratio(self) -> float:
@@ -114,7 +118,7 @@ class ThroughputResult:
     @property
     def hand_ratios(self) -> list[float]:
         """Monitor events/s over the hand-written loop's events/s in each round."""
-        return [monitor.rate / hand.rate for hand, monitor in zip(self.hand.runs, self.monitor.runs)]
+        return self.ratios_to(self.hand)
 
     @property
     def hand_ratio(self) -> float:

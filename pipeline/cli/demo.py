@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
 import tempfile
 import time
 from collections.abc import Iterator
@@ -17,28 +15,14 @@ from fairstream.cli.errors import reports_errors
 from fairstream.cli.kafka_options import kafka_options
 from fairstream.cli.run import print_summary
 from fairstream.connectors.alerts import subscribe
-from fairstream.connectors.broker import LocalBroker
+from fairstream.connectors.broker import kafka_or_local
 from fairstream.connectors.compas import compas_events
 from fairstream.connectors.files import write_jsonl
 from fairstream.connectors.kafka import dead_letter_topic, estimates_topic
-from fairstream.connectors.kafka_config import KafkaConnection, kafka_configured, load_connection
 from fairstream.connectors.replay import EventFields, replay
 from fairstream.connectors.synthetic.compas_like import compas_like_events
 from fairstream.paths import COMPAS_CSV, SPECS_DIR
 from fairstream.runner import Job, KafkaInput, KafkaOutput, execute
-
-
-@contextlib.contextmanager
-def broker_at(bootstrap: str | None, kafka_config: str | None) -> Iterator[KafkaConnection]:
-    """The Kafka given by the options or FAIRSTREAM_KAFKA_BOOTSTRAP (or KAFKA_BOOTSTRAP), else a local tansu broker
-    for the duration of the block."""
-    bootstrap = bootstrap or os.environ.get("KAFKA_BOOTSTRAP")
-    if bootstrap or kafka_config or kafka_configured():
-        yield load_connection(bootstrap, kafka_config)
-        return
-    with LocalBroker() as broker:
-        console.console.print(f"started a local Kafka-protocol broker (tansu, in memory) at {broker.bootstrap}")
-        yield KafkaConnection(bootstrap=broker.bootstrap)
 
 
 @click.command()
@@ -52,7 +36,10 @@ def demo(input_path: str | None, synthetic: int | None, bootstrap: str | None, k
     """Replay COMPAS into Kafka, monitor it for equalized odds, and print the alerts from the alert topic."""
     suffix = f"{int(time.time())}"
     decisions, alerts = f"decisions-{suffix}", f"fairness-alerts-{suffix}"
-    with broker_at(bootstrap, kafka_config) as kafka, tempfile.TemporaryDirectory() as scratch:
+    def started(address: str) -> None:
+        console.console.print(f"started a local Kafka-protocol broker (tansu, in memory) at {address}")
+
+    with kafka_or_local(bootstrap, kafka_config, on_start=started) as kafka, tempfile.TemporaryDirectory() as scratch:
         if synthetic is None and (input_path is not None or COMPAS_CSV.is_file()):
             source = Path(input_path or COMPAS_CSV)
             events: list | Iterator = compas_events(source)
