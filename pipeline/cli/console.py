@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 console = Console(highlight=False)
 errors = Console(stderr=True, highlight=False)
@@ -55,13 +56,14 @@ def _route(logger: logging.Logger, handler: _WarningLines) -> None:
 
 
 def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *, right: Iterable[int] = ()) -> None:
-    """Print a table; `right` lists the columns to right-align (numbers)."""
+    """Print a table; `right` lists the columns to right-align (numbers). Cells are plain text: a part named
+    `selection_rate[age=25 - 45]` is not markup."""
     view = Table(title=title, title_justify="left", show_edge=False, header_style="bold")
     aligned = set(right)
     for index, column in enumerate(columns):
         view.add_column(column, justify="right" if index in aligned else "left")
     for row in rows:
-        view.add_row(*(fmt(cell) for cell in row))
+        view.add_row(*(Text(fmt(cell)) for cell in row))
     console.print(view)
 
 

@@ -15,7 +15,7 @@ from fairstream.connectors.kafka import dead_letter_topic, estimates_topic
 from fairstream.errors import ConnectorError, InputError
 from fairstream.lifecycle import stopped_by
 from fairstream.runner import FORMATS, FileInput, FileOutput, FileRun, Job, KafkaInput, KafkaOutput, execute, guess_format
-from fairstream.verdicts.summary import dead_letter_counts, final_rates, first_violations
+from fairstream.verdicts.summary import dead_letter_counts, final_rates, first_violations, tests_ratio
 
 
 def print_summary(estimates: list[dict[str, Any]], alerts: list[dict[str, Any]], dead_letters: list[dict[str, Any]]) -> None:
@@ -23,11 +23,12 @@ def print_summary(estimates: list[dict[str, Any]], alerts: list[dict[str, Any]],
     rows = final_rates(estimates)
     if rows:
         last = estimates[-1]
+        counted = any(r.hits is not None for r in rows)  # rates count hits; means and benefit rates do not
         console.table(
             f"Final estimates at {last['event_time']} (prior {last['prior']}, κ = {last['confidence']})",
-            ["part", "group", "estimate", "hits", "trials"],
-            [(r.part, r.group, "suppressed" if r.suppressed else r.estimate, r.hits, r.trials) for r in rows],
-            right=(2, 3, 4),
+            ["part", "group", "estimate", *(["hits"] if counted else []), "trials"],
+            [(r.part, r.group, "suppressed" if r.suppressed else r.estimate, *([r.hits] if counted else []), r.trials) for r in rows],
+            right=(2, 3, 4) if counted else (2, 3),
         )
         if any(r.suppressed for r in rows):
             console.console.print("suppressed: a cell of fewer trials than the spec's publish.min_cell, withheld from every record")
@@ -36,10 +37,12 @@ def print_summary(estimates: list[dict[str, Any]], alerts: list[dict[str, Any]],
         console.console.print("no trial closed: nothing to estimate")
     violations = first_violations(estimates)
     if violations:
+        measure = "ratio then" if tests_ratio(estimates[-1]["metric"]) else "gap then"
+        evidence = any(v.evidence for v in violations)
         console.table(
-            "First violation per part and pair of groups",
-            ["part", "higher", "lower", "first violated", "gap then"],
-            [(v.part, v.high, v.low, v.event_time[:10], v.gap) for v in violations],
+            f"First violation per part and pair of groups ({estimates[-1]['verdict']} verdicts)",
+            ["part", "higher", "lower", "first violated", measure, *(["evidence"] if evidence else [])],
+            [(v.part, v.high, v.low, v.event_time[:10], v.value, *([v.evidence or ""] if evidence else [])) for v in violations],
             right=(4,),
         )
     dead = dead_letter_counts(dead_letters)
