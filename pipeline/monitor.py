@@ -40,6 +40,9 @@ class MonitorConfig:
     bounds: str = "student_t"
     outcome_range: tuple[float, float] | None = None
     discount: float = 1.0
+    """Benefit rates (ELBERT): the t-th evaluation tick of an episode (the run, or a periodic window) weighs discount^t."""
+    recency: float = 1.0
+    """Benefit rates: the supply and demand summed so far keep this share at every tick (a recency average)."""
     min_trials: int = 1
     min_cell: int = 1
     """Cells with fewer trials are published suppressed (see `suppress_small_cells`); verdicts use every cell."""
@@ -88,6 +91,8 @@ class Monitor:
     queues: dict[tuple[str, str, str], PairQueue] = field(default_factory=dict)
     bets: dict[tuple[str, str, str], GapBet] = field(default_factory=dict)
     tracker: AlertTracker = field(default_factory=AlertTracker)
+    weight: float = 1.0
+    """discount^t of the coming tick, t counted from the episode's first (see `MonitorConfig.discount`)."""
     idle: set[int] = field(default_factory=set)
     """Reporters whose input partition is quiet for now: the merge does not wait for them (see `Report.idle`)."""
 
@@ -142,14 +147,16 @@ class Monitor:
             if delta is not None:
                 self._apply(tick, delta)
             records.extend(self._evaluate(tick))
+            self.weight *= self.config.discount
             if self.config.window == "periodic" and tick % self.config.window_length == 0:
                 self.rates.clear()
                 self.sums.clear()
-            if self.config.discount < 1:
+                self.weight = 1.0  # a new episode
+            if self.config.recency < 1:
                 for groups in self.sums.values():
                     for cell in groups.values():
-                        cell[0] *= self.config.discount
-                        cell[1] *= self.config.discount
+                        cell[0] *= self.config.recency
+                        cell[1] *= self.config.recency
             tick += self.config.tick
         self.next_tick = tick
         return records
@@ -180,10 +187,12 @@ class Monitor:
 
     def _count(self, delta: TickDelta, sign: int) -> None:
         if self.config.measures:
+            weight = sign * self.weight  # below 1 only for discounted benefit rates, whose numbers are (supply, demand, trials)
             for (part, group), numbers in delta.counts.items():
                 cell = self.sums.setdefault(part, {}).setdefault(group, [0.0] * len(numbers))
-                for index, number in enumerate(numbers):
-                    cell[index] += sign * number
+                for index, number in enumerate(numbers[:-1]):
+                    cell[index] += weight * number
+                cell[-1] += sign * numbers[-1]
             return
         for (part, group), (hits, trials) in delta.counts.items():
             rate = self.rates.setdefault(part, {}).setdefault(group, Rate())
@@ -283,7 +292,9 @@ class Monitor:
             if with_intervals and prior is not None:
                 cell["interval"] = list(kind.group(rate.hits, rate.trials, config.rule.alpha, prior, config.confidence))
             groups[group] = cell
-            if estimate is not None and rate.trials >= config.min_trials:
+            if rate.trials < config.min_trials:
+                cell["below_floor"] = True
+            elif estimate is not None:
                 estimates[group] = estimate
         return _body(groups, self._judge(part, estimates, prior), config.threshold)
 
@@ -331,6 +342,8 @@ class Monitor:
             needed = max(2, config.min_trials) if part == "mean_outcome" else config.min_trials
             if trials >= needed:
                 estimates[group] = mean
+            elif trials < config.min_trials:
+                groups[group]["below_floor"] = True
 
         def difference(high: str, low: str, alpha: float) -> tuple[float, float]:
             low_a, high_a = self._bounds(means[high], alpha / 2)

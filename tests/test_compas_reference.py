@@ -19,6 +19,9 @@ CLOSE_AFTER = pd.Timedelta(days=730)
 PARTS = {"true_positive_rate": True, "false_positive_rate": False}
 """Each part of equalized odds and the value of `reoffended` its trials have."""
 PAIR = ["African-American", "Caucasian"]
+FLOOR = 100
+"""The bundled specs' evidence floor (the default for point verdicts at ε = 0.1: ⌈1/ε²⌉ trials): a group with fewer
+trials in a part is shown but takes no part in the gap."""
 MIN_CELL = 10
 """The bundled specs' small-cell rule (the default `publish.min_cell`): a smaller cell is published without its numbers."""
 
@@ -95,8 +98,9 @@ def iso(moment: pd.Timestamp) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def expected_evaluations(trials: pd.DataFrame, groups: list[str], confidence: float = CONFIDENCE) -> list[dict[str, Any]]:
-    """What every daily evaluation should say: closed trials, per part the groups' counts and estimates, the gap and the verdict."""
+def expected_evaluations(trials: pd.DataFrame, groups: list[str], confidence: float = CONFIDENCE, floor: int = FLOOR) -> list[dict[str, Any]]:
+    """What every daily evaluation should say: closed trials, per part the groups' counts and estimates, the gap between
+    the groups with at least `floor` trials, and the verdict."""
     ticks = ticks_of(trials)
     counts = daily_counts(trials, groups)
     closed = trials.groupby("closes").size().reindex(ticks, fill_value=0).cumsum()
@@ -110,9 +114,10 @@ def expected_evaluations(trials: pd.DataFrame, groups: list[str], confidence: fl
                 if n > 0:
                     cells[group] = {"estimate": map_estimate(hits, n, confidence), "hits": hits, "trials": n}
             gap = pair = violated = None
-            if len(cells) >= 2:
-                high = max(cells, key=lambda g: cells[g]["estimate"])
-                low = min(cells, key=lambda g: cells[g]["estimate"])
+            eligible = [group for group in cells if cells[group]["trials"] >= floor]
+            if len(eligible) >= 2:
+                high = max(eligible, key=lambda g: cells[g]["estimate"])
+                low = min(eligible, key=lambda g: cells[g]["estimate"])
                 gap = cells[high]["estimate"] - cells[low]["estimate"]
                 pair, violated = [high, low], gap > THRESHOLD
             parts[part] = {"groups": cells, "gap": gap, "pair": pair, "violated": violated}
@@ -200,8 +205,8 @@ def test_final_counts_and_estimates_equal_the_batch_computation(all_groups_run, 
         for group, (hits, n) in groups.items():
             want = map_estimate(hits, n) if n >= MIN_CELL else None
             assert body["groups"][group]["estimate"] == pytest.approx(want, abs=1e-12)
-        # the verdict, gap and pair come from every group's real counts, suppressed cells included
-        estimates = {g: map_estimate(h, n) for g, (h, n) in groups.items()}
+        # the verdict, gap and pair come from the real counts of every group above the evidence floor, suppressed cells included
+        estimates = {g: map_estimate(h, n) for g, (h, n) in groups.items() if n >= FLOOR}
         high, low = max(estimates, key=estimates.get), min(estimates, key=estimates.get)
         assert body["pair"] == [high, low]
         assert body["gap"] == pytest.approx(estimates[high] - estimates[low], abs=1e-12)

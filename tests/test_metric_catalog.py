@@ -27,11 +27,12 @@ def trials():
 
 
 def run_variant(tmp_path, change):
-    """The COMPAS spec changed, publishing every cell however small, as the batch references show every group."""
+    """The COMPAS spec changed, publishing and judging every cell however small, as the batch references show and compare every group."""
 
     def publishing_every_cell(body):
         change(body)
         body["publish"] = {"min_cell": 1}
+        body["estimator"].setdefault("min_trials", 1)
 
     spec = write_variant(COMPAS_SPEC, tmp_path / "spec.yaml", publishing_every_cell)
     result = run_file(spec, SHARED_DATA / "compas-scores-two-years.csv", tmp_path / "out")
@@ -142,17 +143,35 @@ def test_delayed_impact_means_and_t_bounds(tmp_path):
     assert record["gap"] == pytest.approx(means["a"] - means["b"], abs=1e-12) and record["violated"]
 
 
-def test_benefit_rate_is_supply_over_demand_with_discount(tmp_path):
+@pytest.mark.parametrize("weighting", ["discount", "recency"])
+def test_benefit_rate_is_supply_over_demand_weighted_by_tick(tmp_path, weighting):
+    """discount: ELBERT's γ^t, t ticks after the first; recency: γ^(T − t), T the last tick."""
     data, frame = measure_stream(tmp_path, np.random.default_rng(5))
-    spec = measure_spec(tmp_path, {"type": "benefit_rate", "supply": "granted", "demand": "asked", "discount": 0.9}, {})
+    spec = measure_spec(tmp_path, {"type": "benefit_rate", "supply": "granted", "demand": "asked", weighting: 0.9}, {})
     record = run_file(spec, data, tmp_path / "out").read("estimates.jsonl")[-1]["parts"]["benefit_rate"]
-    days = (pd.to_datetime(frame.time).dt.tz_localize(None).dt.ceil("D"))
-    last = days.max()
-    weight = 0.9 ** ((last - days).dt.days)
+    days = pd.to_datetime(frame.time).dt.tz_localize(None).dt.ceil("D")
+    steps = (days - days.min()).dt.days if weighting == "discount" else (days.max() - days).dt.days
+    weight = 0.9**steps
     for group in ("a", "b"):
         rows = frame.group == group
         expected = (frame.granted[rows] * weight[rows]).sum() / (frame.asked[rows] * weight[rows]).sum()
         assert record["groups"][group]["estimate"] == pytest.approx(expected, rel=1e-9)
+
+
+@pytest.mark.parametrize(("weighting", "expected"), [("discount", 50 / 51), ("recency", 100 / 100.5)])
+def test_benefit_rate_on_elberts_figure_1(tmp_path, weighting, expected):
+    """ELBERT's Fig. 1, blue group, γ = 0.5: one applicant rejected on the first day, a hundred accepted on the next.
+    The paper's long-term benefit rate is 50/51 = 0.980; a recency average would say 0.995."""
+    rows = [{"event": "LOAN", "id": "first", "time": "2024-01-01T12:00:00Z", "group": "blue", "repaid": 0.0, "granted": 0.0, "asked": 1.0}]
+    rows += [
+        {"event": "LOAN", "id": f"next-{n}", "time": "2024-01-02T12:00:00Z", "group": "blue", "repaid": 0.0, "granted": 1.0, "asked": 1.0}
+        for n in range(100)
+    ]
+    data = tmp_path / "figure1.jsonl"
+    data.write_bytes(b"".join(orjson.dumps(row, option=orjson.OPT_APPEND_NEWLINE) for row in rows))
+    spec = measure_spec(tmp_path, {"type": "benefit_rate", "supply": "granted", "demand": "asked", weighting: 0.5}, {})
+    record = run_file(spec, data, tmp_path / "out").read("estimates.jsonl")[-1]["parts"]["benefit_rate"]
+    assert record["groups"]["blue"]["estimate"] == pytest.approx(expected, rel=1e-12)
 
 
 def test_conditional_statistical_parity_per_stratum_and_standardized(tmp_path, trials):

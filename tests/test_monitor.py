@@ -19,9 +19,13 @@ def delta(**cells: tuple[int, int]) -> TickDelta:
     return d
 
 
-def monitor(buckets: int = 2, confidence: float = 0, min_cell: int = 1) -> Monitor:
-    """A demographic-parity merge; by default it publishes every cell, as these tests count single trials."""
-    plan = plan_of(metric={"type": "demographic_parity", "label": None}, estimator={"confidence": confidence}, publish={"min_cell": min_cell})
+def monitor(buckets: int = 2, confidence: float = 0, min_cell: int = 1, min_trials: int | None = 1) -> Monitor:
+    """A demographic-parity merge; by default it publishes every cell and judges every group, as these tests count single trials."""
+    plan = plan_of(
+        metric={"type": "demographic_parity", "label": None},
+        estimator={"confidence": confidence, "min_trials": min_trials},
+        publish={"min_cell": min_cell},
+    )
     return Monitor(dataclasses.replace(plan.monitor, reporters=buckets))
 
 
@@ -132,3 +136,15 @@ def test_a_merge_of_reporters_that_are_all_quiet_evaluates_nothing():
     m = monitor(buckets=2)
     assert m.receive(Report(0, 3 * DAY, {DAY: delta(a=(1, 2))}, idle=True)) == []
     assert m.receive(Report(1, 2 * DAY, {}, idle=True)) == []
+
+
+def test_groups_below_the_evidence_floor_are_shown_but_not_judged():
+    """With the default floor at ε = 0.1 (100 trials), b's 0 of 20 against a's 50 of 100 is no violation until b has 100."""
+    m = monitor(buckets=1, min_trials=None)
+    records = m.receive(Report(0, DAY, {DAY: delta(a=(50, 100), b=(0, 20))}))
+    body = estimates(records)[0]["parts"]["selection_rate"]
+    assert body["groups"]["b"] == {"estimate": 0.0, "hits": 0, "trials": 20, "below_floor": True}
+    assert (body["gap"], body["violated"]) == (None, None)
+    records = m.receive(Report(0, 2 * DAY, {2 * DAY: delta(b=(10, 80))}))
+    body = next(r for r in records if r["type"] == "fairness.violation")
+    assert (body["pair"], body["gap"]) == (["a", "b"], 0.5 - 0.1)

@@ -6,7 +6,8 @@ What it computes, as `specs/compas_equalized_odds.yaml` says: a SCREEN event ope
 risk = decile score > 6); a RECIDIVISM event 0–730 days after it marks the trial reoffended; the trial closes 730 days
 after it opened and counts, on the UTC day it closes by, towards its race's false-positive rate (not reoffended) or
 true-positive rate (reoffended). Each day from the first close on, the rates are estimated with the prior 0.5 at
-confidence 100 and the gap between the highest and lowest race is compared with 0.1. A day is final once an event
+confidence 100 and the gap between the highest and lowest race of at least 100 trials (the evidence floor ⌈1/ε²⌉) is
+compared with ε = 0.1. A day is final once an event
 later than its midnight has been read; at the end every open trial closes.
 """
 
@@ -21,15 +22,17 @@ import orjson
 DAY_MS = 86_400_000
 WINDOW_MS = 730 * DAY_MS
 PRIOR, CONFIDENCE, THRESHOLD = 0.5, 100.0, 0.1
+FLOOR = 100
 EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
 
-Gaps = dict[int, tuple[float, float]]
-"""Per evaluated day (epoch milliseconds of its midnight): the false-positive and true-positive rate gaps."""
+Gaps = dict[int, tuple[float | None, float | None]]
+"""Per evaluated day (epoch milliseconds of its midnight): the false-positive and true-positive rate gaps (None while
+fewer than two races have reached the floor)."""
 
 
-def _gap(cells: dict[str, list[int]]) -> float:
-    estimates = [(high + PRIOR * CONFIDENCE) / (n + CONFIDENCE) for high, n in cells.values()]
-    return max(estimates) - min(estimates)
+def _gap(cells: dict[str, list[int]]) -> float | None:
+    estimates = [(high + PRIOR * CONFIDENCE) / (n + CONFIDENCE) for high, n in cells.values() if n >= FLOOR]
+    return max(estimates) - min(estimates) if len(estimates) >= 2 else None
 
 
 def _ceil_day(ms: int) -> int:
@@ -50,9 +53,9 @@ def daily_gaps(lines: Iterable[bytes]) -> tuple[Gaps, int, int]:
 
     def evaluate(day: int) -> None:
         nonlocal violations
-        fp, tp = _gap(fpr) if fpr else 0.0, _gap(tpr) if tpr else 0.0
+        fp, tp = _gap(fpr), _gap(tpr)
         gaps[day] = (fp, tp)
-        violations += fp > THRESHOLD or tp > THRESHOLD
+        violations += (fp is not None and fp > THRESHOLD) or (tp is not None and tp > THRESHOLD)
 
     def close_through(through: int | None) -> None:
         """Close the trials due by `through` (all: None), evaluating each day before the first trial of a later day."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from fairstream.cli.bench_detection import detection
+from fairstream.cli.bench_evidence import evidence
 from fairstream.cli.bench_hiring import hiring
 from fairstream.cli.bench_kafka import kafka
 from fairstream.cli.bench_scale import scale
@@ -17,5 +18,5 @@ def bench() -> None:
     """Measure throughput and detection behaviour."""
 
 
-for command in (throughput, scale, kafka, hiring, detection, shield):
+for command in (throughput, scale, kafka, hiring, detection, evidence, shield):
     bench.add_command(command)

@@ -112,31 +112,33 @@ def hoeffding_bounds(mean: Mean, alpha: float, low: float, high: float, sides: S
 
 @dataclass
 class BenefitRate:
-    """Long-term benefit rate of one group (ELBERT): cumulative supply S over cumulative demand D, a ratio of sums.
+    """Long-term benefit rate of one group (ELBERT, Xu et al.): Σ_t γ^t S(t) / Σ_t γ^t D(t), discounted supply over
+    discounted demand, a ratio of sums; t counts time steps from the start of the episode, so early steps weigh more.
 
-    `discount(γ)` once per evaluation tick weights the supply and demand of tick t by γ^(T − t) at tick T, so old
-    ticks fade geometrically; γ = 1 gives ELBERT's plain cumulative ratio.
+    `next_step(γ)` ends a time step; γ = 1 gives the plain cumulative ratio. The example of the paper's Fig. 1: one
+    applicant rejected at t = 0, a hundred accepted at t = 1, γ = 0.5:
 
     >>> benefit = BenefitRate()
-    >>> benefit.update(supply=1, demand=4)
-    >>> benefit.discount(0.5)
-    >>> benefit.update(supply=3, demand=4)
-    >>> benefit.get()
-    0.5833333333333334
+    >>> benefit.update(supply=0, demand=1)
+    >>> benefit.next_step(0.5)
+    >>> benefit.update(supply=100, demand=100)
+    >>> benefit.get() == 50 / 51
+    True
     """
 
     supply: float = 0.0
     demand: float = 0.0
+    weight: float = 1.0
+    """γ^t of the current step."""
 
     def update(self, supply: float, demand: float) -> None:
-        self.supply += supply
-        self.demand += demand
+        self.supply += self.weight * supply
+        self.demand += self.weight * demand
 
-    def discount(self, gamma: float) -> None:
+    def next_step(self, gamma: float) -> None:
         if not 0 < gamma <= 1:
             raise ValueError(BAD_GAMMA.format(gamma=gamma))
-        self.supply *= gamma
-        self.demand *= gamma
+        self.weight *= gamma
 
     def get(self) -> float:
         if self.demand <= 0:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, model_validator
@@ -152,7 +153,12 @@ class Metric(_Model):
     outcome: str | None = Field(None, description="numeric variable observed later (delayed_impact): its mean per group is compared")
     supply: str | None = Field(None, description="numeric variable: benefit granted (benefit_rate)")
     demand: str | None = Field(None, description="numeric variable: benefit sought (benefit_rate)")
-    discount: float = Field(1.0, gt=0, le=1, description="benefit_rate: weight kept per evaluation tick (1: plain cumulative)")
+    discount: float = Field(
+        1.0, gt=0, le=1, description="benefit_rate: ELBERT's γ, the supply and demand of the t-th evaluation tick of an episode weighted γ^t (1: plain cumulative)"
+    )
+    recency: float = Field(
+        1.0, gt=0, le=1, description="benefit_rate: weight kept per evaluation tick, so the tick T − t ago weighs γ^t (a recency average, not ELBERT's)"
+    )
     groups: Literal["all"] | list[str] = Field("all", description="all groups seen, or the groups to compare")
     pairs: list[tuple[str, str]] | None = Field(None, description="compare only these pairs of groups instead of every pair")
     threshold: float = Field(
@@ -171,6 +177,11 @@ class Metric(_Model):
             raise ValueError(f"{self.type} needs label: the variable holding the true outcome")
         if self.type == "conditional_statistical_parity" and self.condition is None:
             raise ValueError("conditional_statistical_parity needs condition: the variable holding the stratum")
+        for name in ("discount", "recency"):
+            if getattr(self, name) < 1 and self.type != "benefit_rate":
+                raise ValueError(f"{name} weighs benefit_rate ticks; {self.type} takes no {name}")
+        if self.discount < 1 and self.recency < 1:
+            raise ValueError("give discount (ELBERT: early ticks weigh more) or recency (recent ticks weigh more), not both")
         if isinstance(self.groups, list) and len(set(self.groups)) < 2:
             raise ValueError(f"groups needs at least two distinct groups; got {self.groups}")
         for pair in self.pairs or ():
@@ -179,6 +190,12 @@ class Metric(_Model):
             if isinstance(self.groups, list) and not set(pair) <= set(self.groups):
                 raise ValueError(f"pair {list(pair)} names a group outside groups {self.groups}")
         return self
+
+
+def default_floor(threshold: float, *, ratio: bool = False) -> int:
+    """⌈1/ε²⌉ trials for a gap threshold ε; a ratio threshold τ stands for the gap (1 − τ)/2 at rates near 1/2."""
+    gap = (1 - threshold) / 2 if ratio else threshold
+    return math.ceil(1 / gap**2 - 1e-9)
 
 
 class Estimator(_Model):
@@ -199,7 +216,12 @@ class Estimator(_Model):
     )
     bounds: Literal["student_t", "hoeffding"] = Field("student_t", description="delayed_impact: bounds on a group's mean outcome")
     outcome_range: tuple[float, float] | None = Field(None, description="delayed_impact with hoeffding: the range every outcome lies in")
-    min_trials: int = Field(1, ge=1, description="a group takes part in verdicts once it has this many trials in the part")
+    min_trials: int | None = Field(
+        None,
+        ge=1,
+        description="evidence floor: a group takes part in verdicts once it has this many trials in the part; default for point "
+        "verdicts ⌈1/ε²⌉ (100 at ε = 0.1; ⌈4/(1−τ)²⌉ for a ratio threshold τ), else 1 (intervals and tests weigh the trials themselves)",
+    )
     hysteresis: float = Field(0.0, ge=0, lt=1, description="a violation ends only when the gap is below threshold − hysteresis")
 
     @property
@@ -307,6 +329,17 @@ class Spec(_Model):
     publish: Publish = Publish()
     buckets: int = Field(16, ge=1, le=4096, description="trial buckets of input that is not keyed (input.keyed: false): its unit of parallelism; fixed for a recovery store")
 
+    @property
+    def evidence_floor(self) -> int:
+        """The trials a group needs in a part before it takes part in verdicts: `estimator.min_trials`, or by default
+        enough that a point verdict's noise is ε/2 at worst (a rate's standard error at p = 1/2 is 1/(2√n)), so a fair
+        group strays beyond ε at a check about one time in twenty (`fairstream bench evidence` simulates it)."""
+        if self.estimator.min_trials is not None:
+            return self.estimator.min_trials
+        if self.estimator.verdict != "point":
+            return 1
+        return default_floor(self.metric.threshold, ratio=self.metric.type == "disparate_impact")
+
     @model_validator(mode="after")
     def _compatible(self) -> Spec:
         if self.window.kind != "cumulative":
@@ -318,6 +351,9 @@ class Spec(_Model):
                 raise ValueError("anytime verdicts hold over the whole stream; use a cumulative window")
         if self.metric.type in ("disparate_impact", "delayed_impact") and self.estimator.verdict == "anytime":
             raise ValueError(f"{self.metric.type} supports point and confident verdicts")
+        weighted = "discount" if self.metric.discount < 1 else "recency" if self.metric.recency < 1 else None
+        if weighted and (self.evaluate.every is None or self.window.kind == "sliding"):
+            raise ValueError(f"metric.{weighted} weighs evaluation ticks: it needs evaluate: {{every: <duration>}} and a cumulative or periodic window")
         if self.metric.type == "benefit_rate" and self.estimator.verdict != "point":
             raise ValueError("benefit_rate supports point verdicts")
         if self.metric.type == "delayed_impact" and self.estimator.bounds == "hoeffding" and self.estimator.outcome_range is None:

@@ -18,4 +18,5 @@ def suppress_small_cells(body: dict[str, Any], min_cell: int) -> dict[str, Any]:
 
 
 def _suppressed(cell: dict[str, Any]) -> dict[str, Any]:
-    return {**dict.fromkeys(cell), "suppressed": True}
+    """The cell's fields emptied; whether it was below the evidence floor stays (a withheld cell is below it anyway)."""
+    return {**dict.fromkeys(cell), "suppressed": True, **({"below_floor": True} if cell.get("below_floor") else {})}

@@ -123,12 +123,22 @@ def test_benefit_rate_matches_the_discounted_sums():
     for gamma in (1.0, 0.9, 0.5):
         benefit = BenefitRate()
         for tick in range(40):
-            benefit.discount(gamma)
             for s, d in zip(supply[tick], demand[tick], strict=True):
                 benefit.update(s, d)
-            weights = gamma ** (tick - np.arange(tick + 1))
+            weights = gamma ** np.arange(tick + 1)  # ELBERT: γ^t from the start of the episode
             expected = weights @ supply[: tick + 1].sum(axis=1) / (weights @ demand[: tick + 1].sum(axis=1))
             assert benefit.get() == pytest.approx(expected, rel=1e-12)
+            benefit.next_step(gamma)
+
+
+def test_benefit_rate_reproduces_elberts_figure_1():
+    """ELBERT's Fig. 1, blue group, γ = 0.5: rejected 0 of 1 at t = 0, accepted 100 of 100 at t = 1 gives 50/51."""
+    benefit = BenefitRate()
+    benefit.update(supply=0, demand=1)
+    benefit.next_step(0.5)
+    benefit.update(supply=100, demand=100)
+    assert benefit.get() == pytest.approx(50 / 51, rel=1e-15)
+    assert round(benefit.get(), 3) == 0.980
 
 
 def test_benefit_rate_merges_and_is_undefined_without_demand():

@@ -96,6 +96,14 @@ CASES = [
         "input -> lateness: a duration is between 0 and 315537897599999 milliseconds; got 100000000000000000000",
     ),
     (
+        lambda s: s["metric"].update(discount=0.9),
+        "metric: discount weighs benefit_rate ticks; equalized_odds takes no discount",
+    ),
+    (
+        lambda s: s.update(metric={"type": "benefit_rate", "group": "group", "supply": "x", "demand": "y", "threshold": 0.1, "discount": 0.9, "recency": 0.9}),
+        "metric: give discount (ELBERT: early ticks weigh more) or recency (recent ticks weigh more), not both",
+    ),
+    (
         lambda s: s.update(publish={"min_cell": 0}),
         "publish -> min_cell: Input should be greater than or equal to 1; got 0",
     ),
