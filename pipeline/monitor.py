@@ -16,6 +16,7 @@ from fairstream.timefmt import format_instant
 from fairstream.trials.bucket import FINISHED, Report
 from fairstream.trials.outcomes import SlotOutcomes, TickDelta, TrialOutcome
 from fairstream.verdicts.alerts import ESTIMATE, AlertTracker, stamp
+from fairstream.verdicts.constraints import ConstraintRule
 from fairstream.verdicts.judge import PartVerdict, VerdictRule, compared_pairs, judge
 from fairstream.verdicts.publish import suppress_small_cells
 
@@ -51,6 +52,10 @@ class MonitorConfig:
     max_ticks: int = 1_000_000
     """The most evaluations one advance of the watermark may ask for (each writes an estimate, all held at once)."""
     estimates: bool = True
+    constraints: tuple[ConstraintRule, ...] = ()
+    """Delayed impact: ELF's per-group constraints, each its own part with one alert per group it cannot certify."""
+    gap_verdict: bool = True
+    """Whether the gap between groups is judged (delayed impact with constraints may leave the threshold out)."""
     slot_outcomes: SlotOutcomes | None = field(default=None, compare=False)
     """Turns the slot tuples buckets count closed trials by into cells (see `TickDelta.unsettled`)."""
 
@@ -93,6 +98,10 @@ class Monitor:
     tracker: AlertTracker = field(default_factory=AlertTracker)
     weight: float = 1.0
     """discount^t of the coming tick, t counted from the episode's first (see `MonitorConfig.discount`)."""
+    started: int | None = None
+    """The first instant counted (a tick, or a trial's close): baseline constraints measure their length from it."""
+    baselines: dict[int, dict[str, list[float]]] = field(default_factory=dict)
+    """Per baseline length: each group's mean-outcome sums when the baseline ended, its τ from then on."""
     idle: set[int] = field(default_factory=set)
     """Reporters whose input partition is quiet for now: the merge does not wait for them (see `Report.idle`)."""
 
@@ -143,6 +152,7 @@ class Monitor:
             )
         while tick <= final:
             self._expire(tick)
+            self._take_baselines(tick)
             delta = self.pending.pop(tick, None)
             if delta is not None:
                 self._apply(tick, delta)
@@ -166,6 +176,7 @@ class Monitor:
         for tick in sorted(tick for tick in self.pending if tick <= final):
             delta = self.pending.pop(tick)
             for trial in sorted(delta.trials, key=lambda trial: (trial.closed_at, trial.key)):
+                self._take_baselines(trial.closed_at)
                 self._apply_trial(trial)
                 records.extend(self._evaluate(trial.closed_at, trial.key))
         return records
@@ -198,6 +209,14 @@ class Monitor:
             rate = self.rates.setdefault(part, {}).setdefault(group, Rate())
             rate.hits += sign * hits
             rate.trials += sign * trials
+
+    def _take_baselines(self, instant: int) -> None:
+        """Keep each group's mean-outcome sums as they stand when a baseline constraint's length has passed."""
+        if self.started is None:
+            self.started = instant
+        for rule in self.config.constraints:
+            if rule.baseline is not None and rule.baseline not in self.baselines and instant >= self.started + rule.baseline:
+                self.baselines[rule.baseline] = {group: list(cell) for group, cell in self.sums.get("mean_outcome", {}).items()}
 
     def _expire(self, tick: int) -> None:
         """Sliding windows: take out the trials that closed `window_length` or longer before `tick`."""
@@ -250,11 +269,17 @@ class Monitor:
         parts: dict[str, Any] = {}
         alerts: list[dict[str, Any]] = []
         for part in sorted(self.sums) if config.measures else sorted(self.rates):
-            parts[part] = self._measure_part(part) if config.measures else self._part(part, prior)
+            if config.gap_verdict:
+                parts[part] = self._measure_part(part) if config.measures else self._part(part, prior)
+        for rule in config.constraints:
+            parts[rule.part] = self._constraint_part(rule)
         if config.metric == "conditional_statistical_parity" and len(parts) > 1:
             parts[STANDARDIZED] = self._standardized(parts)
         parts = {part: suppress_small_cells(body, config.min_cell) for part, body in parts.items()}
         for part, body in parts.items():
+            if "constraint" in body:
+                alerts.extend(self._constraint_alerts(part, body, instant, at))
+                continue
             kind = self.tracker.update(part, body["violated"], body["clear"])
             if kind is not None:
                 pair = body["pair"] or []
@@ -331,14 +356,14 @@ class Monitor:
             if part == "mean_outcome":
                 mean = cell[0] / trials
                 means[group] = Mean(trials, mean, max(0.0, cell[1] - trials * mean * mean))
-                groups[group] = {"estimate": mean, "trials": trials}
+                groups[group] = {"estimate": mean, "trials": round(trials)}
                 if trials >= 2:
                     groups[group]["interval"] = list(self._bounds(means[group], config.rule.alpha))
             else:
                 if cell[1] <= 0:
                     continue
                 mean = cell[0] / cell[1]
-                groups[group] = {"estimate": mean, "supply": cell[0], "demand": cell[1], "trials": trials}
+                groups[group] = {"estimate": mean, "supply": cell[0], "demand": cell[1], "trials": round(trials)}
             needed = max(2, config.min_trials) if part == "mean_outcome" else config.min_trials
             if trials >= needed:
                 estimates[group] = mean
@@ -351,6 +376,56 @@ class Monitor:
             return low_a - high_b, high_a - low_b
 
         return _body(groups, judge(config.rule, estimates, difference=difference if part == "mean_outcome" else None), config.threshold)
+
+    def _constraint_part(self, rule: ConstraintRule) -> dict[str, Any]:
+        """Each group's mean outcome (after the baseline, for a baseline constraint), its τ, its one-sided bound and
+        whether that bound certifies the constraint; the part is violated while some judged group is not certified."""
+        baseline = self.baselines.get(rule.baseline) if rule.baseline is not None else None
+        groups: dict[str, Any] = {}
+        failing: list[str] = []
+        for group, cell in sorted(self.sums.get("mean_outcome", {}).items()):
+            total, squares, trials = cell
+            tau = rule.tau
+            if rule.baseline is not None:
+                before = None if baseline is None else baseline.get(group)
+                if before is None or before[2] <= 0:
+                    tau = None  # no baseline yet, or none for this group: nothing to compare with
+                else:
+                    tau = before[0] / before[2]
+                    total, squares, trials = total - before[0], squares - before[1], trials - before[2]
+            if trials <= 0:
+                continue
+            mean = total / trials
+            entry: dict[str, Any] = {"estimate": mean, "trials": round(trials), "tau": tau}
+            groups[group] = entry
+            if trials < max(rule.needs(), self.config.min_trials):
+                entry["below_floor"] = True
+                continue
+            if tau is None:
+                continue
+            entry.update(rule.judge(Mean(trials, mean, max(0.0, squares - trials * mean * mean)), tau))
+            if not entry["certified"]:
+                failing.append(group)
+        judged = [group for group, entry in groups.items() if "certified" in entry]
+        return {
+            "constraint": {"direction": rule.direction, "tau": rule.tau, "baseline": rule.baseline, "delta": rule.delta, "bound": rule.bound},
+            "groups": groups,
+            "failing": failing,
+            "violated": bool(failing) if judged else None,
+            "clear": not failing if judged else None,
+        }
+
+    def _constraint_alerts(self, part: str, body: dict[str, Any], instant: int, at: tuple[str, ...]) -> list[dict[str, Any]]:
+        """One violation per group when its constraint stops being certified, one recovery when it is certified again."""
+        alerts = []
+        for group, entry in body["groups"].items():
+            if "certified" not in entry:
+                continue
+            kind = self.tracker.update(f"{part}\x1f{group}", not entry["certified"], entry["certified"])
+            if kind is not None:
+                record = {"metric": self.config.metric, "part": part, "group": group, "constraint": body["constraint"], **entry}
+                alerts.append(stamp(record, self.config.name, kind, instant, part, group, *at))
+        return alerts
 
     def _bounds(self, mean: Mean, alpha: float) -> tuple[float, float]:
         if self.config.bounds == "hoeffding":

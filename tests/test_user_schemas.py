@@ -33,7 +33,7 @@ NESTED_SPEC = {
         "hired": {"first": "DECISION", "expr": "outcome.hired and outcome.score >= 0"},
     },
     "metric": {"type": "demographic_parity", "group": "group", "prediction": "hired", "groups": "all", "threshold": 0.1},
-    "estimator": {"prior": 0.5, "confidence": 24},
+    "estimator": {"prior": 0.5, "confidence": 24, "min_trials": 1},
     "evaluate": {"on": "close"},
 }
 

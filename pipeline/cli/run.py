@@ -40,7 +40,9 @@ def print_summary(estimates: list[dict[str, Any]], alerts: list[dict[str, Any]],
         measure = "ratio then" if tests_ratio(estimates[-1]["metric"]) else "gap then"
         evidence = any(v.evidence for v in violations)
         console.table(
-            f"First violation per part and pair of groups ({estimates[-1]['verdict']} verdicts)",
+            f"First violation per part and pair of groups ({estimates[-1]['verdict']} verdicts"
+            + ("; constraints at their own δ" if any("constraint" in body for body in estimates[-1]["parts"].values()) else "")
+            + ")",
             ["part", "higher", "lower", "first violated", measure, *(["evidence"] if evidence else [])],
             [(v.part, v.high, v.low, v.event_time[:10], v.value, *([v.evidence or ""] if evidence else [])) for v in violations],
             right=(4,),

@@ -51,6 +51,8 @@ class PartSeries:
     threshold: float
     intervals: list[tuple[float, float]]
     ratio: bool = False
+    certificates: dict[str, list[float]] | None = None
+    """A delayed-impact constraint: per group, the upper bound on g (τ − mean, or mean − τ); at most 0 is certified."""
 
     @property
     def final_gap(self) -> float:
@@ -117,6 +119,18 @@ def part_series(estimates: list[dict[str, Any]]) -> list[PartSeries]:
 def _series(name: str, rows: list[tuple[datetime, dict[str, Any]]], ratio: bool = False) -> PartSeries:
     bodies = [body for _, body in rows]
     groups = sorted({group for body in bodies for group in body["groups"]})
+    if "constraint" in bodies[-1]:
+        return PartSeries(
+            name=name,
+            times=[moment for moment, _ in rows],
+            estimates={g: [_number(body["groups"].get(g, {}).get("estimate")) for body in bodies] for g in groups},
+            trials={g: cell["trials"] for body in bodies for g, cell in body["groups"].items()},
+            gaps=[math.nan] * len(bodies),
+            violated=[bool(body["violated"]) for body in bodies],
+            threshold=0.0,
+            intervals=[(math.nan, math.nan)] * len(bodies),
+            certificates={g: [_number(body["groups"].get(g, {}).get("g_upper")) for body in bodies] for g in groups},
+        )
     return PartSeries(
         name=name,
         times=[moment for moment, _ in rows],
@@ -188,10 +202,11 @@ def draw(
         top = figure.add_subplot(grid[2 * band, column])
         bottom = figure.add_subplot(grid[2 * band + 1, column], sharex=top)
         _draw_estimates(top, part, colors, groups, legend_columns=3 if columns <= 2 else 2)
-        _draw_gap(bottom, part, alerts.get(part.name, []))
+        _draw_gap(bottom, part, alerts.get(part.name, []), colors)
         if column == 0:
             top.set_ylabel("estimate")
-            bottom.set_ylabel("ratio (min / max)" if part.ratio else "gap (max − min)")
+        if column == 0 or part.certificates is not None:
+            bottom.set_ylabel("bound on g (≤ 0: certified)" if part.certificates is not None else "ratio (min / max)" if part.ratio else "gap (max − min)")
     figure.suptitle(title, fontsize=14)
     figure.legend(handles=_key(any(part.ratio for part in series)), loc="outside lower center", ncol=5, frameon=False, fontsize=11)
     return figure
@@ -221,10 +236,14 @@ def _draw_estimates(ax: Axes, part: PartSeries, colors: dict[str, Any], groups: 
     legend.get_title().set_fontsize(12)
 
 
-def _draw_gap(ax: Axes, part: PartSeries, alerts: list[dict[str, Any]]) -> None:
+def _draw_gap(ax: Axes, part: PartSeries, alerts: list[dict[str, Any]], colors: dict[str, Any]) -> None:
     lows, highs = [low for low, _ in part.intervals], [high for _, high in part.intervals]
     if not all(math.isnan(low) for low in lows):
         ax.fill_between(part.times, lows, highs, color=GAP_COLOR, alpha=0.18, linewidth=0)
+    if part.certificates is not None:
+        for group, bounds in part.certificates.items():
+            ax.plot(part.times, bounds, color=colors[group], linewidth=1.3)
+        highs = [bound for bounds in part.certificates.values() for bound in bounds]
     ax.plot(part.times, part.gaps, color=GAP_COLOR, linewidth=1.3)
     ax.axhline(part.threshold, color=VIOLATION_COLOR, linestyle="--", linewidth=1.2)
     for start, end in violated_spans(part.times, part.violated):
@@ -235,8 +254,12 @@ def _draw_gap(ax: Axes, part: PartSeries, alerts: list[dict[str, Any]]) -> None:
     first = next((alert for alert in alerts if alert["type"] == VIOLATION), None)
     if first is not None:
         _label_first_violation(ax, part, first)
-    highest = max([gap for gap in part.gaps + highs if not math.isnan(gap)] + [part.threshold])
-    ax.set_ylim(0, highest * 1.3)  # headroom for the label of the first violation
+    shown = [value for value in part.gaps + highs if not math.isnan(value)] + [part.threshold]
+    if part.certificates is not None:  # bounds on g fall below 0 where certified
+        low, high = min(shown), max(shown)
+        ax.set_ylim(low - 0.1 * (high - low or 1), high + 0.3 * (high - low or 1))
+    else:
+        ax.set_ylim(0, max(shown) * 1.3)  # headroom for the label of the first violation
     ax.grid(alpha=0.3)
     locator = AutoDateLocator()
     ax.xaxis.set_major_locator(locator)
@@ -247,9 +270,9 @@ def _label_first_violation(ax: Axes, part: PartSeries, alert: dict[str, Any]) ->
     moment = datetime.fromisoformat(alert["event_time"])
     span = (part.times[-1] - part.times[0]).total_seconds() or 1.0
     right_half = (moment - part.times[0]).total_seconds() / span > 0.6
-    high, low = alert["pair"]
+    text = f"{alert['group']} not certified" if "group" in alert else "{} vs {}".format(*alert["pair"])
     ax.annotate(
-        f"{moment:%Y-%m-%d}: {high} vs {low}",
+        f"{moment:%Y-%m-%d}: {text}",
         xy=(moment, 1),
         xycoords=("data", "axes fraction"),
         xytext=(-6 if right_half else 6, -6),

@@ -142,6 +142,31 @@ class Aggregate(_Model):
         return self
 
 
+class Baseline(_Model):
+    """A constraint's τ taken, per group, from the group's own mean outcome over the first `baseline` of the run."""
+
+    baseline: Duration = Field(description="how long the baseline lasts from the first evaluation (e.g. the previous model's period)")
+
+
+class Constraint(_Model):
+    """A delayed-impact constraint of ELF (Weber et al.): per group, g = τ − E[outcome | group] ≤ 0 (`at_least`; or
+    E[outcome | group] − τ ≤ 0, `at_most`), certified when a one-sided 1 − δ upper bound on g is at most 0."""
+
+    tau: float | Baseline = Field(description="the bound on each group's mean outcome: a number, or {baseline: <duration>}")
+    direction: Literal["at_least", "at_most"] = Field("at_least", description="at_least: E[outcome | group] ≥ τ; at_most: ≤ τ")
+    delta: float = Field(0.05, gt=0, lt=1, description="δ: the constraint is certified with probability at least 1 − δ")
+    bound: Literal["student_t", "hoeffding"] | None = Field(None, description="one-sided bound on the mean (default: estimator.bounds)")
+    name: Name | None = Field(None, description="the part's name in records (default: mean_outcome>=<τ>, mean_outcome<=baseline(<duration>), …)")
+
+    @property
+    def part(self) -> str:
+        """The name of the constraint's part in estimates and alerts."""
+        if self.name is not None:
+            return self.name
+        tau = f"baseline({format_duration(self.tau.baseline)})" if isinstance(self.tau, Baseline) else f"{self.tau:g}"
+        return f"mean_outcome{'>=' if self.direction == 'at_least' else '<='}{tau}"
+
+
 class Metric(_Model):
     """The fairness property: which conditional rate must be equal across groups, and how far apart it may be."""
 
@@ -161,8 +186,15 @@ class Metric(_Model):
     )
     groups: Literal["all"] | list[str] = Field("all", description="all groups seen, or the groups to compare")
     pairs: list[tuple[str, str]] | None = Field(None, description="compare only these pairs of groups instead of every pair")
-    threshold: float = Field(
-        gt=0, le=1, description="largest tolerated gap between groups (ε); for disparate_impact the smallest tolerated ratio (0.8: four-fifths rule)"
+    threshold: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description="largest tolerated gap between groups (ε); for disparate_impact the smallest tolerated ratio (0.8: four-fifths rule); "
+        "delayed_impact with constraints may leave it out (no gap verdict)",
+    )
+    constraints: list[Constraint] = Field(
+        default_factory=list, description="delayed_impact: ELF constraints on each group's mean outcome, each with its own δ (one alert per group not certified)"
     )
 
     @model_validator(mode="after")
@@ -177,6 +209,13 @@ class Metric(_Model):
             raise ValueError(f"{self.type} needs label: the variable holding the true outcome")
         if self.type == "conditional_statistical_parity" and self.condition is None:
             raise ValueError("conditional_statistical_parity needs condition: the variable holding the stratum")
+        if self.threshold is None and not self.constraints:
+            raise ValueError("threshold is required (delayed_impact may give constraints instead)")
+        if self.constraints and self.type != "delayed_impact":
+            raise ValueError(f"constraints bound a mean outcome (delayed_impact); {self.type} takes a threshold")
+        parts = [constraint.part for constraint in self.constraints]
+        if len(set(parts)) < len(parts):
+            raise ValueError(f"two constraints would both be named {next(p for p in parts if parts.count(p) > 1)!r}; give one a name")
         for name in ("discount", "recency"):
             if getattr(self, name) < 1 and self.type != "benefit_rate":
                 raise ValueError(f"{name} weighs benefit_rate ticks; {self.type} takes no {name}")
@@ -190,6 +229,11 @@ class Metric(_Model):
             if isinstance(self.groups, list) and not set(pair) <= set(self.groups):
                 raise ValueError(f"pair {list(pair)} names a group outside groups {self.groups}")
         return self
+
+
+CONSTRAINT_FLOOR = 30
+"""The default evidence floor of delayed-impact constraints: an uncertified constraint is a violation, so without a
+floor every group would alert on its first outcomes; thirty is where a mean's Student t bound is customarily trusted."""
 
 
 def default_floor(threshold: float, *, ratio: bool = False) -> int:
@@ -220,7 +264,8 @@ class Estimator(_Model):
         None,
         ge=1,
         description="evidence floor: a group takes part in verdicts once it has this many trials in the part; default for point "
-        "verdicts ⌈1/ε²⌉ (100 at ε = 0.1; ⌈4/(1−τ)²⌉ for a ratio threshold τ), else 1 (intervals and tests weigh the trials themselves)",
+        "verdicts ⌈1/ε²⌉ (100 at ε = 0.1; ⌈4/(1−τ)²⌉ for a ratio threshold τ), 30 with delayed-impact constraints, else 1 "
+        "(intervals and tests weigh the trials themselves)",
     )
     hysteresis: float = Field(0.0, ge=0, lt=1, description="a violation ends only when the gap is below threshold − hysteresis")
 
@@ -336,6 +381,8 @@ class Spec(_Model):
         group strays beyond ε at a check about one time in twenty (`fairstream bench evidence` simulates it)."""
         if self.estimator.min_trials is not None:
             return self.estimator.min_trials
+        if self.metric.constraints:
+            return CONSTRAINT_FLOOR
         if self.estimator.verdict != "point":
             return 1
         return default_floor(self.metric.threshold, ratio=self.metric.type == "disparate_impact")
@@ -356,6 +403,9 @@ class Spec(_Model):
             raise ValueError(f"metric.{weighted} weighs evaluation ticks: it needs evaluate: {{every: <duration>}} and a cumulative or periodic window")
         if self.metric.type == "benefit_rate" and self.estimator.verdict != "point":
             raise ValueError("benefit_rate supports point verdicts")
-        if self.metric.type == "delayed_impact" and self.estimator.bounds == "hoeffding" and self.estimator.outcome_range is None:
+        hoeffding = self.estimator.bounds == "hoeffding" or any(c.bound == "hoeffding" for c in self.metric.constraints)
+        if self.metric.type == "delayed_impact" and hoeffding and self.estimator.outcome_range is None:
             raise ValueError("hoeffding bounds need estimator.outcome_range: [low, high]")
+        if self.window.kind != "cumulative" and any(isinstance(c.tau, Baseline) for c in self.metric.constraints):
+            raise ValueError("a baseline constraint compares with the run's start; use a cumulative window")
         return self

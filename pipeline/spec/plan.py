@@ -11,10 +11,11 @@ from fairstream.monitor import MonitorConfig
 from fairstream.parse import RecordParser
 from fairstream.redact import LetterRecord
 from fairstream.spec.expressions import Expression, ExprType, compile_expression
-from fairstream.spec.models import Spec, Variable
+from fairstream.spec.models import Baseline, Constraint, Estimator, Spec, Variable
 from fairstream.timefmt import format_duration
 from fairstream.trials.layout import Capture, TrialLayout
 from fairstream.trials.outcomes import AggregateRule, MetricCells, Outcomes, SlotOutcomes
+from fairstream.verdicts.constraints import ConstraintRule
 from fairstream.verdicts.judge import VerdictRule
 
 _FIELD_TYPES: dict[str, ExprType] = {"int": "number", "float": "number", "str": "string", "bool": "bool"}
@@ -201,7 +202,7 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
         metric=metric.type,
         rule=VerdictRule(
             mode=estimator.verdict,
-            threshold=metric.threshold,
+            threshold=metric.threshold if metric.threshold is not None else 1.0,  # without a threshold no gap is judged (gap_verdict)
             alpha=estimator.alpha,
             hysteresis=estimator.hysteresis,
             ratio=metric.type == "disparate_impact",
@@ -215,6 +216,8 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
         discount=metric.discount,
         recency=metric.recency,
         min_trials=spec.evidence_floor,
+        constraints=tuple(_constraint_rule(constraint, estimator) for constraint in metric.constraints),
+        gap_verdict=metric.threshold is not None,
         min_cell=spec.publish.min_cell,
         tick=spec.evaluate.tick,
         max_ticks=spec.evaluate.max_ticks,
@@ -252,3 +255,17 @@ def _derived(
                 check.fail(f"variables -> {name} -> expr", f"variables depend on each other in a cycle: {', '.join(remaining)}")
             break
     return tuple(ordered)
+
+
+def _constraint_rule(constraint: Constraint, estimator: Estimator) -> ConstraintRule:
+    """A spec's ELF constraint as the monitor judges it: τ fixed or after a baseline, the estimator's bounds by default."""
+    baseline = constraint.tau.baseline if isinstance(constraint.tau, Baseline) else None
+    return ConstraintRule(
+        part=constraint.part,
+        direction=constraint.direction,
+        delta=constraint.delta,
+        bound=constraint.bound or estimator.bounds,
+        tau=None if baseline is not None else constraint.tau,  # type: ignore[arg-type]
+        baseline=baseline,
+        outcome_range=estimator.outcome_range,
+    )

@@ -35,8 +35,9 @@ class FirstViolation:
     high: str
     low: str
     event_time: str
-    value: float
-    """The measure the verdict tested then: the gap, or for a ratio metric the ratio."""
+    value: float | None
+    """The measure the verdict tested then: the gap, for a ratio metric the ratio, for a delayed-impact constraint the
+    upper bound on g (τ − mean, or mean − τ), which is above 0 when the constraint is not certified."""
     evidence: str | None = None
     """What a confident or anytime verdict rested on: the interval's bound beyond the threshold, or the test's log-wealth."""
 
@@ -56,10 +57,14 @@ def final_rates(estimates: list[dict[str, Any]]) -> list[GroupRate]:
 def first_violations(estimates: Iterable[dict[str, Any]]) -> list[FirstViolation]:
     """For every part and pair of groups, the first evaluation whose verdict was violated with that pair, in time order:
     the dates the monitor's violation alerts carry, whatever its verdict mode."""
-    found: dict[tuple[str, str, str], FirstViolation] = {}
+    found: dict[tuple[str, ...], FirstViolation] = {}
     for record in estimates:
         ratio = tests_ratio(record["metric"])
         for part, body in record["parts"].items():
+            if "constraint" in body:
+                for group in body["failing"]:
+                    _first_failure(found, record["event_time"], part, group, body)
+                continue
             if not body.get("violated") or not body.get("pair"):
                 continue
             high, low = body["pair"]
@@ -67,6 +72,20 @@ def first_violations(estimates: Iterable[dict[str, Any]]) -> list[FirstViolation
                 value = body["ratio"] if ratio else body["gap"]
                 found[(part, high, low)] = FirstViolation(part, high, low, record["event_time"], value, _evidence(body, ratio))
     return sorted(found.values(), key=lambda v: (v.event_time, v.part, v.high, v.low))
+
+
+def _first_failure(found: dict[tuple[str, ...], FirstViolation], event_time: str, part: str, group: str, body: dict[str, Any]) -> None:
+    """A delayed-impact constraint `group` failed to certify: the row names τ and the group (higher first), the upper
+    bound on g = τ − mean (or mean − τ) then, and the bound on the mean against τ."""
+    entry, at_least = body["groups"][group], body["constraint"]["direction"] == "at_least"
+    if entry.get("suppressed"):  # a cell too small to publish: only that it failed is known
+        tau, value, evidence = "τ", None, None
+    else:
+        side = "lower" if at_least else "upper"
+        tau, value, evidence = f"τ {entry['tau']:.4g}", entry["g_upper"], f"mean {entry['estimate']:.4f}, {side} bound {entry['bound']:.4f}"
+    high, low = (tau, group) if at_least else (group, tau)
+    if (part, group) not in found:
+        found[(part, group)] = FirstViolation(part, high, low, event_time, value, evidence)
 
 
 def _evidence(body: dict[str, Any], ratio: bool) -> str | None:

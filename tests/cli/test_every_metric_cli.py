@@ -78,7 +78,12 @@ def first_alerts(out: Path) -> dict[str, tuple[str, list[str]]]:
     for line in (out / "alerts.jsonl").read_bytes().splitlines():
         alert = orjson.loads(line)
         if alert["type"] == "fairness.violation":
-            firsts.setdefault(alert["part"], (alert["event_time"][:10], alert["pair"]))
+            if "pair" in alert:
+                names = alert["pair"]
+            else:  # a constraint: the higher of τ and the group first
+                tau = f"τ {alert['tau']:.4g}"
+                names = [tau, alert["group"]] if alert["constraint"]["direction"] == "at_least" else [alert["group"], tau]
+            firsts.setdefault(alert["part"], (alert["event_time"][:10], names))
     return firsts
 
 
@@ -114,3 +119,14 @@ def test_confident_and_anytime_summaries_follow_the_alerts(metric_type, verdict,
 def test_bundled_compas_specs_print_their_alert_dates(spec, specs_dir: Path, compas_csv: Path, tmp_path):
     """A confident or anytime verdict alerts later than the point gap first crosses ε: the summary says when it alerted."""
     assert run_and_compare(specs_dir / f"{spec}.yaml", compas_csv, tmp_path / "out")
+
+
+def test_delayed_impact_constraints_summary_follows_the_alerts(loans, tmp_path):
+    """ELF constraints instead of a gap: one row per part and group not certified, on the day its alert fired."""
+    spec = write_spec(tmp_path, "delayed_impact", "point")
+    body = yaml.safe_load(spec.read_text())
+    del body["metric"]["threshold"]
+    body["metric"]["constraints"] = [{"tau": 0.6, "delta": 0.05}, {"tau": 0.3, "direction": "at_most", "delta": 0.1}]
+    spec.write_text(yaml.safe_dump(body))
+    alerts = run_and_compare(spec, loans, tmp_path / "out")
+    assert set(alerts) == {"mean_outcome>=0.6", "mean_outcome<=0.3"}

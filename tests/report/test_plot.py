@@ -132,3 +132,26 @@ def test_a_ratio_metric_draws_the_ratio_its_threshold_bounds():
     [ratio] = part_series([{**record, "metric": "disparate_impact"}])
     [gap] = part_series([{**record, "metric": "demographic_parity"}])
     assert (ratio.ratio, ratio.gaps) == (True, [0.5]) and (gap.ratio, gap.gaps) == (False, [0.3])
+
+
+def test_a_delayed_impact_constraint_draws_each_groups_bound_on_g_and_its_alert(tmp_path: Path):
+    """A constraint part has no gap: the lower panel shows each group's upper bound on g against 0, and the figure is drawn."""
+    cells = [
+        {"a": {"estimate": 0.7, "trials": 40, "tau": 0.6, "bound": 0.65, "g_upper": -0.05, "certified": True},
+         "b": {"estimate": 0.5, "trials": 40, "tau": 0.6, "bound": 0.45, "g_upper": 0.15, "certified": False}},
+        {"a": {"estimate": 0.7, "trials": 80, "tau": 0.6, "bound": 0.67, "g_upper": -0.07, "certified": True},
+         "b": {"estimate": 0.62, "trials": 80, "tau": 0.6, "bound": 0.61, "g_upper": -0.01, "certified": True}},
+    ]  # fmt: skip
+    constraint = {"direction": "at_least", "tau": 0.6, "baseline": None, "delta": 0.05, "bound": "student_t"}
+    records = [
+        {"monitor": "m", "metric": "delayed_impact", "verdict": "point", "prior": 0.5, "confidence": 0.0, "trials": {"closed": 80},
+         "event_time": f"2024-01-0{day}T00:00:00Z",
+         "parts": {"mean_outcome>=0.6": {"constraint": constraint, "groups": groups, "failing": [g for g, c in groups.items() if not c["certified"]],
+                                         "violated": not all(c["certified"] for c in groups.values()), "clear": all(c["certified"] for c in groups.values())}}}
+        for day, groups in ((1, cells[0]), (2, cells[1]))
+    ]  # fmt: skip
+    [series] = part_series(records)
+    assert series.certificates == {"a": [-0.05, -0.07], "b": [0.15, -0.01]} and series.violated == [True, False]
+    alert = {"type": "fairness.violation", "event_time": "2024-01-01T00:00:00Z", "part": "mean_outcome>=0.6", "group": "b"}
+    draw([series], {"mean_outcome>=0.6": [alert]}, title=figure_title(records[-1], 1, 1)).savefig(tmp_path / "constraint.png")
+    assert imread(tmp_path / "constraint.png").shape[:2] == (900, 1600)
