@@ -11,6 +11,7 @@ from fairstream.estimators.betting import GapBet, PairQueue
 from fairstream.estimators.intervals import INTERVALS
 from fairstream.estimators.means import Mean, hoeffding_bounds, student_t_bounds
 from fairstream.estimators.rate import Rate
+from fairstream.estimators.sequence import MeanSequence
 from fairstream.spec.expressions import Expression
 from fairstream.timefmt import format_instant
 from fairstream.trials.bucket import FINISHED, Report
@@ -69,6 +70,13 @@ class MonitorConfig:
         return self.metric in ("delayed_impact", "benefit_rate")
 
     @property
+    def bet_epsilon(self) -> float:
+        """The threshold on the scale the betting tests see: rates as they are, mean outcomes rescaled to [0, 1]."""
+        if self.metric == "delayed_impact" and self.outcome_range is not None:
+            return self.threshold / (self.outcome_range[1] - self.outcome_range[0])
+        return self.threshold
+
+    @property
     def needs_trials(self) -> bool:
         """Whether buckets must send closed trials one by one (verdict per trial, or betting in close order)."""
         return self.on_close or self.rule.mode == "anytime"
@@ -102,6 +110,8 @@ class Monitor:
     """The first instant counted (a tick, or a trial's close): baseline constraints measure their length from it."""
     baselines: dict[int, dict[str, list[float]]] = field(default_factory=dict)
     """Per baseline length: each group's mean-outcome sums when the baseline ended, its τ from then on."""
+    sequences: dict[tuple[str, str], MeanSequence] = field(default_factory=dict)
+    """Anytime verdicts: per constraint part and group, the confidence sequence of its mean outcome."""
     idle: set[int] = field(default_factory=set)
     """Reporters whose input partition is quiet for now: the merge does not wait for them (see `Report.idle`)."""
 
@@ -233,6 +243,8 @@ class Monitor:
                 for index, number in enumerate(numbers):  # type: ignore[arg-type]
                     cell[index] += number
                 cell[-1] += 1
+                if self.config.rule.mode == "anytime" and part == "mean_outcome":
+                    self._follow_mean(group, numbers[0])  # type: ignore[index]
         else:
             for part, group, hit in trial.cells:
                 self.rates.setdefault(part, {}).setdefault(group, Rate()).update(hit)
@@ -241,15 +253,25 @@ class Monitor:
         for name, value in trial.totals.items():
             self.totals[name] = self.totals.get(name, 0.0) + value
 
+    def _follow_mean(self, group: str, outcome: float) -> None:
+        """Anytime verdicts on mean outcomes: the gap's betting tests on the outcome rescaled to [0, 1], and each
+        constraint's confidence sequence (from the end of its baseline)."""
+        low, high = self.config.outcome_range  # type: ignore[misc]
+        if self.config.gap_verdict:
+            self._bet("mean_outcome", group, min(1.0, max(0.0, (outcome - low) / (high - low))))
+        for rule in self.config.constraints:
+            if rule.baseline is None or rule.baseline in self.baselines:
+                self.sequences.setdefault((rule.part, group), MeanSequence(low, high)).update(outcome)
+
     def _bet(self, part: str, group: str, outcome: float) -> None:
         """Feed one outcome to the betting test of every pair of groups it belongs to (pairs open when both groups exist)."""
-        for other in self.rates[part]:
+        for other in self.rates[part] if part in self.rates else self.sums[part]:
             if other == group:
                 continue
             a, b = sorted((group, other))
             key = (part, a, b)
             if key not in self.bets:
-                self.bets[key] = GapBet(self.config.threshold)
+                self.bets[key] = GapBet(self.config.bet_epsilon)
                 self.queues[key] = PairQueue()
             for x, y in self.queues[key].push(group == a, outcome):
                 self.bets[key].update(x, y)
@@ -375,6 +397,9 @@ class Monitor:
             low_b, high_b = self._bounds(means[low], alpha / 2)
             return low_a - high_b, high_a - low_b
 
+        if config.rule.mode == "anytime" and part == "mean_outcome":
+            bets = {(a, b): bet for (bet_part, a, b), bet in self.bets.items() if bet_part == part}
+            return _body(groups, judge(config.rule, estimates, bets=bets), config.threshold)
         return _body(groups, judge(config.rule, estimates, difference=difference if part == "mean_outcome" else None), config.threshold)
 
     def _constraint_part(self, rule: ConstraintRule) -> dict[str, Any]:
@@ -403,7 +428,11 @@ class Monitor:
                 continue
             if tau is None:
                 continue
-            entry.update(rule.judge(Mean(trials, mean, max(0.0, squares - trials * mean * mean)), tau))
+            if self.config.rule.mode == "anytime":
+                lower, upper = self.sequences[(rule.part, group)].bounds(rule.delta)
+                entry.update(rule.certify(lower if rule.at_least else upper, tau))
+            else:
+                entry.update(rule.judge(Mean(trials, mean, max(0.0, squares - trials * mean * mean)), tau))
             if not entry["certified"]:
                 failing.append(group)
         judged = [group for group, entry in groups.items() if "certified" in entry]

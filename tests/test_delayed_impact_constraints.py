@@ -140,3 +140,39 @@ def test_bad_constraints_fail_at_load(tmp_path, constraints, metric, message):
     with pytest.raises(SpecError) as caught:
         load_plan(write_spec(tmp_path, constraints, **metric))
     assert message in str(caught.value)
+
+
+def test_anytime_verdicts_bet_on_the_rescaled_gap_and_certify_by_confidence_sequences(loans, tmp_path):
+    """The gap verdict is the betting test on k-th-with-k-th pairs of outcomes (log-wealth as `log_wealth_paths` computes
+    it from the data); each constraint's bound is the group's confidence sequence fed its outcomes in close order."""
+    from fairstream.estimators.betting import log_wealth_paths
+    from fairstream.estimators.sequence import MeanSequence
+
+    path, frame = loans
+    spec = write_spec(tmp_path, [{"tau": 0.6, "delta": 0.1}], threshold=0.1)
+    body = yaml.safe_load(spec.read_text())
+    body["estimator"].update(verdict="anytime", alpha=0.05, outcome_range=[0, 1])
+    spec.write_text(yaml.safe_dump(body))
+    result = run_file(spec, path, tmp_path / "out")
+    records, alerts = result.read("estimates.jsonl"), result.read("alerts.jsonl")
+    ordered = frame.sort_values("time")
+    a, b = (ordered[ordered.group == g].repaid.to_numpy() for g in ("a", "b"))
+    paired = ordered.iloc[ordered.group.ne(ordered.group.iloc[0]).argmax() :]  # a test opens once both groups exist
+    pa, pb = (paired[paired.group == g] for g in ("a", "b"))
+    pairs = min(len(pa), len(pb))
+    x, y = pa.repaid.to_numpy()[:pairs], pb.repaid.to_numpy()[:pairs]
+    wealth = log_wealth_paths(np.stack([x - y - 0.1, y - x - 0.1]))
+    final = records[-1]["parts"]
+    assert final["mean_outcome"]["log_wealth"] == pytest.approx(wealth[:, -1].max(), abs=1e-9)
+    first_pair = int(np.argmax((wealth >= math.log(2 / 0.05)).any(axis=0)))  # the pair whose close rejected "gap ≤ ε"
+    closes = max(pa.tick.iloc[first_pair], pb.tick.iloc[first_pair])
+    gap_alerts = [x for x in alerts if x["part"] == "mean_outcome"]
+    assert [(x["type"], x["event_time"][:10]) for x in gap_alerts] == [("fairness.violation", closes.strftime("%Y-%m-%d"))]
+    for group, values in (("a", a), ("b", b)):
+        sequence_ = MeanSequence(0.0, 1.0)
+        for x in values:
+            sequence_.update(float(x))
+        cell = final["mean_outcome>=0.6"]["groups"][group]
+        assert cell["bound"] == pytest.approx(sequence_.bounds(0.1)[0], abs=1e-12)
+        assert cell["certified"] == (sequence_.bounds(0.1)[0] >= 0.6)
+    assert final["mean_outcome>=0.6"]["constraint"]["bound"] == "betting"

@@ -8,6 +8,7 @@ from fairstream.cli.bench_detection import detection
 from fairstream.cli.bench_evidence import evidence
 from fairstream.cli.bench_hiring import hiring
 from fairstream.cli.bench_kafka import kafka
+from fairstream.cli.bench_means import means
 from fairstream.cli.bench_scale import scale
 from fairstream.cli.bench_shield import shield
 from fairstream.cli.bench_throughput import throughput
@@ -18,5 +19,5 @@ def bench() -> None:
     """Measure throughput and detection behaviour."""
 
 
-for command in (throughput, scale, kafka, hiring, detection, evidence, shield):
+for command in (throughput, scale, kafka, hiring, detection, evidence, means, shield):
     bench.add_command(command)

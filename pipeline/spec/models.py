@@ -155,7 +155,9 @@ class Constraint(_Model):
     tau: float | Baseline = Field(description="the bound on each group's mean outcome: a number, or {baseline: <duration>}")
     direction: Literal["at_least", "at_most"] = Field("at_least", description="at_least: E[outcome | group] ≥ τ; at_most: ≤ τ")
     delta: float = Field(0.05, gt=0, lt=1, description="δ: the constraint is certified with probability at least 1 − δ")
-    bound: Literal["student_t", "hoeffding"] | None = Field(None, description="one-sided bound on the mean (default: estimator.bounds)")
+    bound: Literal["student_t", "hoeffding"] | None = Field(
+        None, description="one-sided bound on the mean (default: estimator.bounds); anytime verdicts use a betting confidence sequence instead"
+    )
     name: Name | None = Field(None, description="the part's name in records (default: mean_outcome>=<τ>, mean_outcome<=baseline(<duration>), …)")
 
     @property
@@ -396,8 +398,10 @@ class Spec(_Model):
                 raise ValueError("the window length must be a multiple of evaluate.every")
             if self.estimator.verdict == "anytime":
                 raise ValueError("anytime verdicts hold over the whole stream; use a cumulative window")
-        if self.metric.type in ("disparate_impact", "delayed_impact") and self.estimator.verdict == "anytime":
-            raise ValueError(f"{self.metric.type} supports point and confident verdicts")
+        if self.metric.type == "disparate_impact" and self.estimator.verdict == "anytime":
+            raise ValueError("disparate_impact supports point and confident verdicts")
+        if self.metric.type == "delayed_impact" and self.estimator.verdict == "anytime" and self.estimator.outcome_range is None:
+            raise ValueError("anytime verdicts on mean outcomes bet on bounded outcomes: set estimator.outcome_range: [low, high]")
         weighted = "discount" if self.metric.discount < 1 else "recency" if self.metric.recency < 1 else None
         if weighted and (self.evaluate.every is None or self.window.kind == "sliding"):
             raise ValueError(f"metric.{weighted} weighs evaluation ticks: it needs evaluate: {{every: <duration>}} and a cumulative or periodic window")

@@ -264,7 +264,7 @@ def _constraint_rule(constraint: Constraint, estimator: Estimator) -> Constraint
         part=constraint.part,
         direction=constraint.direction,
         delta=constraint.delta,
-        bound=constraint.bound or estimator.bounds,
+        bound="betting" if estimator.verdict == "anytime" else constraint.bound or estimator.bounds,
         tau=None if baseline is not None else constraint.tau,  # type: ignore[arg-type]
         baseline=baseline,
         outcome_range=estimator.outcome_range,

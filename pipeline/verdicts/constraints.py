@@ -17,7 +17,9 @@ class ConstraintRule:
     part: str
     direction: Literal["at_least", "at_most"]
     delta: float
-    bound: Literal["student_t", "hoeffding"]
+    bound: Literal["student_t", "hoeffding", "betting"]
+    """The one-sided bound on the mean: fixed-time (Student t, Hoeffding) or, for anytime verdicts, the betting
+    confidence sequence, which holds at every evaluation at once."""
     tau: float | None = None
     baseline: int | None = None
     """Milliseconds of event time from the first evaluation over which each group's own mean becomes its τ."""
@@ -47,6 +49,9 @@ class ConstraintRule:
             lower, upper = hoeffding_bounds(mean, self.delta, low, high, sides=sides)
         else:
             lower, upper = student_t_bounds(mean, self.delta, sides=sides)
-        bound = lower if self.at_least else upper
+        return self.certify(lower if self.at_least else upper, tau)
+
+    def certify(self, bound: float, tau: float) -> dict[str, Any]:
+        """What a one-sided bound on the mean (lower for `at_least`, upper for `at_most`) says of the constraint."""
         g_upper = tau - bound if self.at_least else bound - tau
         return {"bound": bound, "g_upper": g_upper, "certified": g_upper <= 0}

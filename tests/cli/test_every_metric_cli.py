@@ -64,7 +64,7 @@ def write_spec(folder: Path, metric_type: str, verdict: str) -> Path:
         "trial": {"close_on": ["LOAN"]},
         "variables": {name: {"first": "LOAN", "field": name} for name in FIELDS},
         "metric": metric,
-        "estimator": {"prior": 0.5, "confidence": 0, "verdict": verdict},
+        "estimator": {"prior": 0.5, "confidence": 0, "verdict": verdict, **({"outcome_range": [0, 1]} if metric_type == "delayed_impact" else {})},
         "evaluate": {"every": "1d"},
     }
     path = folder / f"{metric_type}-{verdict}.yaml"
@@ -110,7 +110,7 @@ def test_every_metric_type_runs_and_its_summary_follows_the_alerts(metric_type, 
     assert alerts, f"the stream is unfair to group b: {metric_type} should alert"
 
 
-@pytest.mark.parametrize(("metric_type", "verdict"), [("equalized_odds", "confident"), ("equalized_odds", "anytime"), ("disparate_impact", "confident"), ("delayed_impact", "confident")])
+@pytest.mark.parametrize(("metric_type", "verdict"), [("equalized_odds", "confident"), ("equalized_odds", "anytime"), ("disparate_impact", "confident"), ("delayed_impact", "confident"), ("delayed_impact", "anytime")])
 def test_confident_and_anytime_summaries_follow_the_alerts(metric_type, verdict, loans, tmp_path):
     assert run_and_compare(write_spec(tmp_path, metric_type, verdict), loans, tmp_path / "out")
 

@@ -44,3 +44,4 @@ def test_bench_evidence_prints_the_default_and_its_false_alarms():
     assert result.exit_code == 0, result.output
     assert "100 (default)" in result.stdout
     assert result.stdout.splitlines()[-1].startswith("default floor at ε = 0.1: 100 trials (⌈1/ε²⌉)")
+
