@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from fairstream.cli.bench_database import database
 from fairstream.cli.bench_detection import detection
 from fairstream.cli.bench_evidence import evidence
 from fairstream.cli.bench_hiring import hiring
@@ -19,5 +20,5 @@ def bench() -> None:
     """Measure throughput and detection behaviour."""
 
 
-for command in (throughput, scale, kafka, hiring, detection, evidence, means, shield):
+for command in (throughput, scale, kafka, database, hiring, detection, evidence, means, shield):
     bench.add_command(command)

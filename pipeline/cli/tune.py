@@ -13,7 +13,7 @@ from fairstream.cli import console
 from fairstream.cli.errors import reports_errors
 from fairstream.connectors.synthetic.seminar import ALGORITHMS
 from fairstream.report.heatmap import write_heatmap
-from fairstream.studies.tuning import EPSILONS, FAIR, KAPPAS, UNFAIR, Tuning, ratio_label, run_tuning
+from fairstream.studies.tuning import DEFAULT_SPEC, EPSILONS, FAIR, KAPPAS, UNFAIR, Tuning, ratio_label, run_tuning
 
 REPORTED = ((30.0, 0.1), (80.0, 0.1))
 """Grid points whose Randomize/EqualGender ratio is printed (the RTLola study reports ≈ 6× and 187×)."""
@@ -46,27 +46,34 @@ class NumberList(click.ParamType):
 @click.option("--applicants", default=100, show_default=True, type=click.IntRange(1), help="Applicants per scenario.")
 @click.option("--kappa", "kappas", default=",".join(f"{k:g}" for k in KAPPAS), show_default=True, type=NumberList("at least 0", lambda n: n >= 0), help="κ values: weight of the prior in pseudo-trials.")
 @click.option("--epsilon", "epsilons", default=",".join(f"{e:g}" for e in EPSILONS), show_default=True, type=NumberList("in (0, 1]", lambda n: 0 < n <= 1), help="ε values: largest tolerated gap.")
+@click.option(
+    "--spec",
+    default=DEFAULT_SPEC.stem,
+    show_default=True,
+    help="Spec over the seminar streams (a bundled name or a path): seminar_demographic_parity, as the RTLola paper's counts, "
+    "or seminar_conditional_statistical_parity, per seminar.",
+)
 @click.option("--out", "out_dir", default="tuning", show_default=True, type=click.Path(file_okay=False), help="Directory for tuning.json and tuning.png.")
 @reports_errors
-def tune(scenarios: int, applicants: int, kappas: tuple[float, ...], epsilons: tuple[float, ...], out_dir: str) -> None:
+def tune(scenarios: int, applicants: int, kappas: tuple[float, ...], epsilons: tuple[float, ...], spec: str, out_dir: str) -> None:
     """Count how often the seminar monitor triggers on FCFS, Randomize, Qualification and EqualGender assignments, per κ and ε.
 
-    Every algorithm assigns the same generated scenarios; each run goes through
-    specs/seminar_conditional_statistical_parity.yaml once and the verdicts of the whole grid are
-    computed from its counts. A trigger is an evaluation (one per closed trial) with a violated
-    verdict in some seminar. The defaults, 2,000 scenarios × 100 applicants per algorithm as in the
-    RTLola study, take about 3 minutes.
+    Every algorithm assigns the same generated scenarios; each run goes through the spec once and
+    the verdicts of the whole grid are computed from its counts. A trigger is an evaluation (one per
+    closed trial) with a violated verdict (in some seminar, for a per-seminar spec). The defaults,
+    2,000 scenarios × 100 applicants per algorithm as in the RTLola study, take about 3 minutes.
     """
     started = time.perf_counter()
     with console.progress() as progress:
         task = progress.add_task("monitoring", total=len(ALGORITHMS) * scenarios)
-        tuning = run_tuning(scenarios, applicants, kappas, epsilons, on_run=lambda: progress.advance(task))
+        tuning = run_tuning(scenarios, applicants, kappas, epsilons, spec=spec, on_run=lambda: progress.advance(task))
     elapsed = time.perf_counter() - started
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / "tuning.json").write_bytes(orjson.dumps(tuning.to_json(), option=orjson.OPT_INDENT_2))
     png = write_heatmap(tuning, out / "tuning.png")
 
+    console.console.print(f"spec: {spec} ({tuning.metric})", markup=False, soft_wrap=True)
     console.table(
         f"Triggers (scenarios with an alert) over {scenarios} scenarios × {applicants} applicants",
         ["κ", "ε", *tuning.algorithms, f"{UNFAIR}/{FAIR}"],

@@ -5,24 +5,31 @@ runs over each one; a trigger is an evaluation with a violated verdict in some s
 per seminar and gender at every evaluation do not depend on κ or ε, so each scenario runs through
 the monitor once, with κ = 0, and the verdicts of every grid point are recomputed from the counts
 that run reports, with the monitor's arithmetic: MAP estimate `(hits + prior·κ)/(trials + κ)` per
-group present, gap = max − min over at least two groups, violated when the gap exceeds ε.
+group with at least the spec's evidence floor of trials, gap = max − min over at least two such groups,
+violated when the gap exceeds ε. Any point-verdict spec over the seminar streams can be tuned; by default
+demographic parity over all seminars (`DEFAULT_SPEC`), whose trigger counts the RTLola paper reports.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from fairstream.connectors.synthetic.seminar import ALGORITHMS, seminar_events
+from fairstream.errors import InputError
 from fairstream.monitor import STANDARDIZED
 from fairstream.paths import SPECS_DIR
 from fairstream.studies.runs import monitor_records, tuned_plan
 from fairstream.verdicts.alerts import ESTIMATE
 
-SPEC_PATH = SPECS_DIR / "seminar_conditional_statistical_parity.yaml"
+DEFAULT_SPEC = SPECS_DIR / "seminar_demographic_parity.yaml"
+"""Demographic parity over all seminars: the property of the RTLola study's Fig. 5 counts."""
+CSP_SPEC = SPECS_DIR / "seminar_conditional_statistical_parity.yaml"
+"""Conditional statistical parity, per seminar."""
 
 KAPPAS = (10.0, 30.0, 54.0, 80.0)
 EPSILONS = (0.05, 0.085, 0.1, 0.15)
@@ -63,7 +70,7 @@ def counts_of(records: Sequence[dict[str, Any]]) -> Counts:
     return Counts(tuple(parts), tuple(groups), hits, trials, prior)
 
 
-def verdicts(counts: Counts, kappas: Sequence[float], epsilons: Sequence[float]) -> np.ndarray:
+def verdicts(counts: Counts, kappas: Sequence[float], epsilons: Sequence[float], floor: int = 1) -> np.ndarray:
     """Each part's verdict at every evaluation and grid point: 1 violated, 0 not, NaN undefined; shape (κ, ε, evaluations, parts).
 
     >>> counts = Counts(("s",), ("f", "m"), np.array([[[1, 2]], [[3, 3]]]), np.array([[[2, 2]], [[6, 3]]]), np.array([0.5, 0.5]))
@@ -74,7 +81,7 @@ def verdicts(counts: Counts, kappas: Sequence[float], epsilons: Sequence[float])
     prior = np.where(kappa == 0, 0.0, counts.prior[None, :, None, None])  # with κ = 0 the prior has no weight, even undefined
     with np.errstate(invalid="ignore"):  # 0/0 for a group without trials at κ = 0: not present, masked below
         estimate = (counts.hits[None] + prior * kappa) / (counts.trials[None] + kappa)  # (κ, evaluations, parts, groups)
-    present = np.broadcast_to(counts.trials[None] > 0, estimate.shape)
+    present = np.broadcast_to(counts.trials[None] >= max(floor, 1), estimate.shape)
     high = np.where(present, estimate, -np.inf).max(axis=-1, initial=-np.inf)
     low = np.where(present, estimate, np.inf).min(axis=-1, initial=np.inf)
     defined = (present.sum(axis=-1) >= 2) & ~np.isnan(high)
@@ -112,6 +119,8 @@ class Tuning:
 
     scenarios: int
     applicants: int
+    metric: str
+    """The tuned spec's metric type."""
     algorithms: tuple[str, ...]
     kappas: tuple[float, ...]
     epsilons: tuple[float, ...]
@@ -142,6 +151,7 @@ class Tuning:
         return {
             "scenarios": self.scenarios,
             "applicants": self.applicants,
+            "metric": self.metric,
             "kappas": list(self.kappas),
             "epsilons": list(self.epsilons),
             "algorithms": {
@@ -163,10 +173,14 @@ def run_tuning(
     kappas: Sequence[float] = KAPPAS,
     epsilons: Sequence[float] = EPSILONS,
     *,
+    spec: str | Path = DEFAULT_SPEC,
     on_run: Callable[[], None] | None = None,
 ) -> Tuning:
-    """Monitor scenarios 0..scenarios-1 (the seeds) of `applicants` applicants under every algorithm; `on_run` is called after each run."""
-    plan = tuned_plan(SPEC_PATH, confidence=0.0)
+    """Monitor scenarios 0..scenarios-1 (the seeds) of `applicants` applicants under every algorithm with `spec` (a
+    point-verdict spec over the seminar streams); `on_run` is called after each run."""
+    plan = tuned_plan(spec, confidence=0.0)
+    if plan.spec.estimator.verdict != "point":
+        raise InputError(f"{spec}: tune recomputes point verdicts from counts; the spec asks for {plan.spec.estimator.verdict} verdicts")
     algorithms = tuple(ALGORITHMS)
     shape = (len(algorithms), len(kappas), len(epsilons))
     total_triggers, total_alerts, flagged = np.zeros(shape, int), np.zeros(shape, int), np.zeros(shape, int)
@@ -174,7 +188,7 @@ def run_tuning(
     for a, algorithm in enumerate(algorithms):
         for seed in range(scenarios):
             counts = counts_of(monitor_records(plan, seminar_events(algorithm, seed, applicants)))
-            verdict = verdicts(counts, kappas, epsilons)
+            verdict = verdicts(counts, kappas, epsilons, plan.monitor.min_trials)
             found = alerts(verdict)
             total_triggers[a] += triggers(verdict)
             total_alerts[a] += found
@@ -183,5 +197,5 @@ def run_tuning(
             if on_run is not None:
                 on_run()
     return Tuning(
-        scenarios, applicants, algorithms, tuple(kappas), tuple(epsilons), total_triggers, total_alerts, flagged, tuple(evaluations)
+        scenarios, applicants, plan.spec.metric.type, algorithms, tuple(kappas), tuple(epsilons), total_triggers, total_alerts, flagged, tuple(evaluations)
     )

@@ -16,7 +16,7 @@ from fairstream.connectors.synthetic.seminar import (
 )
 from fairstream.spec.load import load_plan
 from fairstream.studies.runs import monitor_records
-from fairstream.studies.tuning import SPEC_PATH
+from fairstream.studies.tuning import CSP_SPEC
 from fairstream.timefmt import time_parser
 
 SEEDS = range(30)
@@ -131,7 +131,7 @@ def test_events_apply_then_seminar_summaries_at_the_deadline_then_acceptances_in
     assert [e["applicants"] for e in summaries] == [len(scenario.applying(n)) for n in range(1, seminars + 1)]
     accepts = events[100 + seminars :]
     assert [e["id"] for e in accepts] == [str(i + 1) for i in sorted(assign("Randomize", scenario, 3))]
-    close_after = load_plan(SPEC_PATH).spec.trial.close_after
+    close_after = load_plan(CSP_SPEC).spec.trial.close_after
     assert max(times) < times[0] + close_after, "every ACCEPT must come before the first applicant's trial closes"
 
 
@@ -139,7 +139,7 @@ def test_the_monitor_counts_every_applicant_once_by_seminar_and_gender_under_the
     events = seminar_events("Qualification", 5)
     scenario = draw_scenario(5)
     accepted = assign("Qualification", scenario, 5)
-    estimates = [r for r in monitor_records(load_plan(SPEC_PATH), events) if r["type"] == "fairness.estimate"]
+    estimates = [r for r in monitor_records(load_plan(CSP_SPEC), events) if r["type"] == "fairness.estimate"]
     seminars = len(scenario.places)
     assert len(estimates) == 100 + seminars
     assert [r["trials"]["closed"] for r in estimates] == list(range(1, 101 + seminars))

@@ -13,7 +13,7 @@ from matplotlib.image import imread
 from fairstream.cli import cli
 from fairstream.connectors.synthetic.seminar import ALGORITHMS, seminar_events
 from fairstream.studies.runs import monitor_records, tuned_plan
-from fairstream.studies.tuning import SPEC_PATH, Counts, alerts, counts_of, run_tuning, triggers, verdicts
+from fairstream.studies.tuning import CSP_SPEC, DEFAULT_SPEC, Counts, alerts, counts_of, run_tuning, triggers, verdicts
 
 ENV = {"NO_COLOR": "1", "COLUMNS": "120"}
 POINTS = [(10.0, 0.1), (30.0, 0.085)]
@@ -31,14 +31,15 @@ def monitor_verdicts(records, parts):
     return np.array(rows)
 
 
+@pytest.mark.parametrize(("spec", "floor"), [(DEFAULT_SPEC, 1), (CSP_SPEC, 1), (DEFAULT_SPEC, 15)])
 @pytest.mark.parametrize(("algorithm", "seed"), SCENARIOS)
-def test_grid_verdicts_from_one_run_equal_running_the_monitor_at_each_point(algorithm, seed):
+def test_grid_verdicts_from_one_run_equal_running_the_monitor_at_each_point(algorithm, seed, spec, floor):
     events = seminar_events(algorithm, seed)
-    counts = counts_of(monitor_records(tuned_plan(SPEC_PATH, confidence=0.0), events))
+    counts = counts_of(monitor_records(tuned_plan(spec, confidence=0.0, min_trials=floor), events))
     kappas, epsilons = [k for k, _ in POINTS], [e for _, e in POINTS]
-    grid = verdicts(counts, kappas, epsilons)
+    grid = verdicts(counts, kappas, epsilons, floor)
     for k, (kappa, epsilon) in enumerate(POINTS):
-        records = monitor_records(tuned_plan(SPEC_PATH, confidence=kappa, threshold=epsilon), events)
+        records = monitor_records(tuned_plan(spec, confidence=kappa, threshold=epsilon, min_trials=floor), events)
         direct = monitor_verdicts(records, counts.parts)
         assert np.array_equal(grid[k, k], direct, equal_nan=True)
         assert triggers(grid)[k, k] == int((direct == 1).any(axis=1).sum()) > 0
@@ -64,7 +65,7 @@ def test_verdicts_need_two_groups_with_trials_and_a_prior_unless_kappa_is_zero()
 
 
 def test_randomize_triggers_more_often_than_equal_gender():
-    tuning = run_tuning(100, 100, [30.0], [0.1])
+    tuning = run_tuning(100, 100, [30.0], [0.1], spec=CSP_SPEC)
     randomize, equal_gender = (tuning.triggers[tuning.algorithms.index(name), 0, 0] for name in ("Randomize", "EqualGender"))
     assert randomize > 2 * equal_gender
     assert tuning.ratio()[0, 0] == randomize / equal_gender
@@ -85,8 +86,9 @@ def test_tune_prints_the_grid_and_writes_json_and_a_1600_by_900_heatmap(tmp_path
     assert imread(out / "tuning.png").shape[:2] == (900, 1600)
 
     lines = result.stdout.splitlines()
-    assert lines[0].strip() == "Triggers (scenarios with an alert) over 20 scenarios × 100 applicants"
-    assert [cell.strip() for cell in lines[1].split("┃")] == ["κ", "ε", *ALGORITHMS, "Randomize/EqualGender"]
+    assert lines[0] == "spec: seminar_demographic_parity (demographic_parity)"
+    assert lines[1].strip() == "Triggers (scenarios with an alert) over 20 scenarios × 100 applicants"
+    assert [cell.strip() for cell in lines[2].split("┃")] == ["κ", "ε", *ALGORITHMS, "Randomize/EqualGender"]
     r, q = expected.algorithms.index("Randomize"), expected.algorithms.index("EqualGender")
     for row, (k, e) in zip(table_rows(result.stdout), np.ndindex(2, 2), strict=True):
         assert row[:2] == [f"{expected.kappas[k]:g}", f"{expected.epsilons[e]:g}"]
@@ -106,3 +108,14 @@ def test_tune_rejects_a_grid_that_is_not_a_list_of_numbers_in_range():
     result = CliRunner().invoke(cli, ["tune", "--kappa", "30,many"], env=ENV)
     assert result.exit_code == 2
     assert result.stderr.splitlines()[-1] == "Error: Invalid value for '--kappa': expected comma-separated numbers such as 10,30,54; got '30,many'"
+
+
+def test_tune_takes_the_per_seminar_spec_and_refuses_a_non_point_one(tmp_path):
+    result = CliRunner().invoke(cli, ["tune", "--scenarios", "2", "--spec", "seminar_conditional_statistical_parity", "--out", str(tmp_path / "csp")], env=ENV)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[0] == "spec: seminar_conditional_statistical_parity (conditional_statistical_parity)"
+    anytime = tmp_path / "anytime.yaml"
+    anytime.write_text(DEFAULT_SPEC.read_text().replace("  min_trials: 1", "  verdict: anytime\n  min_trials: 1"))
+    result = CliRunner().invoke(cli, ["tune", "--scenarios", "2", "--spec", str(anytime), "--out", str(tmp_path / "x")], env=ENV)
+    assert result.exit_code == 1
+    assert result.stderr.strip().endswith("tune recomputes point verdicts from counts; the spec asks for anytime verdicts")
