@@ -1,7 +1,8 @@
 """Algorithm 1: the least steep member of a monotone family whose violation measure, plus the tail bound, is at most λ.
 
 Steeper members never violate more (Thm 5.5), so bisection on α finds the smallest admissible index within `tol`.
-Every member has its fixpoint in L, so limit fairness holds whichever member is chosen.
+Every member has its fixpoint in L, so limit fairness holds whichever member is chosen. Each candidate's dynamic
+programme stops as soon as its answer is known (`decides`); only the chosen member is computed to the horizon.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Literal
 from fairstream.shields.drift import expected_interference
 from fairstream.shields.energy import STEEPNESS, MonotoneEnergy, MonotoneFamily
 from fairstream.shields.errors import ShieldError
-from fairstream.shields.violations import Violations, tail_bound, violations
+from fairstream.shields.violations import Violations, decides, tail_bound, violations
 
 Measure = Literal["probability", "expected"]
 
@@ -85,18 +86,18 @@ def synthesize(family: MonotoneFamily, lam: float, horizon: int, tol: float = 1e
         raise ShieldError(BAD_MEASURE.format(measure=measure))
     started = time.perf_counter()
     low, high = STEEPNESS
-    best = _assess(family, high, horizon, measure)
-    if best.value + best.tail > lam:
+    if not decides(family(high), family.p, family.target, horizon, lam, measure):
+        best = _assess(family, high, horizon, measure)
         raise ShieldError(NONE_MEETS.format(lam=lam, alpha=high, total=best.value + best.tail, value=best.value, tail=best.tail))
     iterations = 0
     while high - low > tol:
         iterations += 1
         middle = 0.5 * (low + high)
-        candidate = _assess(family, middle, horizon, measure)
-        if candidate.value + candidate.tail <= lam:
-            high, best = middle, candidate
+        if decides(family(middle), family.p, family.target, horizon, lam, measure):
+            high = middle
         else:
             low = middle
+    best = _assess(family, high, horizon, measure)
     interference = expected_interference(best.energy, family.p)
     seconds = time.perf_counter() - started
     return Synthesis(high, best.energy, best.value, best.tail, interference, best.exact.interference, iterations, seconds, horizon, measure)

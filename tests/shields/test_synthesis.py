@@ -72,3 +72,48 @@ def test_synthesis_checks_its_inputs():
 def test_synthesis_over_a_horizon_of_1000_takes_seconds():
     result = synthesize(MonotoneFamily(0.3, TARGET), 0.05, 1000)
     assert result.seconds < 10
+
+
+def full_band(energy, p: float, target: Target, horizon: int) -> tuple[float, float]:
+    """The dynamic programme over every count 0..t at every step (no band), written plainly: (P_viol, E_viol) over [τ, T]."""
+    import numpy as np
+
+    from fairstream.shields.drift import bias
+
+    s_lo, s_hi = target.running
+    dist, alive = np.zeros(horizon + 1), np.zeros(horizon + 1)
+    dist[0] = alive[0] = 1.0
+    probability = expected = 0.0
+    for t in range(horizon):
+        g = np.full(t + 1, p) if t == 0 else bias(energy, p, np.arange(t + 1) / t)
+        for row in (dist, alive):
+            now = row[: t + 1].copy()
+            row[: t + 1] = now * (1 - g)
+            row[1 : t + 2] += now * g
+        if t + 1 >= target.burn_in:
+            outside = (np.arange(t + 2) / (t + 1) < s_lo) | (np.arange(t + 2) / (t + 1) > s_hi)
+            expected += dist[: t + 2][outside].sum()
+            probability += alive[: t + 2][outside].sum()
+            alive[: t + 2][outside] = 0.0
+    return probability, expected
+
+
+@pytest.mark.parametrize(("p", "alpha"), [(0.3, 0.2), (0.3, 0.9), (0.62, 0.5)])
+def test_the_banded_programme_equals_the_full_one(p, alpha):
+    energy = MonotoneFamily(p, TARGET)(alpha)
+    exact = violations(energy, p, TARGET, 800)
+    assert (exact.probability, exact.expected) == pytest.approx(full_band(energy, p, TARGET, 800), rel=1e-12, abs=1e-300)
+
+
+@pytest.mark.parametrize("measure", ["probability", "expected"])
+def test_stopping_early_gives_the_answer_of_the_full_horizon(measure):
+    """Near the boundary and far from it, accepted or not: `decides` says what measure[τ, T] + tail(T) ≤ λ says."""
+    from fairstream.shields.violations import decides
+
+    family, lam = MonotoneFamily(0.3, TARGET), 0.05
+    answers = []
+    for alpha in (0.0, 0.3, 0.55, 0.5586, 0.56, 0.8, 1.0):
+        full = _measure(family, alpha, 2000, measure) <= lam
+        assert decides(family(alpha), family.p, TARGET, 2000, lam, measure) == full, alpha
+        answers.append(full)
+    assert True in answers and False in answers
