@@ -46,6 +46,7 @@ def target_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--horizon", default=1000, show_default=True, type=click.IntRange(1), help="Horizon T of the exact violation measure."),
         click.option("--lambda", "lam", default=0.05, show_default=True, type=float, help="Bound λ on the violation measure over [τ, ∞)."),
         click.option("--measure", default="probability", show_default=True, type=click.Choice(["probability", "expected"]), help="P(some violation) or E(number of violations)."),
+        click.option("--settle-margin", default=0.01, show_default=True, type=click.FloatRange(0, 1, max_open=True), help="Place the limit point this far inside L, so finite streams end inside L (0: on its edge)."),
     ]  # fmt: skip
     for option in reversed(options):
         command = option(command)
@@ -53,9 +54,9 @@ def target_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _synthesize(
-    p: float, running: tuple[float, float], limit: tuple[float, float], burn_in: int, horizon: int, lam: float, measure: str
+    p: float, running: tuple[float, float], limit: tuple[float, float], burn_in: int, horizon: int, lam: float, measure: str, settle_margin: float
 ) -> Synthesis:
-    return synthesize(MonotoneFamily(p, Target(burn_in, running, limit)), lam, horizon, measure=measure)
+    return synthesize(MonotoneFamily(p, Target(burn_in, running, limit).settled(settle_margin)), lam, horizon, measure=measure)
 
 
 @click.group(
@@ -107,7 +108,7 @@ def simulate_command(runs: int, steps: int, seed: int, out_dir: str, **options: 
     """Synthesize the energy function as `synthesize` does, then run the shielded process on raw Bernoulli(p) decisions."""
     result = _synthesize(**options)
     started = time.perf_counter()
-    simulation = simulate(result.energy, options["p"], runs, steps, seed)
+    simulation = simulate(result.energy, options["p"], runs, steps, seed, limit=options["limit"])
     elapsed = time.perf_counter() - started
     png = write_simulation(simulation, Path(out_dir) / "simulation.png")
     burn_in = options["burn_in"]
@@ -117,6 +118,7 @@ def simulate_command(runs: int, steps: int, seed: int, out_dir: str, **options: 
         ["quantity", "value"],
         [
             [f"final mean F_{steps}", f"{simulation.final_mean:.4f}"],
+            [f"runs ending inside L = {list(options['limit'])} (limit point {result.energy.limit_point:g})", f"{simulation.inside_limit:.4f}"],
             [f"runs ever violating S at t ≥ {burn_in}", f"{simulation.ever_violated:.4f}"],
             [
                 "synthesized bound on that over [τ, ∞)" if result.measure == "probability" else "synthesized bound (expected violations)",

@@ -20,10 +20,7 @@ def group_shield(spec: ShieldSpec) -> GroupShield:
     """The two-group shield a spec describes: member `steepness` of the monotone family for the raw gap, its limit point
     `settle_margin` inside L (the fixpoint sits on L's edge otherwise, and a finite stream ends just outside it)."""
     target = Target(spec.burn_in, tuple(spec.running), tuple(spec.limit))
-    low, high = spec.limit
-    margin = min(spec.settle_margin, (high - low) / 2 * 0.99)
-    settle = Target(spec.burn_in, tuple(spec.running), (low + margin, high - margin))
-    energy = MonotoneEnergy(spec.raw_gap, settle, alpha=spec.steepness, domain=(-1.0, 1.0))
+    energy = MonotoneEnergy(spec.raw_gap, target.settled(spec.settle_margin), alpha=spec.steepness, domain=(-1.0, 1.0))
     return GroupShield(energy, target, groups=tuple(spec.groups))
 
 

@@ -81,13 +81,16 @@ class Simulation:
     violations: np.ndarray
     interference: np.ndarray
     final_mean: float
+    inside_limit: float
+    """Share of runs whose F_steps lies inside L."""
     ever_violated: float
     expected_interference: float
     """|x* − p|, the long-run interference of the energy function."""
 
 
-def simulate(energy: MonotoneEnergy, p: float, runs: int, steps: int, seed: int) -> Simulation:
-    """Run `runs` seeded paths of `steps` raw Bernoulli(p) decisions through the energy shield and summarize them."""
+def simulate(energy: MonotoneEnergy, p: float, runs: int, steps: int, seed: int, limit: tuple[float, float] | None = None) -> Simulation:
+    """Run `runs` seeded paths of `steps` raw Bernoulli(p) decisions through the energy shield and summarize them;
+    `limit` is the L the runs should end in (default: the energy's own, which a settle margin shrinks)."""
     rng = np.random.default_rng(seed)
     decisions = (rng.random((runs, steps)) < p).astype(np.int8)
     draws = rng.random((runs, steps))
@@ -106,6 +109,7 @@ def simulate(energy: MonotoneEnergy, p: float, runs: int, steps: int, seed: int)
         violations=np.cumsum(violated, axis=1).mean(axis=0),
         interference=flipped.mean(axis=0),
         final_mean=float(fairness[:, -1].mean()),
+        inside_limit=float(((fairness[:, -1] >= (limit or energy.target.limit)[0]) & (fairness[:, -1] <= (limit or energy.target.limit)[1])).mean()),
         ever_violated=float(violated.any(axis=1).mean()),
         expected_interference=abs(fixpoint(energy, p) - p),
     )

@@ -33,6 +33,13 @@ class Target:
         if not s_lo <= l_lo <= l_hi <= s_hi:
             raise ShieldError(BAD_LIMIT.format(running=self.running, limit=self.limit))
 
+    def settled(self, margin: float) -> Target:
+        """The same target with L shrunk by `margin` on each side (at most to 1 % of its width): a shield built for it
+        places its limit point inside L rather than on L's edge, where about half of all finite streams end outside L."""
+        low, high = self.limit
+        inset = min(margin, (high - low) / 2 * 0.99)
+        return Target(self.burn_in, self.running, (low + inset, high - inset))
+
     def outside(self, fairness: float) -> bool:
         """Whether a fairness value lies outside the running target S (S is closed)."""
         return fairness < self.running[0] or fairness > self.running[1]

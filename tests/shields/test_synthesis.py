@@ -117,3 +117,20 @@ def test_stopping_early_gives_the_answer_of_the_full_horizon(measure):
         assert decides(family(alpha), family.p, TARGET, 2000, lam, measure) == full, alpha
         answers.append(full)
     assert True in answers and False in answers
+
+
+def test_a_settle_margin_puts_the_limit_point_inside_l_and_finite_streams_end_there():
+    """On L's edge about half of all streams end just outside L; 0.01 inside, nearly all end inside."""
+    from fairstream.shields.simulation import simulate
+
+    shares = {}
+    for margin in (0.0, 0.01):
+        result = synthesize(MonotoneFamily(0.3, TARGET.settled(margin)), 0.05, 1000, tol=1e-2)
+        assert result.energy.limit_point == pytest.approx(0.45 + margin)
+        shares[margin] = simulate(result.energy, 0.3, runs=300, steps=4000, seed=5, limit=TARGET.limit).inside_limit
+    assert shares[0.0] < 0.7 and shares[0.01] > 0.9
+
+
+def test_settling_never_moves_l_past_its_middle():
+    assert TARGET.settled(0.2).limit == pytest.approx((0.5 - 0.0005, 0.5 + 0.0005))
+    assert TARGET.settled(0.0) == TARGET

@@ -26,10 +26,10 @@ def invoke(*args: str):
 def test_synthesize_prints_the_member_its_form_and_guarantees():
     result = invoke("synthesize", *TARGET, "--horizon", "400", "--lambda", "0.05")
     assert result.exit_code == 0, result.output + repr(result.exception)
-    expected = synthesize(MonotoneFamily(0.3, Target(50, (0.4, 0.6), (0.45, 0.55))), 0.05, 400)
+    expected = synthesize(MonotoneFamily(0.3, Target(50, (0.4, 0.6), (0.46, 0.54))), 0.05, 400)  # L settled 0.01 inside
     lines = result.stdout.splitlines()
-    assert lines[0] == f"energy: member α = {expected.alpha:.4f} (k = 2, limit point x_L = 0.45, pivot c = 0.6)"
-    assert lines[1].startswith("form: ζ(x) = 0.2143 + ")
+    assert lines[0] == f"energy: member α = {expected.alpha:.4f} (k = 2, limit point x_L = 0.46, pivot c = 0.6)"
+    assert lines[1].startswith("form: ζ(x) = 0.2286 + ")  # ζ(x_L) = (0.46 − 0.3)/(1 − 0.3)
     assert lines[2] == "p = 0.3, S = [0.4, 0.6], L = [0.45, 0.55], τ = 50"
     for quantity, value in [
         ("violation P(some F_t ∉ S, τ ≤ t ≤ T), T = 400", f"{expected.violation:.6g}"),
@@ -83,9 +83,11 @@ def test_simulate_prints_the_summary_and_draws_three_panels(tmp_path):
     )
     assert all(quantity in out for quantity in quantities)
     final = next(line for line in out.splitlines() if "final mean F_800" in line)
-    assert 0.43 < float(final.split()[-1]) < 0.47  # F_t → x_L = 0.45
+    assert 0.44 < float(final.split()[-1]) < 0.48  # F_t → x_L = 0.46, the settle margin inside L
+    inside = next(line for line in out.splitlines() if "runs ending inside L = [0.45, 0.55] (limit point 0.46)" in line)
+    assert float(inside.split()[-1]) > 0.5
     expected = next(line for line in out.splitlines() if "expected interference" in line)
-    assert expected.split()[-1] == "0.1500"
+    assert expected.split()[-1] == "0.1600"
     assert f"wrote {tmp_path / 'simulation.png'}" in out
     assert imread(tmp_path / "simulation.png").shape[:2] == (900, 1600)
 
