@@ -18,6 +18,8 @@ from fairstream.shields.energy import STEEPNESS, Energy, Exponential, MonotoneEn
 from fairstream.shields.errors import ShieldError
 from fairstream.shields.shield import (
     AdaptiveCounts,
+    AdaptiveGroupCounts,
+    AdaptiveGroupShield,
     AdaptiveShield,
     Counts,
     EnergyShield,
@@ -35,6 +37,8 @@ __all__ = [
     "STEEPNESS",
     "TWO_GROUPS",
     "AdaptiveCounts",
+    "AdaptiveGroupCounts",
+    "AdaptiveGroupShield",
     "AdaptiveShield",
     "Counts",
     "Energy",

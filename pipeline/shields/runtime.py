@@ -7,7 +7,7 @@ from typing import Any
 
 from fairstream.events import Event
 from fairstream.shields.energy import MonotoneEnergy
-from fairstream.shields.shield import GroupCounts, GroupShield, uniform
+from fairstream.shields.shield import AdaptiveGroupCounts, AdaptiveGroupShield, GroupCounts, GroupShield, uniform
 from fairstream.shields.target import Target
 from fairstream.spec.models import ShieldSpec
 from fairstream.verdicts.alerts import stamp
@@ -16,10 +16,13 @@ SHIELDED = "shield.decision"
 INTERVENTION = "shield.intervention"
 
 
-def group_shield(spec: ShieldSpec) -> GroupShield:
+def group_shield(spec: ShieldSpec) -> GroupShield | AdaptiveGroupShield:
     """The two-group shield a spec describes: member `steepness` of the monotone family for the raw gap, its limit point
-    `settle_margin` inside L (the fixpoint sits on L's edge otherwise, and a finite stream ends just outside it)."""
+    `settle_margin` inside L (the fixpoint sits on L's edge otherwise, and a finite stream ends just outside it); without
+    a raw gap, the adaptive shield that estimates it from the raw decisions."""
     target = Target(spec.burn_in, tuple(spec.running), tuple(spec.limit))
+    if spec.raw_gap is None:
+        return AdaptiveGroupShield(target, spec.steepness, tuple(spec.groups), settle_margin=spec.settle_margin)
     energy = MonotoneEnergy(spec.raw_gap, target.settled(spec.settle_margin), alpha=spec.steepness, domain=(-1.0, 1.0))
     return GroupShield(energy, target, groups=tuple(spec.groups))
 
@@ -30,13 +33,14 @@ class ShieldRun:
 
     spec: ShieldSpec
     monitor: str
-    shield: GroupShield = field(init=False)
-    state: GroupCounts = field(default_factory=GroupCounts)
+    shield: GroupShield | AdaptiveGroupShield = field(init=False)
+    state: GroupCounts | AdaptiveGroupCounts = field(init=False)
     decisions: int = 0
     flips: int = 0
 
     def __post_init__(self) -> None:
         self.shield = group_shield(self.spec)
+        self.state = self.shield.start()
 
     def decide(self, event: Event) -> list[dict[str, Any]]:
         """The shielded decision record, plus an intervention record when the decision was flipped."""
@@ -46,8 +50,8 @@ class ShieldRun:
         if group not in spec.groups:  # outside the two compared groups: passed through unchanged
             return [{"type": SHIELDED, "monitor": self.monitor, "id": event.key, "flipped": False, "record": fields}]
         raw = int(bool(fields[spec.decision]))
-        verdict = self.shield.decide(raw, self.state, uniform(spec.seed, event.key), group)
-        self.state = self.shield.next_state(self.state, verdict)
+        verdict = self.shield.decide(raw, self.state, uniform(spec.seed, event.key), group)  # type: ignore[arg-type]
+        self.state = self.shield.next_state(self.state, verdict)  # type: ignore[arg-type]
         self.decisions += 1
         shielded = {**fields, spec.decision: bool(verdict.shielded) if isinstance(fields[spec.decision], bool) else verdict.shielded}
         out = [{"type": SHIELDED, "monitor": self.monitor, "id": event.key, "flipped": verdict.flipped, "record": shielded}]

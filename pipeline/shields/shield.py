@@ -1,4 +1,4 @@
-"""Energy shields at run time: one group, the demographic-parity gap of two groups, and one group with p unknown.
+"""Energy shields at run time: one group, the demographic-parity gap of two groups, and either with p unknown.
 
 Every shield is pure: `decide(decision, state, u)` returns a frozen `Verdict` and `next_state(state, verdict)` the
 counts after it. The only randomness is `u`, drawn by `uniform(seed, decision_id)`, so a replay makes the same choices.
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from functools import lru_cache
 
 from fairstream.shields.checks import check_decision, check_draw, check_groups, is_first
 from fairstream.shields.drift import ONE_GROUP, TWO_GROUPS
@@ -265,3 +266,88 @@ class AdaptiveShield:
     def next_state(self, state: AdaptiveCounts, verdict: Verdict) -> AdaptiveCounts:
         """The counts after the verdict: its shielded decision and its raw decision."""
         return AdaptiveCounts(state.seen + 1, state.ones + verdict.shielded, state.raw_ones + verdict.decision)
+
+
+ESTIMATE_STEP = 1e-3
+"""The adaptive two-group shield rounds its estimate of the raw gap to this grid, so it reuses the member built for a
+rounded value; every member has its fixpoint in L, so rounding changes where in L the gap settles by at most half a step."""
+
+
+@dataclass(frozen=True)
+class AdaptiveGroupCounts:
+    """State of the adaptive two-group shield: the shielded counts, and each group's estimated raw acceptance rate."""
+
+    counts: GroupCounts = GroupCounts()
+    rate_a: float = 0.5
+    rate_b: float = 0.5
+
+
+@dataclass(frozen=True)
+class AdaptiveGroupShield:
+    """Two groups with the raw gap unknown or changing: each decision uses the member of the monotone family for the
+    current estimate p̂ = p̂_a − p̂_b of the raw gap.
+
+    Each group's rate is estimated from its raw decisions: their mean (Krichevsky–Trofimov, (raw 1s + ½)/(n + 1)) over
+    its first `memory` decisions, then a moving average that weighs each new decision 1/(memory + 2), so a decision maker
+    that changes is followed within a few `memory` decisions. For every q the member for q has its fixpoint in L — at
+    an end of L moved `settle_margin` inside, or at q itself when q lies in L — so the gap settles where the member for
+    the true raw gap sends it, up to the estimate's error (standard deviation about √(p(1 − p)/(2·memory)) per group,
+    which moves the fixpoint by a fraction of it, well inside the margin). A gap already inside L is its own target:
+    the shield keeps D near it and never widens it. While p̂ is still wrong the shield may push the wrong way; the
+    burn-in and S should leave room for that.
+
+    >>> shield = AdaptiveGroupShield(Target(50, (-0.1, 0.1), (-0.05, 0.05)), alpha=0.5, groups=("men", "women"))
+    >>> state = AdaptiveGroupCounts(GroupCounts(9, 6, 9, 2), rate_a=0.75, rate_b=0.25)
+    >>> shield.estimate(state), shield.energy(state).limit_point
+    (0.5, 0.04)
+    """
+
+    target: Target
+    alpha: float
+    groups: tuple[str, str] = ("a", "b")
+    k: int = 2
+    settle_margin: float = 0.01
+    memory: int = 300
+
+    def __post_init__(self) -> None:
+        check_groups(self.groups)
+        (s_lo, s_hi), (l_lo, l_hi) = self.target.running, self.target.limit
+        if not (s_lo < l_lo and l_hi < s_hi):
+            raise ShieldError(NOT_STRICT.format(running=self.target.running, limit=self.target.limit))
+        self.energy(self.start())
+
+    def start(self) -> AdaptiveGroupCounts:
+        return AdaptiveGroupCounts()
+
+    def estimate(self, state: AdaptiveGroupCounts) -> float:
+        """p̂_a − p̂_b from the raw decisions before this one."""
+        return state.rate_a - state.rate_b
+
+    def energy(self, state: AdaptiveGroupCounts) -> MonotoneEnergy:
+        """The member of the family for the current estimate, rounded to `ESTIMATE_STEP`."""
+        return self._shield(state).energy  # type: ignore[return-value]
+
+    def _shield(self, state: AdaptiveGroupCounts) -> GroupShield:
+        gap = round(self.estimate(state) / ESTIMATE_STEP) * ESTIMATE_STEP
+        return _group_shield(gap, self.target, self.alpha, self.k, self.settle_margin, self.groups)
+
+    def decide(self, decision: int, state: AdaptiveGroupCounts, u: float, group: str) -> Verdict:
+        """Shield one raw decision with the member for p̂; the raw decision enters p̂ only afterwards."""
+        return self._shield(state).decide(decision, state.counts, u, group)
+
+    def next_state(self, state: AdaptiveGroupCounts, verdict: Verdict) -> AdaptiveGroupCounts:
+        """The shielded counts after the verdict, and its group's estimate moved toward its raw decision."""
+        first = is_first(self.groups, verdict.group)
+        seen = state.counts.seen_a if first else state.counts.seen_b
+        rate = state.rate_a if first else state.rate_b
+        rate += (verdict.decision - rate) / (min(seen, self.memory) + 2)
+        counts = state.counts.add(first, verdict.shielded)
+        return AdaptiveGroupCounts(counts, rate, state.rate_b) if first else AdaptiveGroupCounts(counts, state.rate_a, rate)
+
+
+@lru_cache(maxsize=4096)
+def _group_shield(gap: float, target: Target, alpha: float, k: int, settle_margin: float, groups: tuple[str, str]) -> GroupShield:
+    """The two-group shield of the member for raw gap `gap`, its limit point `settle_margin` inside L (cached: the
+    adaptive shield asks for the same rounded estimates again and again)."""
+    energy = MonotoneEnergy(min(1.0, max(-1.0, gap)), target.settled(settle_margin), alpha, k, domain=TWO_GROUPS)
+    return GroupShield(energy, target, groups)

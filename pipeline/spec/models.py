@@ -330,7 +330,13 @@ class ShieldSpec(_Model):
     burn_in: int = Field(50, ge=1, description="decisions before the running target applies")
     running: tuple[float, float] = Field((-0.1, 0.1), description="running target S for the demographic-parity gap")
     limit: tuple[float, float] = Field((-0.05, 0.05), description="limit target L ⊆ S")
-    raw_gap: float = Field(description="the decision maker's expected gap without the shield (p of the energy family)", ge=-1, le=1)
+    raw_gap: float | None = Field(
+        None,
+        ge=-1,
+        le=1,
+        description="the decision maker's gap without the shield (p of the energy family); leave it out to estimate it online "
+        "from the raw decisions (adaptive shield), which also never widens a gap already inside L",
+    )
     steepness: float = Field(0.5, ge=0, le=1, description="member α of the monotone energy family (larger: steeper, fewer violations)")
     settle_margin: float = Field(
         0.01, ge=0, lt=1, description="the gap settles this far inside L, so finite streams end inside it (at slightly more interference)"

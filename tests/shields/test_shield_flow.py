@@ -18,9 +18,9 @@ SHIELD = {
 }  # fmt: skip
 
 
-def shield_spec(tmp_path):
+def shield_spec(tmp_path, **changes):
     spec = read_yaml(SPECS / "hiring_demographic_parity.yaml")
-    spec["shield"] = SHIELD
+    spec["shield"] = {key: value for key, value in {**SHIELD, **changes}.items() if value is not None}
     path = tmp_path / "shielded.yaml"
     path.write_text(yaml.safe_dump(spec))
     return load_plan(path)
@@ -83,3 +83,13 @@ def test_the_scalar_energy_the_shield_calls_equals_the_vectorized_one():
         energy = MonotoneEnergy(p, Target(50, running, limit), alpha=0.37, domain=domain)
         xs = np.linspace(*domain, 2001)
         assert np.allclose([energy(float(x)) for x in xs], energy(xs), atol=1e-12)
+
+
+def test_without_a_raw_gap_the_shield_estimates_it_and_the_gap_settles_in_l(tmp_path):
+    """The spec says nothing of the raw gap (0.45 here): the adaptive shield finds it and brings the gap to where the
+    member for 0.45 settles it, L's upper end moved the settle margin inside (0.04), up to the noise of 10,000 decisions."""
+    plan = shield_spec(tmp_path, raw_gap=None)
+    events = hiring_decisions(10000, p_male=0.65, p_female=0.2, seed=12)
+    shielded = [r["record"] for r in run(plan, events) if r["type"] == SHIELDED]
+    assert gap(events) > 0.4
+    assert abs(gap(shielded) - 0.04) <= 0.015
