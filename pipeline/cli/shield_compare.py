@@ -11,7 +11,7 @@ import click
 from fairstream.cli import console
 from fairstream.cli.errors import reports_errors
 from fairstream.report.shield_comparison import write_comparison
-from fairstream.studies.shields import DATASETS, PERIOD, SHIELDS, compare
+from fairstream.studies.shields import CLASSIFIERS, DATASETS, PERIOD, SHIELDS, Comparison, compare, summarize
 
 
 class Names(click.ParamType):
@@ -29,40 +29,81 @@ class Names(click.ParamType):
         return names
 
 
+class Classifiers(Names):
+    """Comma-separated classifier names among `CLASSIFIERS`."""
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> tuple[str, ...]:
+        if isinstance(value, tuple):
+            return value
+        names = tuple(item.strip() for item in str(value).split(",") if item.strip())
+        for name in names:
+            if name not in CLASSIFIERS:
+                self.fail(f"unknown classifier {name!r}; known: {', '.join(CLASSIFIERS)}", param, ctx)
+        return names
+
+
+def _spread(value: tuple[float, float], repetitions: int, digits: int = 4) -> str:
+    mean, sd = value
+    return f"{mean:.{digits}f}" if repetitions == 1 else f"{mean:.{digits}f} ± {sd:.{digits}f}"
+
+
 @click.command(name="compare")
 @click.option("--datasets", "names", default=",".join(DATASETS), show_default=True, type=Names(), help="Data sets to compare on.")
+@click.option("--classifiers", default="logistic", show_default=True, type=Classifiers(), help=f"Classifiers that recommend the decisions: {', '.join(CLASSIFIERS)}.")
 @click.option("--decisions", default=3000, show_default=True, type=click.IntRange(3), help="Decisions sampled per data set.")
-@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the split, the sampled stream and the flip draws.")
+@click.option("--repetitions", default=1, show_default=True, type=click.IntRange(1), help="Runs per data set and classifier, seeds SEED, SEED+1, …: mean ± sd.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the split, the sampled stream and the flip draws (the first repetition's).")
 @click.option(
     "--out", "out_dir", default="out/shields", show_default=True, type=click.Path(file_okay=False), help="Directory for comparison.png."
 )
 @reports_errors
-def compare_command(names: tuple[str, ...], decisions: int, seed: int, out_dir: str) -> None:
-    """Run a logistic regression's recommended decisions through every shield and report demographic parity.
+def compare_command(names: tuple[str, ...], classifiers: tuple[str, ...], decisions: int, repetitions: int, seed: int, out_dir: str) -> None:
+    """Run classifier-recommended decisions through every shield and report demographic parity, utility loss and how
+    often fairness holds.
 
     Each data set is split in halves (seeded, stratified); the classifier is trained on one half and
     individuals are sampled from the other. The naive shield and the FinHzn-based Static-Fair and
-    Dynamic (period 50) keep |r_a − r_b| ≤ κ = 0.1; the energy shield has S = [−κ, κ], L = [−κ/2, κ/2].
+    Dynamic (period 50) keep |r_a − r_b| ≤ κ = 0.1; the energy shields have S = [−κ, κ], L = [−κ/2, κ/2]
+    (`energy` told the training half's raw gap, `energy-adaptive` estimating it from the stream).
     """
-    comparisons = []
     started = time.perf_counter()
+    runs: dict[tuple[str, str], list[Comparison]] = {}
     with console.progress() as progress:
-        task = progress.add_task("shielding", total=len(names) * len(SHIELDS))
+        task = progress.add_task("shielding", total=len(names) * len(classifiers) * repetitions * len(SHIELDS))
         for name in names:
-            comparisons.append(compare(name, decisions, seed, on_shield=lambda: progress.advance(task)))
+            for classifier in classifiers:
+                runs[(name, classifier)] = [
+                    compare(name, decisions, seed + offset, on_shield=lambda: progress.advance(task), classifier=classifier)
+                    for offset in range(repetitions)
+                ]
     elapsed = time.perf_counter() - started
-    for comparison in comparisons:
-        a, b = comparison.groups
+    for (name, classifier), comparisons in runs.items():
+        first = comparisons[0]
+        a, b = first.groups
+        accuracy = sum(c.accuracy for c in comparisons) / repetitions
+        gaps = sum(c.raw_gap for c in comparisons) / repetitions
         console.console.print(
-            f"\n{comparison.name} ({a} vs {b}): {decisions} decisions, accuracy {comparison.accuracy:.3f}, raw gap p̄ = {comparison.raw_gap:+.4f}"
+            f"\n{name} ({a} vs {b}), {classifier}: {decisions} decisions × {repetitions} run(s), accuracy {accuracy:.3f}, raw gap p̄ = {gaps:+.4f}",
+            soft_wrap=True,
         )
+        summary = summarize(comparisons)
         console.table(
-            comparison.name,
-            ["shield", f"DP after {decisions // 3}", f"DP after {decisions}", "interventions"],
-            [[label, comparison.at_third(label), comparison.at_end(label), comparison.interventions[label]] for label in SHIELDS],
-            right=[1, 2, 3],
+            f"{name}, {classifier}",
+            ["shield", f"DP after {decisions // 3}", f"DP after {decisions}", "utility loss", "DP ≤ κ at period ends", "DP ≤ κ at the end"],
+            [
+                [
+                    label,
+                    _spread(summary[label].dp_third, repetitions),
+                    _spread(summary[label].dp_end, repetitions),
+                    _spread(summary[label].utility_loss, repetitions, 3),
+                    f"{summary[label].satisfied_periods:.1%}",
+                    f"{summary[label].satisfied_end:.0%}",
+                ]
+                for label in SHIELDS
+            ],
+            right=[1, 2, 3, 4, 5],
         )
-    png = write_comparison(comparisons, Path(out_dir) / "comparison.png")
-    console.console.print(f"DP = |r_a − r_b|; FinHzn period {PERIOD}", soft_wrap=True)
+    png = write_comparison([comparisons[0] for (name, classifier), comparisons in runs.items() if classifier == classifiers[0]], Path(out_dir) / "comparison.png")
+    console.console.print(f"DP = |r_a − r_b|; utility loss = interventions per decision; FinHzn period {PERIOD}", soft_wrap=True)
     console.console.print(f"wrote {png}", markup=False, soft_wrap=True)
     console.console.print(f"compared in {elapsed:.1f} s")

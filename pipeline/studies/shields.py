@@ -1,6 +1,8 @@
-"""A study of the runtime fairness shields: every shield compared on decision streams recommended by a classifier on
-COMPAS, Adult and German Credit. Each library shield runs itself, one decision at a time, on the same seeded stream.
-Needs the `studies` extra (pandas, scikit-learn).
+"""A study of the runtime fairness shields: every shield compared on decision streams recommended by a classifier
+(logistic regression or gradient-boosted trees) on COMPAS, Adult and German Credit, repeated over seeds as in the
+fairness-shields paper's tables (mean ± sd, utility loss, how often fairness holds at period ends and at the end).
+Each library shield runs itself, one decision at a time, on the same seeded stream. Needs the `studies` extra
+(pandas, scikit-learn).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
@@ -19,6 +22,7 @@ from fairstream.errors import InputError
 from fairstream.paths import SHARED_DATA
 from fairstream.shields import (
     TWO_GROUPS,
+    AdaptiveGroupShield,
     ArrivalModel,
     Dynamic,
     GroupShield,
@@ -68,13 +72,17 @@ DATASETS = {
 NO_FILE = "{name}: no data file at {path}; the reference data sets live in ../shared/data beside the project"
 UNKNOWN_DATASET = "unknown data set {name!r}; known: {known}"
 
-SHIELDS = ("unshielded", "naive", "energy", "static-fair", "dynamic")
+SHIELDS = ("unshielded", "naive", "energy", "energy-adaptive", "static-fair", "dynamic")
+CLASSIFIERS = ("logistic", "boosting")
+"""Logistic regression, and scikit-learn's histogram gradient-boosted trees."""
+UNKNOWN_CLASSIFIER = "unknown classifier {name!r}; known: {known}"
 KAPPA = 0.1
 """DP threshold: the baselines keep |r_a − r_b| ≤ κ; the energy shield's S = [−κ, κ] and L = [−κ/2, κ/2]."""
 PERIOD = 50
 """FinHzn horizon of Static-Fair and Dynamic (the fairness-shield paper's periodic T = 50); also the energy burn-in."""
 ENERGY_ALPHA = 0.5
-"""Steepness of the two-group energy member: the violation DP is one-group only, so the member is chosen by hand."""
+"""Steepness of the two-group energy member: the violation DP is one-group only, so the member is chosen by hand.
+`energy` is told the raw gap the classifier had on its training half; `energy-adaptive` estimates it from the stream."""
 
 
 def dataset(name: str) -> Dataset:
@@ -95,9 +103,17 @@ class Recommendations:
     accuracy: float
 
 
-def recommend(data: Dataset, seed: int, data_dir: Path = SHARED_DATA) -> Recommendations:
-    """Train a logistic regression on a seeded, stratified half of the rows (features one-hot and scaled, the group left
-    out) and return its decisions on both halves."""
+def _classifier(name: str, seed: int):
+    if name == "logistic":
+        return LogisticRegression(max_iter=2000)
+    if name == "boosting":
+        return HistGradientBoostingClassifier(random_state=seed)
+    raise InputError(UNKNOWN_CLASSIFIER.format(name=name, known=", ".join(CLASSIFIERS)))
+
+
+def recommend(data: Dataset, seed: int, data_dir: Path = SHARED_DATA, classifier: str = "logistic") -> Recommendations:
+    """Train a classifier on a seeded, stratified half of the rows (features one-hot and scaled, the group left out) and
+    return its decisions on both halves."""
     path = data_dir / data.file
     if not path.is_file():
         raise InputError(NO_FILE.format(name=data.name, path=path))
@@ -110,13 +126,14 @@ def recommend(data: Dataset, seed: int, data_dir: Path = SHARED_DATA) -> Recomme
         features, labels, groups, test_size=0.5, stratify=labels, random_state=seed
     )
     scaler = StandardScaler().fit(x_train)
-    model = LogisticRegression(max_iter=2000).fit(scaler.transform(x_train), y_train)
+    model = _classifier(classifier, seed).fit(scaler.transform(x_train), y_train)
     train, test = model.predict(scaler.transform(x_train)), model.predict(scaler.transform(x_test))
     return Recommendations(g_train, train.astype(int), g_test, test.astype(int), float((test == y_test).mean()))
 
 
 def build_shields(data: Dataset, recommendations: Recommendations) -> dict[str, object]:
-    """The four shields for the pair of groups, their arrival model and raw gap p̄ estimated from the training decisions."""
+    """The shields for the pair of groups; the arrival model and the raw gap p̄ of those that need them come from the
+    training decisions."""
     a, b = data.groups
     decisions, groups = recommendations.train_decisions, recommendations.train_groups
     raw_gap = decisions[groups == a].mean() - decisions[groups == b].mean()
@@ -124,7 +141,8 @@ def build_shields(data: Dataset, recommendations: Recommendations) -> dict[str, 
     model = ArrivalModel.estimate(groups.tolist(), decisions.tolist(), pair=data.groups)
     return {
         "naive": NaiveParityShield((-KAPPA, KAPPA), groups=data.groups),
-        "energy": GroupShield(MonotoneEnergy(float(raw_gap), target, ENERGY_ALPHA, domain=TWO_GROUPS), target, groups=data.groups),
+        "energy": GroupShield(MonotoneEnergy(float(raw_gap), target.settled(0.01), ENERGY_ALPHA, domain=TWO_GROUPS), target, groups=data.groups),
+        "energy-adaptive": AdaptiveGroupShield(target, ENERGY_ALPHA, groups=data.groups),
         "static-fair": StaticFair(model, PERIOD, KAPPA, groups=data.groups),
         "dynamic": Dynamic(model, PERIOD, KAPPA, groups=data.groups),
     }
@@ -166,6 +184,8 @@ class Comparison:
     raw_gap: float
     parity: dict[str, np.ndarray]
     interventions: dict[str, int]
+    classifier: str = "logistic"
+    seed: int = 0
 
     def at_third(self, shield: str) -> float:
         """|r_a − r_b| after one third of the stream."""
@@ -175,12 +195,28 @@ class Comparison:
         """|r_a − r_b| after the whole stream."""
         return float(self.parity[shield][-1])
 
+    def utility_loss(self, shield: str) -> float:
+        """Interventions per decision: the share of recommended decisions the shield changed (each flip costs 1)."""
+        return self.interventions[shield] / self.decisions
 
-def compare(name: str, decisions: int, seed: int, data_dir: Path = SHARED_DATA, on_shield: Callable[[], None] = lambda: None) -> Comparison:
+    def satisfied_periods(self, shield: str) -> float:
+        """The share of period ends (every `PERIOD` decisions) at which |r_a − r_b| ≤ κ."""
+        ends = self.parity[shield][PERIOD - 1 :: PERIOD]
+        return float((ends <= KAPPA + 1e-12).mean())
+
+
+def compare(
+    name: str,
+    decisions: int,
+    seed: int,
+    data_dir: Path = SHARED_DATA,
+    on_shield: Callable[[], None] = lambda: None,
+    classifier: str = "logistic",
+) -> Comparison:
     """Sample `decisions` individuals (seeded, with replacement) from the test half and run their recommended decisions
     through every shield; `on_shield` is called after each shield has run."""
     data = dataset(name)
-    recommendations = recommend(data, seed, data_dir)
+    recommendations = recommend(data, seed, data_dir, classifier)
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, len(recommendations.test_decisions), size=decisions)
     raw, groups = recommendations.test_decisions[picks], recommendations.test_groups[picks]
@@ -199,4 +235,37 @@ def compare(name: str, decisions: int, seed: int, data_dir: Path = SHARED_DATA, 
         raw_gap=float(shields["energy"].energy.p),
         parity={label: parity_path(outputs[label], first) for label in SHIELDS},
         interventions={label: int((outputs[label] != raw).sum()) for label in SHIELDS},
+        classifier=classifier,
+        seed=seed,
     )
+
+
+@dataclass(frozen=True)
+class ShieldSummary:
+    """One shield over the repetitions of a data set and classifier: means and standard deviations (ddof 1; 0 for one run)."""
+
+    dp_third: tuple[float, float]
+    dp_end: tuple[float, float]
+    utility_loss: tuple[float, float]
+    satisfied_periods: float
+    """Mean share of period ends with |r_a − r_b| ≤ κ."""
+    satisfied_end: float
+    """Share of repetitions that end with |r_a − r_b| ≤ κ."""
+
+
+def _mean_sd(values: list[float]) -> tuple[float, float]:
+    return float(np.mean(values)), float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
+
+
+def summarize(comparisons: Sequence[Comparison]) -> dict[str, ShieldSummary]:
+    """Per shield, the repetitions' statistics (as the fairness-shields paper's tables report them)."""
+    return {
+        shield: ShieldSummary(
+            dp_third=_mean_sd([c.at_third(shield) for c in comparisons]),
+            dp_end=_mean_sd([c.at_end(shield) for c in comparisons]),
+            utility_loss=_mean_sd([c.utility_loss(shield) for c in comparisons]),
+            satisfied_periods=float(np.mean([c.satisfied_periods(shield) for c in comparisons])),
+            satisfied_end=float(np.mean([c.at_end(shield) <= KAPPA + 1e-12 for c in comparisons])),
+        )
+        for shield in SHIELDS
+    }

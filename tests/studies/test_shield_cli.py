@@ -101,15 +101,43 @@ def test_compare_tables_and_chart_on_a_small_compas_stream(tmp_path, compas_stre
     result = invoke("compare", "--datasets", "compas", "--decisions", "600", "--out", str(tmp_path))
     assert result.exit_code == 0, result.output + repr(result.exception)
     lines = result.stdout.splitlines()
-    assert any(line.startswith("compas (Caucasian vs African-American): 600 decisions, accuracy ") for line in lines)
-    header = next(line for line in lines if "shield" in line and "interventions" in line)
+    assert any(line.startswith("compas (Caucasian vs African-American), logistic: 600 decisions × 1 run(s), accuracy ") for line in lines)
+    header = next(line for line in lines if "shield" in line and "utility loss" in line)
     assert "DP after 200" in header and "DP after 600" in header
     rows = {cells[0]: cells[1:] for cells in (line.replace("│", " ").split() for line in lines) if cells and cells[0] in SHIELDS}
     assert rows == {
-        shield: [f"{compas_stream.at_third(shield):.4f}", f"{compas_stream.at_end(shield):.4f}", str(compas_stream.interventions[shield])]
+        shield: [
+            f"{compas_stream.at_third(shield):.4f}",
+            f"{compas_stream.at_end(shield):.4f}",
+            f"{compas_stream.interventions[shield] / 600:.3f}",
+            f"{compas_stream.satisfied_periods(shield):.1%}",
+            f"{compas_stream.at_end(shield) <= 0.1:.0%}",
+        ]
         for shield in SHIELDS
     }
     assert imread(tmp_path / "comparison.png").shape[:2] == (900, 1600)
+
+
+def test_repetitions_report_mean_and_sd_over_seeds_and_each_classifier(tmp_path):
+    """Two runs with gradient-boosted trees: each cell is the mean ± sd (ddof 1) of the runs with seeds 4 and 5."""
+    result = invoke("compare", "--datasets", "german", "--classifiers", "boosting", "--decisions", "300", "--repetitions", "2", "--seed", "4", "--out", str(tmp_path))
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    runs = [compare("german", 300, seed, classifier="boosting") for seed in (4, 5)]
+    row = next(line for line in result.stdout.splitlines() if line.split("│")[0].strip() == "energy-adaptive").split("│")
+    ends = [run.at_end("energy-adaptive") for run in runs]
+    assert row[2].strip() == f"{np.mean(ends):.4f} ± {np.std(ends, ddof=1):.4f}"
+    losses = [run.utility_loss("energy-adaptive") for run in runs]
+    assert row[3].strip() == f"{np.mean(losses):.3f} ± {np.std(losses, ddof=1):.3f}"
+    assert "german (male vs female), boosting: 300 decisions × 2 run(s)" in result.stdout
+
+
+def test_satisfied_periods_counts_the_period_ends_within_kappa():
+    from fairstream.studies.shields import PERIOD, Comparison
+
+    path = np.full(4 * PERIOD, 0.05)
+    path[2 * PERIOD - 1] = 0.2  # the second period ends outside κ
+    comparison = Comparison("x", ("a", "b"), 4 * PERIOD, 0.5, 0.0, {"energy": path}, {"energy": 20})
+    assert comparison.satisfied_periods("energy") == 0.75 and comparison.utility_loss("energy") == 20 / (4 * PERIOD)
 
 
 def test_energy_and_naive_shields_end_with_a_smaller_gap_than_unshielded_on_compas(compas_stream):
@@ -129,3 +157,14 @@ def test_compare_rejects_an_unknown_data_set():
     result = invoke("compare", "--datasets", "compas,credit")
     assert result.exit_code == 2
     assert "unknown data set 'credit'; known: compas, adult, german" in result.stderr
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_on_german_credit_the_adaptive_shield_leaves_a_gap_inside_l_alone(seed):
+    """The classifier's gap on the stream is already inside L; told the training half's larger gap, the energy shield
+    widens it, while the adaptive one, estimating it from the stream, keeps it where it was."""
+    comparison = compare("german", 3000, seed)
+    unshielded = comparison.at_end("unshielded")
+    assert unshielded < 0.04 < comparison.raw_gap
+    assert comparison.at_end("energy") > unshielded + 0.01
+    assert abs(comparison.at_end("energy-adaptive") - unshielded) < 0.005
