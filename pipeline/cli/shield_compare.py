@@ -63,7 +63,8 @@ def compare_command(names: tuple[str, ...], classifiers: tuple[str, ...], decisi
 
     Each data set is split in halves (seeded, stratified); the classifier is trained on one half and
     individuals are sampled from the other. The naive shield and the FinHzn-based Static-Fair and
-    Dynamic (period 50) keep |r_a − r_b| ≤ κ = 0.1; the energy shields have S = [−κ, κ], L = [−κ/2, κ/2]
+    Dynamic (period 50) keep |r_a − r_b| ≤ κ = 0.1 (Static-BW: both rates within bounds of width κ around the
+    proposed acceptance rate, in every period with enough members of both groups); the energy shields have S = [−κ, κ], L = [−κ/2, κ/2]
     (`energy` told the training half's raw gap, `energy-adaptive` estimating it from the stream).
     """
     started = time.perf_counter()

@@ -71,7 +71,7 @@ __all__ = [
 from fairstream.shields.arrivals import ArrivalModel, confidence_cost  # noqa: E402
 from fairstream.shields.finhzn import FinHznShield, parity_gap  # noqa: E402
 from fairstream.shields.naive import NaiveParityShield, NaiveShield  # noqa: E402
-from fairstream.shields.periodic import Dynamic, PeriodState, StaticFair  # noqa: E402
+from fairstream.shields.periodic import Dynamic, PeriodState, StaticBW, StaticFair  # noqa: E402
 
 __all__ += [
     "ArrivalModel",
@@ -80,6 +80,7 @@ __all__ += [
     "NaiveParityShield",
     "NaiveShield",
     "PeriodState",
+    "StaticBW",
     "StaticFair",
     "confidence_cost",
     "parity_gap",

@@ -33,6 +33,7 @@ from fairstream.shields.shield import GroupCounts, Verdict
 
 BAD_HORIZON = "horizon T must be an integer ≥ 1; got {horizon!r}"
 BAD_KAPPA = "threshold κ must lie in [0, 1]; got {kappa!r}; φ is a difference of two rates"
+BAD_WELFARE = "welfare bounds [l, u] need 0 ≤ l < u ≤ 1 and u − l ≤ κ = {kappa}; got {welfare}"
 PAST_HORIZON = (
     "no candidate is left in the horizon T = {horizon}; got counts of {total} candidates; hint: use a periodic shield on longer streams"
 )
@@ -70,14 +71,28 @@ def parity_gap(counts: GroupCounts) -> float:
     return abs(counts.ones_a / counts.seen_a - counts.ones_b / counts.seen_b)
 
 
-def _terminal(horizon: int, kappa: float, offset: GroupCounts) -> np.ndarray:
-    """0 where `parity_gap` of offset + counts is ≤ κ, else ∞ (the same float operations, so the same answers)."""
+def balance(welfare: tuple[float, float]) -> int:
+    """N = ⌈1/(u − l)⌉: the members each group needs in a period before the welfare bounds [l, u] bind (Assumption 1)."""
+    low, high = welfare
+    return math.ceil(1 / (high - low) - 1e-9)
+
+
+def _terminal(horizon: int, kappa: float, offset: GroupCounts, welfare: tuple[float, float] | None = None) -> np.ndarray:
+    """0 where `parity_gap` of offset + counts is ≤ κ, else ∞ (the same float operations, so the same answers).
+
+    With `welfare` = [l, u] (Static-BW, Def. 5): 0 where the period is not N-balanced (a group has fewer than N members)
+    or both groups' rates lie in [l, u], else ∞."""
     seen_a, ones_a, ones_b = _layer(horizon)
     seen_b = horizon - seen_a + offset.seen_b
     seen_a, ones_a, ones_b = seen_a + offset.seen_a, ones_a + offset.ones_a, ones_b + offset.ones_b
     both = (seen_a > 0) & (seen_b > 0)
     rate_a = np.divide(ones_a, seen_a, out=np.zeros(len(seen_a)), where=both)
     rate_b = np.divide(ones_b, seen_b, out=np.zeros(len(seen_b)), where=both)
+    if welfare is not None:
+        low, high = welfare
+        least = balance(welfare)
+        inside = (rate_a >= low) & (rate_a <= high) & (rate_b >= low) & (rate_b <= high)
+        return np.where((seen_a < least) | (seen_b < least) | inside, 0.0, np.inf)
     return np.where(np.abs(rate_a - rate_b) <= kappa, 0.0, np.inf)
 
 
@@ -88,10 +103,12 @@ def _group_cost(accept: np.ndarray, reject: np.ndarray, weights: np.ndarray, row
     return (keep_reject * weights[row] + keep_accept * weights[row + 1]).sum(axis=1)
 
 
-def value_table(model: ArrivalModel, horizon: int, kappa: float, offset: GroupCounts) -> tuple[np.ndarray, ...]:
+def value_table(
+    model: ArrivalModel, horizon: int, kappa: float, offset: GroupCounts, welfare: tuple[float, float] | None = None
+) -> tuple[np.ndarray, ...]:
     """v over every layer t = 0 … T, each a flat array in `_rank` order."""
     weights, costs = model.array(), np.array(model.costs)
-    values = [_terminal(horizon, kappa, offset)]
+    values = [_terminal(horizon, kappa, offset, welfare)]
     for t in range(horizon - 1, -1, -1):
         seen_a, ones_a, ones_b = _layer(t)
         later = values[-1]
@@ -129,6 +146,8 @@ class FinHznShield:
     kappa: float
     offset: GroupCounts = GroupCounts()
     groups: tuple[str, str] = ("a", "b")
+    welfare: tuple[float, float] | None = None
+    """Static-BW's welfare bounds [l, u] (u − l ≤ κ): the horizon must end with both rates in [l, u] when N-balanced."""
     values: tuple[np.ndarray, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -136,8 +155,10 @@ class FinHznShield:
             raise ShieldError(BAD_HORIZON.format(horizon=self.horizon))
         if not 0 <= self.kappa <= 1:
             raise ShieldError(BAD_KAPPA.format(kappa=self.kappa))
+        if self.welfare is not None and not (0 <= self.welfare[0] < self.welfare[1] <= 1 and self.welfare[1] - self.welfare[0] <= self.kappa + 1e-12):
+            raise ShieldError(BAD_WELFARE.format(welfare=self.welfare, kappa=self.kappa))
         check_groups(self.groups)
-        object.__setattr__(self, "values", value_table(self.model, self.horizon, self.kappa, self.offset))
+        object.__setattr__(self, "values", value_table(self.model, self.horizon, self.kappa, self.offset, self.welfare))
 
     def start(self) -> GroupCounts:
         """The counts before the first candidate of the horizon."""
@@ -165,7 +186,7 @@ class FinHznShield:
         flips = keep > cost + flip
         after = merge(self.offset, state.add(first, 1 - proposed if flips else proposed))
         violation = t + 1 == self.horizon and parity_gap(after) > self.kappa
-        goal = f"end the horizon of {self.horizon} with φ ≤ {self.kappa}"
+        goal = f"end the horizon of {self.horizon} with φ ≤ {self.kappa}" if self.welfare is None else f"end the horizon of {self.horizon} with both rates in {list(self.welfare)}"
         if not flips and math.isinf(keep):
             reason = f"kept: no decision can {goal} from these counts"
         elif not flips:

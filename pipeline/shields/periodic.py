@@ -5,6 +5,8 @@ required at the end of every period.
   ends with φ ≤ κ; the whole history does too when both groups have as many members in every period, and not in
   general: a period of one a and T − 1 b all rejected, then one of T − 1 a and one b all accepted, has φ = 0 in each
   period and φ = 1 − 2/T over both.
+- `StaticBW` (Def. 5, Thm 4) bounds each group's own rate in every period to welfare bounds [l, u] of width ≤ κ, which
+  concatenate: the whole history is fair at every period end when every period holds enough members of each group.
 - `Dynamic` (Def. 6, Thm 5) re-synthesizes at every period start a FinHzn shield conditioned on the history: its
   terminal condition is φ(history + period) ≤ κ, so the whole history is fair at the end of every period. When no shield
   can guarantee that from the period's start (the root value is ∞: Assumption 2 fails), it stands aside for the period
@@ -22,7 +24,7 @@ from functools import lru_cache
 from fairstream.shields.arrivals import ArrivalModel
 from fairstream.shields.baseline import check_decision, flip_verdict, is_first, merge, total
 from fairstream.shields.errors import ShieldError
-from fairstream.shields.finhzn import FinHznShield, parity_gap
+from fairstream.shields.finhzn import FinHznShield, balance, parity_gap
 from fairstream.shields.shield import GroupCounts, Verdict
 
 BAD_PERIOD = "period length T must be an integer ≥ 1; got {period!r}"
@@ -92,6 +94,55 @@ class StaticFair:
 
     def decide(self, decision: int, state: PeriodState, u: float, group: str, cost: float = 1.0) -> Verdict:
         """The verdict of this period's FinHzn shield, which sees only the counts within the period."""
+        _check(state, self.period)
+        return self.shield.decide(decision, state.within, u, group, cost)
+
+    def next_state(self, state: PeriodState, verdict: Verdict) -> PeriodState:
+        """The state after the verdict's shielded decision in its group."""
+        return state.add(is_first(self.groups, verdict.group), verdict.shielded)
+
+
+@dataclass(frozen=True)
+class StaticBW:
+    """Static-BW (Def. 5, Thm 4): a FinHzn shield restarted every `period` candidates that ends each N-balanced period
+    (both groups with at least N = ⌈1/(u − l)⌉ members) with both groups' rates in the welfare bounds [l, u], u − l ≤ κ.
+
+    Rates inside [l, u] in every period keep the whole history's rates there too (a rate over several periods is an
+    average of theirs), so φ ≤ u − l ≤ κ over the history at every period end whenever every period is N-balanced
+    (Assumption 1), which Static-Fair cannot promise. The bounds default to width κ around the model's overall
+    proposed acceptance rate.
+
+    >>> shield = StaticBW(ArrivalModel.bernoulli(0.5, 0.6, 0.4), period=20, kappa=0.2)
+    >>> shield.welfare, shield.balance
+    ((0.4, 0.6), 5)
+    """
+
+    model: ArrivalModel
+    period: int
+    kappa: float
+    groups: tuple[str, str] = ("a", "b")
+    welfare: tuple[float, float] | None = None
+    shield: FinHznShield = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.welfare is None:
+            weights = self.model.array().sum(axis=1)  # (a,0) (a,1) (b,0) (b,1)
+            centre = float(weights[1] + weights[3])
+            low = min(max(centre - self.kappa / 2, 0.0), 1.0 - self.kappa)
+            object.__setattr__(self, "welfare", (round(low, 12), round(low + self.kappa, 12)))
+        object.__setattr__(self, "shield", FinHznShield(self.model, self.period, self.kappa, groups=self.groups, welfare=self.welfare))
+
+    @property
+    def balance(self) -> int:
+        """N: members each group needs in a period before the bounds bind."""
+        return balance(self.welfare)  # type: ignore[arg-type]
+
+    def start(self) -> PeriodState:
+        """The state before any decision."""
+        return PeriodState(self.period)
+
+    def decide(self, decision: int, state: PeriodState, u: float, group: str, cost: float = 1.0) -> Verdict:
+        """The verdict of this period's FinHzn shield with welfare bounds, which sees only the counts within the period."""
         _check(state, self.period)
         return self.shield.decide(decision, state.within, u, group, cost)
 

@@ -28,6 +28,7 @@ from fairstream.shields import (
     GroupShield,
     MonotoneEnergy,
     NaiveParityShield,
+    StaticBW,
     StaticFair,
     Target,
     uniform,
@@ -72,7 +73,7 @@ DATASETS = {
 NO_FILE = "{name}: no data file at {path}; the reference data sets live in ../shared/data beside the project"
 UNKNOWN_DATASET = "unknown data set {name!r}; known: {known}"
 
-SHIELDS = ("unshielded", "naive", "energy", "energy-adaptive", "static-fair", "dynamic")
+SHIELDS = ("unshielded", "naive", "energy", "energy-adaptive", "static-fair", "static-bw", "dynamic")
 CLASSIFIERS = ("logistic", "boosting")
 """Logistic regression, and scikit-learn's histogram gradient-boosted trees."""
 UNKNOWN_CLASSIFIER = "unknown classifier {name!r}; known: {known}"
@@ -144,6 +145,7 @@ def build_shields(data: Dataset, recommendations: Recommendations) -> dict[str, 
         "energy": GroupShield(MonotoneEnergy(float(raw_gap), target.settled(0.01), ENERGY_ALPHA, domain=TWO_GROUPS), target, groups=data.groups),
         "energy-adaptive": AdaptiveGroupShield(target, ENERGY_ALPHA, groups=data.groups),
         "static-fair": StaticFair(model, PERIOD, KAPPA, groups=data.groups),
+        "static-bw": StaticBW(model, PERIOD, KAPPA, groups=data.groups),
         "dynamic": Dynamic(model, PERIOD, KAPPA, groups=data.groups),
     }
 

@@ -16,7 +16,7 @@ from fairstream.shields.baseline import BAD_DRAW, UNKNOWN_GROUP, total
 from fairstream.shields.errors import ShieldError
 from fairstream.shields.finhzn import PAST_HORIZON, FinHznShield
 from fairstream.shields.naive import NaiveParityShield, NaiveShield
-from fairstream.shields.periodic import Dynamic, PeriodState, StaticFair
+from fairstream.shields.periodic import Dynamic, PeriodState, StaticBW, StaticFair
 from fairstream.shields.shield import Counts, GroupCounts
 
 KAPPA = 0.1
@@ -275,6 +275,60 @@ def check_dynamic(period: int, periods: int, seeds: range, share_a: float) -> No
             verdicts.append(shield.decide(decision, state, u, group))
             state = shield.next_state(state, verdicts[-1])
         assert all(phi(*overall) <= KAPPA for _, overall in period_ends(items, verdicts, period))
+
+
+def bw_trace_value(model: ArrivalModel, horizon: int, welfare: tuple[float, float]) -> float:
+    """Def. 5's terminal value on whole traces: 0 when a group has fewer than N = ⌈1/(u − l)⌉ members or both rates lie
+    in [l, u], else ∞; the same recursion as Eqs. 3–4 otherwise."""
+    low, high = welfare
+    least = math.ceil(1 / (high - low) - 1e-9)
+    weights = model.array()
+
+    @functools.cache
+    def value(trace: tuple[tuple[int, int], ...]) -> float:
+        if len(trace) == horizon:
+            seen = [sum(1 for g, _ in trace if g == group) for group in (0, 1)]
+            ones = [sum(y for g, y in trace if g == group) for group in (0, 1)]
+            if min(seen) < least or all(low <= ones[g] / seen[g] <= high for g in (0, 1)):
+                return 0.0
+            return math.inf
+        out = 0.0
+        for g in (0, 1):
+            after = [value((*trace, (g, y))) for y in (0, 1)]
+            if math.isinf(min(after)):
+                return math.inf
+            for r in (0, 1):
+                for w, c in zip(weights[2 * g + r], model.costs, strict=True):
+                    out += w * min(after[r], c + after[1 - r])
+        return out
+
+    return value(())
+
+
+@pytest.mark.parametrize("horizon", [4, 6, 7])
+@pytest.mark.parametrize("welfare", [(0.25, 0.75), (0.4, 0.7)])
+def test_static_bw_value_equals_the_trace_level_recursion(horizon, welfare):
+    model = ArrivalModel((0.1, 0.6), ((0.05, 0.1), (0.2, 0.15), (0.3, 0.05), (0.1, 0.05)))
+    shield = StaticBW(model, horizon, kappa=0.5, welfare=welfare)
+    expected = bw_trace_value(model, horizon, welfare)
+    assert shield.shield.expected_cost == pytest.approx(expected, rel=1e-12) if math.isfinite(expected) else math.isinf(shield.shield.expected_cost)
+
+
+def test_static_bw_keeps_every_balanced_period_and_the_whole_history_within_its_bounds():
+    """Thm 4: rates in [l, u] in each N-balanced period, so φ ≤ u − l ≤ κ over the history while every period is balanced."""
+    shield = StaticBW(ArrivalModel.bernoulli(0.5, 0.7, 0.3), period=40, kappa=0.2)
+    low, high = shield.welfare
+    checked = 0
+    for seed in range(25):
+        items = stream(seed, 8 * 40, accept_a=0.7, accept_b=0.3)
+        verdicts, _ = run(shield, items)
+        for alone, overall in period_ends(items, verdicts, 40):
+            if min(alone[0], alone[2]) < shield.balance:
+                break  # Assumption 1 fails from here on: no promise for this period or the history
+            assert low <= alone[1] / alone[0] <= high and low <= alone[3] / alone[2] <= high
+            assert phi(*overall) <= 0.2 + 1e-12
+            checked += 1
+    assert checked > 150
 
 
 def test_dynamic_makes_the_whole_history_fair_at_every_period_end():
