@@ -61,7 +61,10 @@ def _synthesize(
 
 @click.group(
     cls=LazyGroup,
-    lazy={"compare": ("fairstream.cli.shield_compare:compare_command", "Run a logistic regression's recommended decisions through every shield and report demographic parity.")},
+    lazy={
+        "compare": ("fairstream.cli.shield_compare:compare_command", "Run classifier-recommended decisions through every shield and report demographic parity, utility loss and how often fairness holds."),
+        "experiments": ("fairstream.cli.shield_experiments:experiments", "The energy-shield paper's Fig. 1 (energy functions vs idle and deterministic shields) and Fig. 3 (horizon vs tail bound and time)."),
+    },
 )
 def shield() -> None:
     """Runtime fairness shields: synthesize energy functions, simulate them, compare shields on real data."""

@@ -1,0 +1,49 @@
+"""Draw the energy-shield paper's Fig. 1 and Fig. 3 as reproduced by `fairstream.studies.energy_figures`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from matplotlib import colormaps
+from matplotlib.figure import Figure
+
+from fairstream.report.shields import DPI, L_COLOR, S_COLOR, SIZE, write_png
+from fairstream.studies.energy_figures import DECISION_MAKERS, TARGET, HorizonRow, Paths
+
+
+def write_figure_1(results: dict[str, dict[str, Paths]], path: Path) -> Path:
+    """One panel per decision maker: each shield's median F_t and its 5–95 % band over the runs, with S and L."""
+    figure = Figure(figsize=SIZE, dpi=DPI, layout="constrained")
+    axes = figure.subplots(1, len(results), sharey=True)
+    palette = colormaps["tab10"].colors
+    for ax, (maker, shields) in zip(np.atleast_1d(axes), results.items(), strict=True):
+        for color, (name, paths) in zip(palette, shields.items(), strict=False):
+            low, median, high = paths.band
+            times = np.arange(1, len(median) + 1)
+            ax.fill_between(times, low, high, color=color, alpha=0.12, linewidth=0)
+            ax.plot(times, median, color=color, linewidth=1.4, label=f"{name}: {paths.violated:.0%} leave S, {paths.interference:.3f} flipped")
+        for bounds, color, name in ((TARGET.running, S_COLOR, "S"), (TARGET.limit, L_COLOR, "L")):
+            for index, value in enumerate(bounds):
+                ax.axhline(value, color=color, linestyle="--", linewidth=1, label=name if index == 0 else None)
+        ax.axvline(TARGET.burn_in, color="black", linestyle=":", linewidth=0.8)
+        ax.set(xscale="log", ylim=(0.2, 0.7), xlabel="decisions t", title=f"{maker} decision maker, p = {DECISION_MAKERS[maker]:g}")
+        ax.legend(loc="lower right", fontsize=9)
+    np.atleast_1d(axes)[0].set_ylabel("F_t (median and 5–95 % of runs)")
+    figure.suptitle("Energy functions against the idle and the deterministic shield (energy-shield paper, Fig. 1)", fontsize=14)
+    return write_png(figure, path)
+
+
+def write_figure_3(rows: list[HorizonRow], path: Path) -> Path:
+    """The tail bound beyond the horizon T and the time of the exact programme plus the bound, against T."""
+    figure = Figure(figsize=SIZE, dpi=DPI, layout="constrained")
+    bound_ax, time_ax = figure.subplots(1, 2)
+    horizons = [row.horizon for row in rows]
+    bound_ax.plot(horizons, [max(row.tail, 1e-300) for row in rows], marker="o", color=S_COLOR, label="tail bound Σ_{t>T} P(F_t ∉ S)")
+    bound_ax.plot(horizons, [row.violation for row in rows], marker="s", color="black", label="exact P(some F_t ∉ S, τ ≤ t ≤ T)")
+    bound_ax.set(xscale="log", yscale="log", xlabel="horizon T", title="Precision: the tail bound falls exponentially in T")
+    bound_ax.legend()
+    time_ax.plot(horizons, [row.seconds for row in rows], marker="o", color="tab:blue")
+    time_ax.set(xscale="log", yscale="log", xlabel="horizon T", ylabel="seconds", title="Time of the exact programme and the bound")
+    figure.suptitle("The horizon of the dynamic programme (energy-shield paper, Fig. 3)", fontsize=14)
+    return write_png(figure, path)

@@ -1,0 +1,150 @@
+"""The energy-shield paper's one-group experiments (Cano, Henzinger, Kueffner, 2026): Fig. 1, energy functions on a
+fair and a biased decision maker against the idle and the deterministic shield; Fig. 3, how the horizon of the exact
+dynamic programme trades the tail bound's precision against time.
+
+Every shield acts by `EnergyShield.decide`'s rule (`shield_paths`) on the same seeded raw decisions. The energy
+functions of Fig. 1 all have their limit point in L, moved `MARGIN` inside (the paper's forms are stripped from the
+copy we have; these satisfy its Def. 4.1 and Eq. 8): an even polynomial and an exponential through the value Eq. 8
+asks for, and the least steep member of the monotone family meeting λ. The idle shield never flips; the
+deterministic one flips every unfavoured decision while F_t is outside S and none inside.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from fairstream.shields.drift import ONE_GROUP, Domain, required_energy
+from fairstream.shields.energy import Energy, Exponential, MonotoneFamily, Polynomial
+from fairstream.shields.errors import ShieldError
+from fairstream.shields.simulation import shield_paths
+from fairstream.shields.synthesis import synthesize
+from fairstream.shields.target import Target
+from fairstream.shields.violations import tail_bound, violations
+
+TARGET = Target(50, (0.4, 0.6), (0.45, 0.55))
+MARGIN = 0.01
+LAMBDA = 0.05
+DECISION_MAKERS = {"fair": 0.5, "biased": 0.3}
+RATE = 0.3
+"""b of the exponential energy: gentle enough that a pivot in [0, 1] lets it reach Eq. 8's value at x_L with ζ ≤ 1."""
+HORIZONS = (100, 200, 500, 1000, 2000, 5000)
+
+
+@dataclass(frozen=True)
+class Deterministic:
+    """ζ = 0 inside S and 1 outside: flip every unfavoured decision while F_t is outside S (the paper's baseline)."""
+
+    target: Target
+    pivot: float
+    domain: Domain = ONE_GROUP
+
+    def __call__(self, x: ArrayLike) -> float | np.ndarray:
+        values = np.asarray(x, dtype=float)
+        low, high = self.target.running
+        out = np.where((values < low) | (values > high), 1.0, 0.0)
+        return float(out) if np.ndim(x) == 0 else out
+
+
+def energies(p: float, target: Target = TARGET) -> dict[str, Energy]:
+    """The shields of Fig. 1 for raw rate p: polynomial, exponential, monotone (synthesized), idle, deterministic."""
+    settled = target.settled(MARGIN)
+    (s_lo, s_hi), (l_lo, l_hi) = target.running, settled.limit
+    if p < l_lo:
+        point, pivot = l_lo, s_hi
+    elif p > l_hi:
+        point, pivot = l_hi, s_lo
+    else:
+        point = pivot = p
+    if point == pivot:  # p inside L: ζ vanishes at p and grows away from it, as steep as ζ ≤ 1 allows
+        polynomial = Polynomial(Polynomial.most(1, pivot), 1, pivot)
+        exponential = Exponential(Exponential.most(RATE, pivot), RATE, pivot)
+    else:
+        polynomial = _through(lambda c: Polynomial.through(point, required_energy(p, point, c), k=1, pivot=c), pivot, point)
+        exponential = _through(lambda c: Exponential.through(point, required_energy(p, point, c), b=RATE, pivot=c), pivot, point)
+    return {
+        "polynomial": polynomial,
+        "exponential": exponential,
+        "monotone (λ = 0.05)": synthesize(MonotoneFamily(p, settled), LAMBDA, 1000).energy,
+        "idle": Polynomial(0.0, 1, pivot),
+        "deterministic": Deterministic(target, pivot),
+    }
+
+
+def _through(build, pivot: float, point: float) -> Energy:
+    """The member through Eq. 8's value with the pivot nearest S's far edge that keeps ζ ≤ 1: the pivot moves away from
+    the limit point in steps of 0.01 (as the paper's App. B suggests) until the function fits."""
+    step = 0.01 if pivot > point else -0.01
+    for shift in range(100):
+        candidate = round(pivot + shift * step, 10)
+        if not 0 <= candidate <= 1:
+            break
+        try:
+            return build(candidate)
+        except ShieldError:
+            continue
+    raise ShieldError(f"no pivot between {pivot:g} and the end of [0, 1] fits ζ through x_L = {point:g}")
+
+
+@dataclass(frozen=True)
+class Paths:
+    """One shield on one decision maker: F_t's 5 %, 50 % and 95 % quantiles over the runs, and the run summaries."""
+
+    band: np.ndarray
+    violated: float
+    """Share of runs with F_t outside S at some t ≥ τ."""
+    inside_limit: float
+    """Share of runs ending with F inside L."""
+    final: float
+    interference: float
+    """Mean share of decisions flipped."""
+
+
+def figure_1(runs: int = 300, steps: int = 3000, seed: int = 0, target: Target = TARGET) -> dict[str, dict[str, Paths]]:
+    """Per decision maker and shield, the paths of F_t over the same seeded raw decisions and draws."""
+    times = np.arange(1, steps + 1)
+    results: dict[str, dict[str, Paths]] = {}
+    for maker, p in DECISION_MAKERS.items():
+        rng = np.random.default_rng(seed)
+        decisions = (rng.random((runs, steps)) < p).astype(np.int8)
+        draws = rng.random((runs, steps))
+        results[maker] = {}
+        for name, energy in energies(p, target).items():
+            shielded = shield_paths(energy, decisions, draws)  # type: ignore[arg-type]
+            fairness = np.cumsum(shielded, axis=1) / times
+            s_lo, s_hi = target.running
+            l_lo, l_hi = target.limit
+            outside = ((fairness < s_lo) | (fairness > s_hi)) & (times >= target.burn_in)
+            results[maker][name] = Paths(
+                band=np.quantile(fairness, (0.05, 0.5, 0.95), axis=0),
+                violated=float(outside.any(axis=1).mean()),
+                inside_limit=float(((fairness[:, -1] >= l_lo) & (fairness[:, -1] <= l_hi)).mean()),
+                final=float(fairness[:, -1].mean()),
+                interference=float((shielded != decisions).mean()),
+            )
+    return results
+
+
+@dataclass(frozen=True)
+class HorizonRow:
+    horizon: int
+    violation: float
+    """P(some F_t ∉ S, τ ≤ t ≤ T), exact."""
+    tail: float
+    """The bound on the rest, Σ_{t > T} P(F_t ∉ S)."""
+    seconds: float
+
+
+def figure_3(p: float = 0.3, target: Target = TARGET, horizons: tuple[int, ...] = HORIZONS) -> list[HorizonRow]:
+    """For the member synthesized at T = 1,000: the exact measure and the tail bound at each horizon, and their time."""
+    energy = synthesize(MonotoneFamily(p, target.settled(MARGIN)), LAMBDA, 1000).energy
+    rows = []
+    for horizon in horizons:
+        started = time.perf_counter()
+        exact = violations(energy, p, target, horizon)
+        tail = tail_bound(energy, p, target, horizon)
+        rows.append(HorizonRow(horizon, exact.probability, tail, time.perf_counter() - started))
+    return rows
