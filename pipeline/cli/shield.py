@@ -63,7 +63,7 @@ def _synthesize(
     cls=LazyGroup,
     lazy={
         "compare": ("fairstream.cli.shield_compare:compare_command", "Run classifier-recommended decisions through every shield and report demographic parity, utility loss and how often fairness holds."),
-        "experiments": ("fairstream.cli.shield_experiments:experiments", "The energy-shield paper's Fig. 1 (energy functions vs idle and deterministic shields) and Fig. 3 (horizon vs tail bound and time)."),
+        "experiments": ("fairstream.cli.shield_experiments:experiments", "The energy-shield paper's Figs. 1–3: energy functions vs idle and deterministic shields, two groups with the raw gap told, estimated and changing, and the horizon vs the tail bound."),
     },
 )
 def shield() -> None:

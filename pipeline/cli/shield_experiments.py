@@ -1,4 +1,4 @@
-"""`fairstream shield experiments`: the energy-shield paper's one-group Fig. 1 and Fig. 3, as tables and PNGs."""
+"""`fairstream shield experiments`: the energy-shield paper's Figs. 1–3, as tables and PNGs."""
 
 from __future__ import annotations
 
@@ -9,21 +9,24 @@ import click
 
 from fairstream.cli import console
 from fairstream.cli.errors import reports_errors
-from fairstream.report.energy_figures import write_figure_1, write_figure_3
-from fairstream.studies.energy_figures import DECISION_MAKERS, TARGET, figure_1, figure_3
+from fairstream.report.energy_figures import write_figure_1, write_figure_2, write_figure_3
+from fairstream.studies.energy_figures import DECISION_MAKERS, GROUP_TARGET, TARGET, figure_1, figure_2, figure_3
 
 
 @click.command(name="experiments")
 @click.option("--runs", default=500, show_default=True, type=click.IntRange(10), help="Simulated runs per decision maker and shield.")
 @click.option("--steps", default=5000, show_default=True, type=click.IntRange(100), help="Decisions per run.")
+@click.option("--group-runs", default=100, show_default=True, type=click.IntRange(2), help="Runs per scenario and shield of the two-group Fig. 2 (each decision through the shield's own decide).")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the raw decisions and the flip draws.")
-@click.option("--out", "out_dir", default="out/shields", show_default=True, type=click.Path(file_okay=False), help="Directory for energy_fig1.png and energy_fig3.png.")
+@click.option("--out", "out_dir", default="out/shields", show_default=True, type=click.Path(file_okay=False), help="Directory for energy_fig1.png, energy_fig2.png and energy_fig3.png.")
 @reports_errors
-def experiments(runs: int, steps: int, seed: int, out_dir: str) -> None:
+def experiments(runs: int, steps: int, group_runs: int, seed: int, out_dir: str) -> None:
     """Fig. 1: polynomial, exponential and synthesized energy functions against the idle and the deterministic shield on
-    a fair and a biased decision maker; Fig. 3: the exact programme's horizon against the tail bound and time."""
+    a fair and a biased decision maker; Fig. 2: two groups, the raw gap told, estimated online, and changing along a
+    sine; Fig. 3: the exact programme's horizon against the tail bound and time."""
     started = time.perf_counter()
     results = figure_1(runs, steps, seed)
+    groups = figure_2(group_runs, min(steps, 4000), seed)
     rows = figure_3()
     (s_lo, s_hi), (l_lo, l_hi) = TARGET.running, TARGET.limit
     for maker, shields in results.items():
@@ -33,6 +36,14 @@ def experiments(runs: int, steps: int, seed: int, out_dir: str) -> None:
             [(name, f"{p.violated:.1%}", f"{p.inside_limit:.1%}", f"{p.final:.4f}", f"{p.interference:.4f}") for name, p in shields.items()],
             right=(1, 2, 3, 4),
         )
+    (g_lo, g_hi), (m_lo, m_hi) = GROUP_TARGET.running, GROUP_TARGET.limit
+    for scenario, shields in groups.items():
+        console.table(
+            f"Fig. 2, two groups, {scenario} (S = [{g_lo:g}, {g_hi:g}], L = [{m_lo:g}, {m_hi:g}], τ = {GROUP_TARGET.burn_in}, α = 0.5): {group_runs} runs × {min(steps, 4000)} decisions",
+            ["shield", "runs leaving S after τ", "runs ending in L", "mean final D", "share flipped"],
+            [(name, f"{p.violated:.1%}", f"{p.inside_limit:.1%}", f"{p.final:+.4f}", f"{p.interference:.4f}") for name, p in shields.items()],
+            right=(1, 2, 3, 4),
+        )
     console.table(
         "Fig. 3, the monotone member for p = 0.3 (λ = 0.05): horizon T of the exact programme",
         ["T", "P(some F_t ∉ S, τ ≤ t ≤ T)", "tail bound beyond T", "bound over [τ, ∞)", "seconds"],
@@ -40,6 +51,6 @@ def experiments(runs: int, steps: int, seed: int, out_dir: str) -> None:
         right=(1, 2, 3, 4),
     )
     out = Path(out_dir)
-    written = [write_figure_1(results, out / "energy_fig1.png"), write_figure_3(rows, out / "energy_fig3.png")]
-    console.console.print(f"wrote {written[0]} and {written[1]}", markup=False, soft_wrap=True)
+    written = [write_figure_1(results, out / "energy_fig1.png"), write_figure_2(groups, out / "energy_fig2.png"), write_figure_3(rows, out / "energy_fig3.png")]
+    console.console.print(f"wrote {', '.join(str(path) for path in written)}", markup=False, soft_wrap=True)
     console.console.print(f"ran in {time.perf_counter() - started:.1f} s")

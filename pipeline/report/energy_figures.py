@@ -1,4 +1,4 @@
-"""Draw the energy-shield paper's Fig. 1 and Fig. 3 as reproduced by `fairstream.studies.energy_figures`."""
+"""Draw the energy-shield paper's Figs. 1–3 as reproduced by `fairstream.studies.energy_figures`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from matplotlib import colormaps
 from matplotlib.figure import Figure
 
 from fairstream.report.shields import DPI, L_COLOR, S_COLOR, SIZE, write_png
-from fairstream.studies.energy_figures import DECISION_MAKERS, TARGET, HorizonRow, Paths
+from fairstream.studies.energy_figures import DECISION_MAKERS, GROUP_TARGET, TARGET, GroupPaths, HorizonRow, Paths
 
 
 def write_figure_1(results: dict[str, dict[str, Paths]], path: Path) -> Path:
@@ -31,6 +31,27 @@ def write_figure_1(results: dict[str, dict[str, Paths]], path: Path) -> Path:
         ax.legend(loc="lower right", fontsize=9)
     np.atleast_1d(axes)[0].set_ylabel("F_t (median and 5–95 % of runs)")
     figure.suptitle("Energy functions against the idle and the deterministic shield (energy-shield paper, Fig. 1)", fontsize=14)
+    return write_png(figure, path)
+
+
+def write_figure_2(results: dict[str, dict[str, GroupPaths]], path: Path) -> Path:
+    """One panel per scenario: each two-group shield's median gap D_t and its 5–95 % band, with S and L."""
+    figure = Figure(figsize=SIZE, dpi=DPI, layout="constrained")
+    axes = np.atleast_1d(figure.subplots(1, len(results), sharey=True))
+    for ax, (scenario, shields) in zip(axes, results.items(), strict=True):
+        for color, (name, paths) in zip(("tab:orange", "tab:blue"), shields.items(), strict=False):
+            low, median, high = paths.band
+            times = np.arange(1, len(median) + 1)
+            ax.fill_between(times, low, high, color=color, alpha=0.15, linewidth=0)
+            ax.plot(times, median, color=color, linewidth=1.4, label=f"{name}: {paths.violated:.0%} leave S, {paths.inside_limit:.0%} end in L")
+        for bounds, color, name in ((GROUP_TARGET.running, S_COLOR, "S"), (GROUP_TARGET.limit, L_COLOR, "L")):
+            for index, value in enumerate(bounds):
+                ax.axhline(value, color=color, linestyle="--", linewidth=1, label=name if index == 0 else None)
+        ax.axvline(GROUP_TARGET.burn_in, color="black", linestyle=":", linewidth=0.8)
+        ax.set(xscale="log", ylim=(-0.3, 0.4), xlabel="decisions t", title=scenario)
+        ax.legend(loc="upper right", fontsize=9)
+    axes[0].set_ylabel("D_t = r_a − r_b (median and 5–95 % of runs)")
+    figure.suptitle("Two groups: the raw gap told, estimated online, and changing (energy-shield paper, Fig. 2)", fontsize=14)
     return write_png(figure, path)
 
 

@@ -10,7 +10,7 @@ from matplotlib.image import imread
 from fairstream.cli import cli
 from fairstream.shields import MonotoneFamily, synthesize
 from fairstream.shields.drift import fixpoint
-from fairstream.studies.energy_figures import LAMBDA, MARGIN, TARGET, energies, figure_1, figure_3
+from fairstream.studies.energy_figures import LAMBDA, MARGIN, TARGET, energies, figure_1, figure_2, figure_3
 
 
 @pytest.mark.parametrize(("p", "point"), [(0.3, 0.45 + MARGIN), (0.7, 0.55 - MARGIN), (0.5, 0.5)])
@@ -45,8 +45,22 @@ def test_the_horizon_buys_precision_and_the_synthesized_bound_is_reached():
 
 
 def test_shield_experiments_prints_both_figures_tables_and_writes_them(tmp_path):
-    result = CliRunner().invoke(cli, ["shield", "experiments", "--runs", "20", "--steps", "500", "--out", str(tmp_path)], env={"NO_COLOR": "1", "COLUMNS": "200"})
+    args = ["shield", "experiments", "--runs", "20", "--steps", "500", "--group-runs", "3", "--out", str(tmp_path)]
+    result = CliRunner().invoke(cli, args, env={"NO_COLOR": "1", "COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert "Fig. 1, fair decision maker" in result.stdout and "Fig. 1, biased decision maker" in result.stdout and "Fig. 3" in result.stdout
-    for name in ("energy_fig1.png", "energy_fig3.png"):
+    assert "Fig. 2, two groups, constant gap 0.3" in result.stdout and "Fig. 2, two groups, sine" in result.stdout
+    for name in ("energy_fig1.png", "energy_fig2.png", "energy_fig3.png"):
         assert imread(tmp_path / name).shape[:2] == (900, 1600)
+
+
+def test_two_groups_settle_where_the_member_for_their_gap_sends_them_and_the_adaptive_one_follows_a_sine():
+    """Constant gap 0.3: both shields end near L's upper end moved 0.01 inside (0.04). Along the sine the fixed shield,
+    told the mean gap, lags above the adaptive one while the gap is high (t ≈ 500–1,000)."""
+    results = figure_2(runs=12, steps=1500, seed=3)
+    constant = results["constant gap 0.3"]
+    for paths in constant.values():
+        assert paths.final == pytest.approx(0.04, abs=0.012)
+    sine = results["sine: p_a = 0.6 + 0.15·sin(2πt/2,000)"]
+    fixed, adaptive = sine["told the gap 0.3"].band[1], sine["adaptive"].band[1]
+    assert fixed[600:1000].mean() > adaptive[600:1000].mean()
