@@ -4,6 +4,7 @@ Credit (needs the `studies` extra)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -14,31 +15,22 @@ from fairstream.report.shield_comparison import write_comparison
 from fairstream.studies.shields import CLASSIFIERS, DATASETS, PERIOD, SHIELDS, Comparison, compare, summarize
 
 
-class Names(click.ParamType):
-    """Comma-separated data set names among `DATASETS`, in the order given."""
+class NameList(click.ParamType):
+    """Comma-separated names among `known` (data sets, classifiers), in the order given."""
 
     name = "NAMES"
 
-    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> tuple[str, ...]:
-        if isinstance(value, tuple):
-            return value
-        names = tuple(item.strip() for item in str(value).split(",") if item.strip())
-        for name in names:
-            if name not in DATASETS:
-                self.fail(f"unknown data set {name!r}; known: {', '.join(DATASETS)}", param, ctx)
-        return names
-
-
-class Classifiers(Names):
-    """Comma-separated classifier names among `CLASSIFIERS`."""
+    def __init__(self, known: Sequence[str], noun: str):
+        self.known = tuple(known)
+        self.noun = noun
 
     def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> tuple[str, ...]:
         if isinstance(value, tuple):
             return value
         names = tuple(item.strip() for item in str(value).split(",") if item.strip())
         for name in names:
-            if name not in CLASSIFIERS:
-                self.fail(f"unknown classifier {name!r}; known: {', '.join(CLASSIFIERS)}", param, ctx)
+            if name not in self.known:
+                self.fail(f"unknown {self.noun} {name!r}; known: {', '.join(self.known)}", param, ctx)
         return names
 
 
@@ -48,8 +40,8 @@ def _spread(value: tuple[float, float], repetitions: int, digits: int = 4) -> st
 
 
 @click.command(name="compare")
-@click.option("--datasets", "names", default=",".join(DATASETS), show_default=True, type=Names(), help="Data sets to compare on.")
-@click.option("--classifiers", default="logistic", show_default=True, type=Classifiers(), help=f"Classifiers that recommend the decisions: {', '.join(CLASSIFIERS)}.")
+@click.option("--datasets", "names", default=",".join(DATASETS), show_default=True, type=NameList(DATASETS, "data set"), help="Data sets to compare on.")
+@click.option("--classifiers", default="logistic", show_default=True, type=NameList(CLASSIFIERS, "classifier"), help=f"Classifiers that recommend the decisions: {', '.join(CLASSIFIERS)}.")
 @click.option("--decisions", default=3000, show_default=True, type=click.IntRange(3), help="Decisions sampled per data set.")
 @click.option("--repetitions", default=1, show_default=True, type=click.IntRange(1), help="Runs per data set and classifier, seeds SEED, SEED+1, …: mean ± sd.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the split, the sampled stream and the flip draws (the first repetition's).")

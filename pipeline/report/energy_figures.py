@@ -9,7 +9,20 @@ from matplotlib import colormaps
 from matplotlib.figure import Figure
 
 from fairstream.report.shields import DPI, L_COLOR, S_COLOR, SIZE, write_png
+from fairstream.shields.target import Target
 from fairstream.studies.energy_figures import DECISION_MAKERS, GROUP_TARGET, TARGET, GroupPaths, HorizonRow, Paths
+
+
+def _bands(ax, bands: dict[str, np.ndarray], colors, target: Target) -> None:
+    """Each labelled median and 5–95 % band over time (rows of a band: 5 %, 50 %, 95 %), with S, L and the burn-in."""
+    for color, (label, (low, median, high)) in zip(colors, bands.items(), strict=False):
+        times = np.arange(1, len(median) + 1)
+        ax.fill_between(times, low, high, color=color, alpha=0.12, linewidth=0)
+        ax.plot(times, median, color=color, linewidth=1.4, label=label)
+    for bounds, color, name in ((target.running, S_COLOR, "S"), (target.limit, L_COLOR, "L")):
+        for index, value in enumerate(bounds):
+            ax.axhline(value, color=color, linestyle="--", linewidth=1, label=name if index == 0 else None)
+    ax.axvline(target.burn_in, color="black", linestyle=":", linewidth=0.8)
 
 
 def write_figure_1(results: dict[str, dict[str, Paths]], path: Path) -> Path:
@@ -18,15 +31,8 @@ def write_figure_1(results: dict[str, dict[str, Paths]], path: Path) -> Path:
     axes = figure.subplots(1, len(results), sharey=True)
     palette = colormaps["tab10"].colors
     for ax, (maker, shields) in zip(np.atleast_1d(axes), results.items(), strict=True):
-        for color, (name, paths) in zip(palette, shields.items(), strict=False):
-            low, median, high = paths.band
-            times = np.arange(1, len(median) + 1)
-            ax.fill_between(times, low, high, color=color, alpha=0.12, linewidth=0)
-            ax.plot(times, median, color=color, linewidth=1.4, label=f"{name}: {paths.violated:.0%} leave S, {paths.interference:.3f} flipped")
-        for bounds, color, name in ((TARGET.running, S_COLOR, "S"), (TARGET.limit, L_COLOR, "L")):
-            for index, value in enumerate(bounds):
-                ax.axhline(value, color=color, linestyle="--", linewidth=1, label=name if index == 0 else None)
-        ax.axvline(TARGET.burn_in, color="black", linestyle=":", linewidth=0.8)
+        labels = {name: f"{name}: {paths.violated:.0%} leave S, {paths.interference:.3f} flipped" for name, paths in shields.items()}
+        _bands(ax, {labels[name]: paths.band for name, paths in shields.items()}, palette, TARGET)
         ax.set(xscale="log", ylim=(0.2, 0.7), xlabel="decisions t", title=f"{maker} decision maker, p = {DECISION_MAKERS[maker]:g}")
         ax.legend(loc="lower right", fontsize=9)
     np.atleast_1d(axes)[0].set_ylabel("F_t (median and 5–95 % of runs)")
@@ -39,15 +45,8 @@ def write_figure_2(results: dict[str, dict[str, GroupPaths]], path: Path) -> Pat
     figure = Figure(figsize=SIZE, dpi=DPI, layout="constrained")
     axes = np.atleast_1d(figure.subplots(1, len(results), sharey=True))
     for ax, (scenario, shields) in zip(axes, results.items(), strict=True):
-        for color, (name, paths) in zip(("tab:orange", "tab:blue"), shields.items(), strict=False):
-            low, median, high = paths.band
-            times = np.arange(1, len(median) + 1)
-            ax.fill_between(times, low, high, color=color, alpha=0.15, linewidth=0)
-            ax.plot(times, median, color=color, linewidth=1.4, label=f"{name}: {paths.violated:.0%} leave S, {paths.inside_limit:.0%} end in L")
-        for bounds, color, name in ((GROUP_TARGET.running, S_COLOR, "S"), (GROUP_TARGET.limit, L_COLOR, "L")):
-            for index, value in enumerate(bounds):
-                ax.axhline(value, color=color, linestyle="--", linewidth=1, label=name if index == 0 else None)
-        ax.axvline(GROUP_TARGET.burn_in, color="black", linestyle=":", linewidth=0.8)
+        labels = {name: f"{name}: {paths.violated:.0%} leave S, {paths.inside_limit:.0%} end in L" for name, paths in shields.items()}
+        _bands(ax, {labels[name]: paths.band for name, paths in shields.items()}, ("tab:orange", "tab:blue"), GROUP_TARGET)
         ax.set(xscale="log", ylim=(-0.3, 0.4), xlabel="decisions t", title=scenario)
         ax.legend(loc="upper right", fontsize=9)
     axes[0].set_ylabel("D_t = r_a − r_b (median and 5–95 % of runs)")

@@ -117,9 +117,11 @@ def test_naive_parity_keeps_the_gap_in_the_target_once_settled(share_a, accept_a
 # ---------------------------------------------------------------- FinHzn
 
 
-def trace_value(model: ArrivalModel, horizon: int, kappa: float, offset: tuple[int, int, int, int]) -> float:
-    """Eqs. 3–4 evaluated on whole traces, without the counter abstraction (exponential: tiny horizons only)."""
+def trace_value(model: ArrivalModel, horizon: int, kappa: float, offset: tuple[int, int, int, int], fair=None) -> float:
+    """Eqs. 3–4 evaluated on whole traces, without the counter abstraction (exponential: tiny horizons only). A trace
+    ends fair when `fair(seen_a, ones_a, seen_b, ones_b)` says so (by default φ ≤ κ over offset and trace)."""
     weights = model.array()
+    fair = fair or (lambda *counts: phi(*counts) <= kappa)
 
     @functools.cache
     def value(trace: tuple[tuple[int, int], ...]) -> float:
@@ -128,7 +130,7 @@ def trace_value(model: ArrivalModel, horizon: int, kappa: float, offset: tuple[i
             seen_b = offset[2] + sum(1 for g, _ in trace if g == 1)
             ones_a = offset[1] + sum(y for g, y in trace if g == 0)
             ones_b = offset[3] + sum(y for g, y in trace if g == 1)
-            return 0.0 if phi(seen_a, ones_a, seen_b, ones_b) <= kappa else math.inf
+            return 0.0 if fair(seen_a, ones_a, seen_b, ones_b) else math.inf
         out = 0.0
         for g in (0, 1):
             after = [value((*trace, (g, y))) for y in (0, 1)]
@@ -277,40 +279,18 @@ def check_dynamic(period: int, periods: int, seeds: range, share_a: float) -> No
         assert all(phi(*overall) <= KAPPA for _, overall in period_ends(items, verdicts, period))
 
 
-def bw_trace_value(model: ArrivalModel, horizon: int, welfare: tuple[float, float]) -> float:
-    """Def. 5's terminal value on whole traces: 0 when a group has fewer than N = ⌈1/(u − l)⌉ members or both rates lie
-    in [l, u], else ∞; the same recursion as Eqs. 3–4 otherwise."""
-    low, high = welfare
-    least = math.ceil(1 / (high - low) - 1e-9)
-    weights = model.array()
-
-    @functools.cache
-    def value(trace: tuple[tuple[int, int], ...]) -> float:
-        if len(trace) == horizon:
-            seen = [sum(1 for g, _ in trace if g == group) for group in (0, 1)]
-            ones = [sum(y for g, y in trace if g == group) for group in (0, 1)]
-            if min(seen) < least or all(low <= ones[g] / seen[g] <= high for g in (0, 1)):
-                return 0.0
-            return math.inf
-        out = 0.0
-        for g in (0, 1):
-            after = [value((*trace, (g, y))) for y in (0, 1)]
-            if math.isinf(min(after)):
-                return math.inf
-            for r in (0, 1):
-                for w, c in zip(weights[2 * g + r], model.costs, strict=True):
-                    out += w * min(after[r], c + after[1 - r])
-        return out
-
-    return value(())
-
-
 @pytest.mark.parametrize("horizon", [4, 6, 7])
 @pytest.mark.parametrize("welfare", [(0.25, 0.75), (0.4, 0.7)])
 def test_static_bw_value_equals_the_trace_level_recursion(horizon, welfare):
     model = ArrivalModel((0.1, 0.6), ((0.05, 0.1), (0.2, 0.15), (0.3, 0.05), (0.1, 0.05)))
     shield = StaticBW(model, horizon, kappa=0.5, welfare=welfare)
-    expected = bw_trace_value(model, horizon, welfare)
+    low, high = welfare
+    least = math.ceil(1 / (high - low) - 1e-9)
+
+    def balanced_within(seen_a, ones_a, seen_b, ones_b):  # Def. 5: not N-balanced, or both rates in [l, u]
+        return min(seen_a, seen_b) < least or (low <= ones_a / seen_a <= high and low <= ones_b / seen_b <= high)
+
+    expected = trace_value(model, horizon, 0.5, (0, 0, 0, 0), fair=balanced_within)
     assert shield.shield.expected_cost == pytest.approx(expected, rel=1e-12) if math.isfinite(expected) else math.isinf(shield.shield.expected_cost)
 
 
