@@ -70,6 +70,7 @@ __all__ = [
 
 from fairstream.shields.arrivals import ArrivalModel, confidence_cost  # noqa: E402
 from fairstream.shields.finhzn import FinHznShield, parity_gap  # noqa: E402
+from fairstream.shields.group_violations import group_violations  # noqa: E402
 from fairstream.shields.naive import NaiveParityShield, NaiveShield  # noqa: E402
 from fairstream.shields.periodic import Dynamic, PeriodState, StaticBW, StaticFair  # noqa: E402
 
@@ -83,5 +84,6 @@ __all__ += [
     "StaticBW",
     "StaticFair",
     "confidence_cost",
+    "group_violations",
     "parity_gap",
 ]
