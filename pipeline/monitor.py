@@ -11,7 +11,7 @@ from fairstream.estimators.betting import GapBet, PairQueue
 from fairstream.estimators.intervals import INTERVALS
 from fairstream.estimators.means import Mean, hoeffding_bounds, student_t_bounds
 from fairstream.estimators.rate import Rate
-from fairstream.estimators.sequence import MeanSequence
+from fairstream.estimators.sequence import MeanSequence, rescale
 from fairstream.spec.expressions import Expression
 from fairstream.timefmt import format_instant
 from fairstream.trials.bucket import FINISHED, Report
@@ -258,7 +258,7 @@ class Monitor:
         constraint's confidence sequence (from the end of its baseline)."""
         low, high = self.config.outcome_range  # type: ignore[misc]
         if self.config.gap_verdict:
-            self._bet("mean_outcome", group, min(1.0, max(0.0, (outcome - low) / (high - low))))
+            self._bet("mean_outcome", group, rescale(outcome, low, high))
         for rule in self.config.constraints:
             if rule.baseline is None or rule.baseline in self.baselines:
                 self.sequences.setdefault((rule.part, group), MeanSequence(low, high)).update(outcome)
@@ -376,8 +376,8 @@ class Monitor:
             if trials <= 0:
                 continue
             if part == "mean_outcome":
-                mean = cell[0] / trials
-                means[group] = Mean(trials, mean, max(0.0, cell[1] - trials * mean * mean))
+                means[group] = Mean.from_sums(cell[0], cell[1], trials)
+                mean = means[group].mean
                 groups[group] = {"estimate": mean, "trials": round(trials)}
                 if trials >= 2:
                     groups[group]["interval"] = list(self._bounds(means[group], config.rule.alpha))
@@ -432,7 +432,7 @@ class Monitor:
                 lower, upper = self.sequences[(rule.part, group)].bounds(rule.delta)
                 entry.update(rule.certify(lower if rule.at_least else upper, tau))
             else:
-                entry.update(rule.judge(Mean(trials, mean, max(0.0, squares - trials * mean * mean)), tau))
+                entry.update(rule.judge(Mean.from_sums(total, squares, trials), tau))
             if not entry["certified"]:
                 failing.append(group)
         judged = [group for group, entry in groups.items() if "certified" in entry]

@@ -15,7 +15,8 @@ from fairstream.connectors.kafka import dead_letter_topic, estimates_topic
 from fairstream.errors import ConnectorError, InputError
 from fairstream.lifecycle import stopped_by
 from fairstream.runner import FORMATS, FileInput, FileOutput, FileRun, Job, KafkaInput, KafkaOutput, execute, guess_format
-from fairstream.verdicts.summary import dead_letter_counts, final_rates, first_violations, tests_ratio
+from fairstream.spec.models import tests_ratio
+from fairstream.verdicts.summary import dead_letter_counts, final_rates, first_violations
 
 
 def print_summary(estimates: list[dict[str, Any]], alerts: list[dict[str, Any]], dead_letters: list[dict[str, Any]]) -> None:

@@ -36,6 +36,16 @@ class Mean:
     mean: float = 0.0
     m2: float = 0.0
 
+    @classmethod
+    def from_sums(cls, total: float, squares: float, n: float) -> Mean:
+        """The mean of `n` outcomes from their sum and sum of squares (the monitor's per-group sums).
+
+        >>> Mean.from_sums(9.0, 41.0, 3)
+        Mean(n=3, mean=3.0, m2=14.0)
+        """
+        mean = total / n
+        return cls(n, mean, max(0.0, squares - n * mean * mean))
+
     def update(self, x: float, w: float = 1) -> None:
         n = self.n + w
         if n == 0:

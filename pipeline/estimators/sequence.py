@@ -89,6 +89,12 @@ def upper(state: SequenceState, alpha: float, grid_means: np.ndarray) -> np.ndar
     return np.where(rejected.any(axis=-1), grid_means[first], 1.0)
 
 
+def rescale(outcome: float, low: float, high: float) -> float:
+    """An outcome of the range [low, high] on [0, 1]; one outside the range counts as the nearest end (the range is
+    the spec's promise, and a bet needs bounded outcomes)."""
+    return min(1.0, max(0.0, (outcome - low) / (high - low)))
+
+
 @dataclass
 class MeanSequence:
     """One group's anytime-valid bounds on its mean outcome in [low, high].
@@ -114,9 +120,8 @@ class MeanSequence:
         return int(self.state.count)
 
     def update(self, outcome: float) -> None:
-        """One more outcome; one outside [low, high] counts as the nearest end (the range is the spec's promise)."""
-        scaled = min(1.0, max(0.0, (outcome - self.low) / (self.high - self.low)))
-        step(self.state, scaled, _GRID_MEANS)
+        """One more outcome in [low, high] (see `rescale`)."""
+        step(self.state, rescale(outcome, self.low, self.high), _GRID_MEANS)
 
     def bounds(self, alpha: float) -> tuple[float, float]:
         """Lower and upper bound, each at level 1 − α, valid at every time at once."""

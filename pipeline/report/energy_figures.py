@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 
 from fairstream.report.shields import DPI, L_COLOR, S_COLOR, SIZE, write_png
 from fairstream.shields.target import Target
-from fairstream.studies.energy_figures import DECISION_MAKERS, GROUP_TARGET, TARGET, GroupPaths, HorizonRow, Paths
+from fairstream.studies.energy_figures import DECISION_MAKERS, GROUP_TARGET, TARGET, HorizonRow, Paths
 
 
 def _bands(ax, bands: dict[str, np.ndarray], colors, target: Target) -> None:
@@ -40,7 +40,7 @@ def write_figure_1(results: dict[str, dict[str, Paths]], path: Path) -> Path:
     return write_png(figure, path)
 
 
-def write_figure_2(results: dict[str, dict[str, GroupPaths]], path: Path) -> Path:
+def write_figure_2(results: dict[str, dict[str, Paths]], path: Path) -> Path:
     """One panel per scenario: each two-group shield's median gap D_t and its 5–95 % band, with S and L."""
     figure = Figure(figsize=SIZE, dpi=DPI, layout="constrained")
     axes = np.atleast_1d(figure.subplots(1, len(results), sharey=True))

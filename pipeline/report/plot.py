@@ -18,6 +18,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from fairstream.errors import InputError
+from fairstream.spec.models import tests_ratio
 from fairstream.verdicts.alerts import RECOVERED, VIOLATION
 
 MAX_PARTS = 8
@@ -112,35 +113,29 @@ def part_series(estimates: list[dict[str, Any]]) -> list[PartSeries]:
         moment = datetime.fromisoformat(record["event_time"])
         for name, body in record["parts"].items():
             history.setdefault(name, []).append((moment, body))
-    ratio = bool(estimates) and estimates[-1]["metric"] == "disparate_impact"
+    ratio = bool(estimates) and tests_ratio(estimates[-1]["metric"])
     return [_series(name, rows, ratio) for name, rows in history.items()]
 
 
 def _series(name: str, rows: list[tuple[datetime, dict[str, Any]]], ratio: bool = False) -> PartSeries:
     bodies = [body for _, body in rows]
     groups = sorted({group for body in bodies for group in body["groups"]})
-    if "constraint" in bodies[-1]:
-        return PartSeries(
-            name=name,
-            times=[moment for moment, _ in rows],
-            estimates={g: [_number(body["groups"].get(g, {}).get("estimate")) for body in bodies] for g in groups},
-            trials={g: cell["trials"] for body in bodies for g, cell in body["groups"].items()},
-            gaps=[math.nan] * len(bodies),
-            violated=[bool(body["violated"]) for body in bodies],
-            threshold=0.0,
-            intervals=[(math.nan, math.nan)] * len(bodies),
-            certificates={g: [_number(body["groups"].get(g, {}).get("g_upper")) for body in bodies] for g in groups},
-        )
+
+    def per_group(field: str) -> dict[str, list[float]]:
+        return {g: [_number(body["groups"].get(g, {}).get(field)) for body in bodies] for g in groups}
+
+    constraint = "constraint" in bodies[-1]  # no gap: each group's bound on g against 0
     return PartSeries(
         name=name,
         times=[moment for moment, _ in rows],
-        estimates={g: [_number(body["groups"].get(g, {}).get("estimate")) for body in bodies] for g in groups},
+        estimates=per_group("estimate"),
         trials={g: cell["trials"] for body in bodies for g, cell in body["groups"].items()},
-        gaps=[_number(body["ratio" if ratio else "gap"]) for body in bodies],
+        gaps=[math.nan if constraint else _number(body["ratio" if ratio else "gap"]) for body in bodies],
         violated=[bool(body["violated"]) for body in bodies],
-        threshold=bodies[-1]["threshold"],
+        threshold=0.0 if constraint else bodies[-1]["threshold"],
         intervals=[tuple(body["interval"]) if body.get("interval") else (math.nan, math.nan) for body in bodies],
-        ratio=ratio,
+        ratio=ratio and not constraint,
+        certificates=per_group("g_upper") if constraint else None,
     )
 
 

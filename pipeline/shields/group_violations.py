@@ -50,8 +50,9 @@ def group_violations(energy: Energy, p_a: float, p_b: float, share_a: float, tar
     pivot = energy.pivot
     mass = np.ones((2, 1))  # row 0: the distribution of the counts; row 1: the same with violating mass absorbed
     probability = expected = flips = 0.0
+    layer = _gaps(0)
     for t in range(horizon):
-        seen_a, ones_a, ones_b, gap = _gaps(t)
+        seen_a, ones_a, ones_b, gap = layer
         zeta = np.asarray(energy(gap), dtype=float)
         below, above = gap < pivot, gap > pivot
         accept_a = np.where(below, p_a + (1 - p_a) * zeta, np.where(above, p_a * (1 - zeta), p_a))
@@ -67,10 +68,9 @@ def group_violations(energy: Energy, p_a: float, p_b: float, share_a: float, tar
             (_rank(t + 1, seen_a, ones_a, ones_b), (1 - share_a) * (1 - accept_b)),
         ):
             after[:, rank] += mass * weight  # each move maps the layer one-to-one: no index repeats
-        mass = after
+        mass, layer = after, _gaps(t + 1)
         if t + 1 >= target.burn_in:
-            gap_after = _gaps(t + 1)[3]
-            outside = (gap_after < target.running[0]) | (gap_after > target.running[1])
+            outside = (layer[3] < target.running[0]) | (layer[3] > target.running[1])
             expected += float(mass[0][outside].sum())
             probability += float(mass[1][outside].sum())
             mass[1][outside] = 0.0

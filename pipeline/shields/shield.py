@@ -69,6 +69,13 @@ def _check_counts(counts: object, *pairs: tuple[int, int]) -> None:
             raise ShieldError(BAD_COUNTS.format(counts=counts))
 
 
+def _check_strict(target: Target) -> None:
+    """An adaptive shield's members may put their limit point at either end of L: L must lie strictly inside S."""
+    (s_lo, s_hi), (l_lo, l_hi) = target.running, target.limit
+    if not (s_lo < l_lo and l_hi < s_hi):
+        raise ShieldError(NOT_STRICT.format(running=target.running, limit=target.limit))
+
+
 def _act(decision: int, before: float, energy: Energy, u: float, rising: int, name: str, whom: str = "") -> tuple[int, float, str]:
     """Apply the energy rule: `rising` is the decision that raises the fairness value `name`; returns (output, probability, reason)."""
     pivot = energy.pivot
@@ -242,9 +249,7 @@ class AdaptiveShield:
     k: int = 2
 
     def __post_init__(self) -> None:
-        (s_lo, s_hi), (l_lo, l_hi) = self.target.running, self.target.limit
-        if not (s_lo < l_lo and l_hi < s_hi):
-            raise ShieldError(NOT_STRICT.format(running=self.target.running, limit=self.target.limit))
+        _check_strict(self.target)
         self.energy(self.start())
 
     def start(self) -> AdaptiveCounts:
@@ -311,9 +316,7 @@ class AdaptiveGroupShield:
 
     def __post_init__(self) -> None:
         check_groups(self.groups)
-        (s_lo, s_hi), (l_lo, l_hi) = self.target.running, self.target.limit
-        if not (s_lo < l_lo and l_hi < s_hi):
-            raise ShieldError(NOT_STRICT.format(running=self.target.running, limit=self.target.limit))
+        _check_strict(self.target)
         self.energy(self.start())
 
     def start(self) -> AdaptiveGroupCounts:

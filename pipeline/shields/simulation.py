@@ -98,6 +98,7 @@ def simulate(energy: MonotoneEnergy, p: float, runs: int, steps: int, seed: int,
     times = np.arange(1, steps + 1)
     fairness = np.cumsum(shielded, axis=1) / times
     s_lo, s_hi = energy.target.running
+    l_lo, l_hi = limit or energy.target.limit
     violated = ((fairness < s_lo) | (fairness > s_hi)) & (times >= energy.target.burn_in)
     flipped = np.cumsum(shielded != decisions, axis=1) / times
     return Simulation(
@@ -109,7 +110,7 @@ def simulate(energy: MonotoneEnergy, p: float, runs: int, steps: int, seed: int,
         violations=np.cumsum(violated, axis=1).mean(axis=0),
         interference=flipped.mean(axis=0),
         final_mean=float(fairness[:, -1].mean()),
-        inside_limit=float(((fairness[:, -1] >= (limit or energy.target.limit)[0]) & (fairness[:, -1] <= (limit or energy.target.limit)[1])).mean()),
+        inside_limit=float(((fairness[:, -1] >= l_lo) & (fairness[:, -1] <= l_hi)).mean()),
         ever_violated=float(violated.any(axis=1).mean()),
         expected_interference=abs(fixpoint(energy, p) - p),
     )

@@ -28,6 +28,15 @@ MetricType = Literal[
     "delayed_impact",
     "benefit_rate",
 ]
+RATIO_METRICS = frozenset({"disparate_impact"})
+"""Metrics whose verdict bounds the ratio min / max of the group rates from below, not their gap max − min from above."""
+
+
+def tests_ratio(metric: str) -> bool:
+    """Whether `metric`'s verdict is on the ratio between groups (see `RATIO_METRICS`)."""
+    return metric in RATIO_METRICS
+
+
 Name = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 FieldPath = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")]
 """A field of a record, or a dotted path into nested JSON objects (`applicant.race`)."""
@@ -393,7 +402,7 @@ class Spec(_Model):
             return CONSTRAINT_FLOOR
         if self.estimator.verdict != "point":
             return 1
-        return default_floor(self.metric.threshold, ratio=self.metric.type == "disparate_impact")
+        return default_floor(self.metric.threshold, ratio=tests_ratio(self.metric.type))
 
     @model_validator(mode="after")
     def _compatible(self) -> Spec:

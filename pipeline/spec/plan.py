@@ -11,7 +11,7 @@ from fairstream.monitor import MonitorConfig
 from fairstream.parse import RecordParser
 from fairstream.redact import LetterRecord
 from fairstream.spec.expressions import Expression, ExprType, compile_expression
-from fairstream.spec.models import Baseline, Constraint, Estimator, Spec, Variable
+from fairstream.spec.models import Baseline, Constraint, Estimator, Spec, Variable, tests_ratio
 from fairstream.timefmt import format_duration
 from fairstream.trials.layout import Capture, TrialLayout
 from fairstream.trials.outcomes import AggregateRule, MetricCells, Outcomes, SlotOutcomes
@@ -205,7 +205,7 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
             threshold=metric.threshold if metric.threshold is not None else 1.0,  # without a threshold no gap is judged (gap_verdict)
             alpha=estimator.alpha,
             hysteresis=estimator.hysteresis,
-            ratio=metric.type == "disparate_impact",
+            ratio=tests_ratio(metric.type),
             pairs=tuple(tuple(pair) for pair in metric.pairs) if metric.pairs else None,
         ),
         prior=prior,

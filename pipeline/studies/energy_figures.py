@@ -95,16 +95,31 @@ def _through(build, pivot: float, point: float) -> Energy:
 
 @dataclass(frozen=True)
 class Paths:
-    """One shield on one decision maker: F_t's 5 %, 50 % and 95 % quantiles over the runs, and the run summaries."""
+    """One shield on one decision maker: the fairness value's 5 %, 50 % and 95 % quantiles over the runs (F_t for one
+    group, the gap D_t for two), and the run summaries."""
 
     band: np.ndarray
     violated: float
-    """Share of runs with F_t outside S at some t ≥ τ."""
+    """Share of runs with the value outside S at some t ≥ τ."""
     inside_limit: float
-    """Share of runs ending with F inside L."""
+    """Share of runs ending with the value inside L."""
     final: float
     interference: float
     """Mean share of decisions flipped."""
+
+
+def _paths(values: np.ndarray, interference: float, target: Target) -> Paths:
+    """The summary of `values` (runs × steps) against the target."""
+    times = np.arange(1, values.shape[1] + 1)
+    (s_lo, s_hi), (l_lo, l_hi) = target.running, target.limit
+    outside = ((values < s_lo) | (values > s_hi)) & (times >= target.burn_in)
+    return Paths(
+        band=np.quantile(values, (0.05, 0.5, 0.95), axis=0),
+        violated=float(outside.any(axis=1).mean()),
+        inside_limit=float(((values[:, -1] >= l_lo) & (values[:, -1] <= l_hi)).mean()),
+        final=float(values[:, -1].mean()),
+        interference=interference,
+    )
 
 
 def figure_1(runs: int = 300, steps: int = 3000, seed: int = 0, target: Target = TARGET) -> dict[str, dict[str, Paths]]:
@@ -118,17 +133,7 @@ def figure_1(runs: int = 300, steps: int = 3000, seed: int = 0, target: Target =
         results[maker] = {}
         for name, energy in energies(p, target).items():
             shielded = shield_paths(energy, decisions, draws)  # type: ignore[arg-type]
-            fairness = np.cumsum(shielded, axis=1) / times
-            s_lo, s_hi = target.running
-            l_lo, l_hi = target.limit
-            outside = ((fairness < s_lo) | (fairness > s_hi)) & (times >= target.burn_in)
-            results[maker][name] = Paths(
-                band=np.quantile(fairness, (0.05, 0.5, 0.95), axis=0),
-                violated=float(outside.any(axis=1).mean()),
-                inside_limit=float(((fairness[:, -1] >= l_lo) & (fairness[:, -1] <= l_hi)).mean()),
-                final=float(fairness[:, -1].mean()),
-                interference=float((shielded != decisions).mean()),
-            )
+            results[maker][name] = _paths(np.cumsum(shielded, axis=1) / times, float((shielded != decisions).mean()), target)
     return results
 
 
@@ -165,23 +170,11 @@ SCENARIOS: dict[str, Callable[[int], tuple[float, float]]] = {
 """(p_a, p_b) at decision t; the fixed shield is told the gap's mean, 0.3, in both."""
 
 
-@dataclass(frozen=True)
-class GroupPaths:
-    """One two-group shield in one scenario: D_t's 5 %, 50 % and 95 % quantiles over the runs, and the run summaries."""
-
-    band: np.ndarray
-    violated: float
-    inside_limit: float
-    final: float
-    interference: float
-
-
-def _group_runs(shield, rates: Callable[[int], tuple[float, float]], runs: int, steps: int, seed: int) -> GroupPaths:
+def _group_runs(shield, rates: Callable[[int], tuple[float, float]], runs: int, steps: int, seed: int) -> Paths:
     """The shield's own `decide` on seeded arrivals (group a with probability `SHARE_A`) and raw decisions."""
     rng = np.random.default_rng(seed)
     gaps = np.empty((runs, steps))
     flips = 0
-    (s_lo, s_hi), (l_lo, l_hi) = GROUP_TARGET.running, GROUP_TARGET.limit
     for run in range(runs):
         arrivals, raws, draws = rng.random(steps), rng.random(steps), rng.random(steps)
         state = shield.start()
@@ -192,18 +185,10 @@ def _group_runs(shield, rates: Callable[[int], tuple[float, float]], runs: int, 
             state = shield.next_state(state, verdict)
             flips += verdict.flipped
             gaps[run, t] = verdict.after
-    times = np.arange(1, steps + 1)
-    outside = ((gaps < s_lo) | (gaps > s_hi)) & (times >= GROUP_TARGET.burn_in)
-    return GroupPaths(
-        band=np.quantile(gaps, (0.05, 0.5, 0.95), axis=0),
-        violated=float(outside.any(axis=1).mean()),
-        inside_limit=float(((gaps[:, -1] >= l_lo) & (gaps[:, -1] <= l_hi)).mean()),
-        final=float(gaps[:, -1].mean()),
-        interference=flips / (runs * steps),
-    )
+    return _paths(gaps, flips / (runs * steps), GROUP_TARGET)
 
 
-def figure_2(runs: int = 100, steps: int = 4000, seed: int = 0) -> dict[str, dict[str, GroupPaths]]:
+def figure_2(runs: int = 100, steps: int = 4000, seed: int = 0) -> dict[str, dict[str, Paths]]:
     """Per scenario, the two-group shield told the raw gap 0.3 and the adaptive one that estimates it, on the same streams."""
     fixed = GroupShield(MonotoneEnergy(0.3, GROUP_TARGET.settled(MARGIN), GROUP_ALPHA, domain=TWO_GROUPS), GROUP_TARGET)
     adaptive = AdaptiveGroupShield(GROUP_TARGET, GROUP_ALPHA, settle_margin=MARGIN)

@@ -7,13 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-RATIO_METRICS = frozenset({"disparate_impact"})
-"""Metrics whose verdict bounds the ratio min / max of the group rates from below, not their gap max − min from above."""
-
-
-def tests_ratio(metric: str) -> bool:
-    """Whether `metric`'s verdict is on the ratio between groups (see `RATIO_METRICS`)."""
-    return metric in RATIO_METRICS
+from fairstream.spec.models import tests_ratio
 
 
 @dataclass(frozen=True)
