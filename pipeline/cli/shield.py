@@ -13,10 +13,13 @@ from fairstream.cli import console
 from fairstream.cli.errors import reports_errors
 from fairstream.cli.kafka_options import file_or_kafka, kafka_options
 from fairstream.cli.lazy import LazyGroup
+from fairstream.cli.shield_groups import group_request, print_check, print_synthesis
 from fairstream.report.shields import write_simulation
 from fairstream.runner import FORMATS, FileInput, FileOutput, FileRun, Job, KafkaInput, KafkaOutput, execute, guess_format
 from fairstream.shields import MonotoneFamily, Synthesis, Target, synthesize
+from fairstream.shields.configured import configure
 from fairstream.shields.simulation import energy_form, simulate
+from fairstream.spec.load import load_plan
 
 
 class Interval(click.ParamType):
@@ -36,17 +39,44 @@ class Interval(click.ParamType):
         return low, high
 
 
+class Pair(click.ParamType):
+    """Two comma-separated probabilities a,b in [0, 1], e.g. the raw rates 0.6,0.3 of two groups."""
+
+    name = "A,B"
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> tuple[float, float]:
+        if isinstance(value, tuple):
+            return value
+        try:
+            first, second = (float(item) for item in str(value).split(","))
+        except ValueError:
+            self.fail(f"expected two comma-separated probabilities such as 0.6,0.3; got {value!r}", param, ctx)
+        if not (0 <= first <= 1 and 0 <= second <= 1):
+            self.fail(f"expected probabilities in [0, 1]; got {value!r}", param, ctx)
+        return first, second
+
+
+ONE_GROUP_DEFAULTS = {"running": (0.4, 0.6), "limit": (0.45, 0.55), "burn_in": 50, "horizon": 1000}
+TWO_GROUP_DEFAULTS = {"running": (-0.1, 0.1), "limit": (-0.05, 0.05), "burn_in": 100, "horizon": 2000}
+
+
 def target_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """The options that define the one-group problem and the synthesis shared by `synthesize` and `simulate`."""
+    """The options that define the problem and the synthesis shared by `synthesize` and `simulate`."""
     options = [
-        click.option("--p", "p", default=0.3, show_default=True, type=click.FloatRange(0, 1), help="Raw acceptance rate of the decision maker."),
-        click.option("--running", default="0.4,0.6", show_default=True, type=Interval(), help="Running target S."),
-        click.option("--limit", default="0.45,0.55", show_default=True, type=Interval(), help="Limit target L ⊆ S."),
-        click.option("--burn-in", default=50, show_default=True, type=click.IntRange(1), help="Burn-in τ: S holds from t = τ."),
-        click.option("--horizon", default=1000, show_default=True, type=click.IntRange(1), help="Horizon T of the exact violation measure."),
-        click.option("--lambda", "lam", default=0.05, show_default=True, type=float, help="Bound λ on the violation measure over [τ, ∞)."),
+        click.option("--groups", default=1, show_default=True, type=click.IntRange(1, 2), help="1: the share of 1s of one decision maker; 2: the demographic-parity gap of two groups."),
+        click.option("--p", "p", default=0.3, show_default=True, type=click.FloatRange(0, 1), help="One group: raw acceptance rate of the decision maker."),
+        click.option("--rates", type=Pair(), help="Two groups: raw acceptance rates of group a and group b, e.g. 0.6,0.3."),
+        click.option("--share", default=0.5, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True), help="Two groups: share of decisions about group a."),
+        click.option("--spec", "spec_path", type=click.Path(dir_okay=False), help="Two groups: take the problem from this spec's shield: section (rates, share, targets, λ, horizon, steepness)."),
+        click.option("--running", type=Interval(), help="Running target S [default: 0.4,0.6; two groups -0.1,0.1]."),
+        click.option("--limit", type=Interval(), help="Limit target L ⊆ S [default: 0.45,0.55; two groups -0.05,0.05]."),
+        click.option("--burn-in", type=click.IntRange(1), help="Burn-in τ: S holds from t = τ [default: 50; two groups 100]."),
+        click.option("--horizon", type=click.IntRange(1), help="Horizon T of the violation measure [default: 1000; two groups 2000]."),
+        click.option("--lambda", "lam", default=0.05, show_default=True, type=float, help="Bound λ on the violation measure (one group over [τ, ∞), two groups over [τ, T])."),
         click.option("--measure", default="probability", show_default=True, type=click.Choice(["probability", "expected"]), help="P(some violation) or E(number of violations)."),
         click.option("--settle-margin", default=0.01, show_default=True, type=click.FloatRange(0, 1, max_open=True), help="Place the limit point this far inside L, so finite streams end inside L (0: on its edge)."),
+        click.option("--streams", default=4000, show_default=True, type=click.IntRange(100), help="Two groups, T > 100: simulated streams behind the bound."),
+        click.option("--confidence", default=0.99, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True), help="Two groups, T > 100: joint confidence of the simulated bounds."),
     ]  # fmt: skip
     for option in reversed(options):
         command = option(command)
@@ -57,6 +87,12 @@ def _synthesize(
     p: float, running: tuple[float, float], limit: tuple[float, float], burn_in: int, horizon: int, lam: float, measure: str, settle_margin: float
 ) -> Synthesis:
     return synthesize(MonotoneFamily(p, Target(burn_in, running, limit).settled(settle_margin)), lam, horizon, measure=measure)
+
+
+def _one_group(options: dict[str, Any]) -> dict[str, Any]:
+    """The one-group options with their defaults filled in."""
+    chosen = {name: options[name] if options[name] is not None else default for name, default in ONE_GROUP_DEFAULTS.items()}
+    return {"p": options["p"], "lam": options["lam"], "measure": options["measure"], "settle_margin": options["settle_margin"], **chosen}
 
 
 @click.group(
@@ -74,7 +110,15 @@ def shield() -> None:
 @target_options
 @reports_errors
 def synthesize_command(**options: Any) -> None:
-    """Pick the least steep member of the monotone family whose violation measure plus tail bound is at most λ."""
+    """Pick the least steep member of the monotone family whose violation measure is at most λ.
+
+    One group: exact dynamic programming over [τ, T] plus a tail bound after T. Two groups (--groups 2, or --spec):
+    exact over both groups' counts for T ≤ 100, else Clopper–Pearson bounds from simulated streams, over [τ, T].
+    """
+    if options["groups"] == 2 or options["spec_path"]:
+        print_synthesis(group_request(options, TWO_GROUP_DEFAULTS))
+        return
+    options = _one_group(options)
     result = _synthesize(**options)
     energy = result.energy
     name = "P(some F_t ∉ S, τ ≤ t ≤ T)" if result.measure == "probability" else "E(#t ∈ [τ, T] with F_t ∉ S)"
@@ -108,7 +152,15 @@ def synthesize_command(**options: Any) -> None:
 )
 @reports_errors
 def simulate_command(runs: int, steps: int, seed: int, out_dir: str, **options: Any) -> None:
-    """Synthesize the energy function as `synthesize` does, then run the shielded process on raw Bernoulli(p) decisions."""
+    """Synthesize the energy function as `synthesize` does, then run the shielded process on raw Bernoulli decisions.
+
+    Two groups: the check runs on streams independent of the synthesis's and sets their violation rate beside the bound.
+    """
+    if options["groups"] == 2 or options["spec_path"]:
+        request = group_request(options, TWO_GROUP_DEFAULTS)
+        print_check(request, print_synthesis(request), runs, steps, seed)
+        return
+    options = _one_group(options)
     result = _synthesize(**options)
     started = time.perf_counter()
     simulation = simulate(result.energy, options["p"], runs, steps, seed, limit=options["limit"])
@@ -162,6 +214,9 @@ def run_command(
 ) -> None:
     """Put SPEC's shield on the decision path: every decision shielded, every flip reported as an intervention."""
     kafka = file_or_kafka(input_path, bootstrap, kafka_config)
+    shield_spec = load_plan(spec).spec.shield
+    if shield_spec is not None:  # without one, the job below fails with the spec's own error
+        console.console.print(configure(shield_spec).summary(shield_spec), soft_wrap=True)
     if kafka is None:
         job = Job(spec=spec, input=FileInput(path=input_path, format=fmt or guess_format(input_path)), output=FileOutput(out_dir=out_dir), shield=True, metrics_port=metrics_port)  # type: ignore[arg-type]
     else:

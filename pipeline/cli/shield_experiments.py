@@ -10,7 +10,17 @@ import click
 from fairstream.cli import console
 from fairstream.cli.errors import reports_errors
 from fairstream.report.energy_figures import write_figure_1, write_figure_2, write_figure_3
-from fairstream.studies.energy_figures import DECISION_MAKERS, GROUP_TARGET, TARGET, figure_1, figure_2, figure_3
+from fairstream.studies.energy_figures import (
+    DECISION_MAKERS,
+    GROUP_HORIZON,
+    GROUP_TARGET,
+    LAMBDA,
+    TARGET,
+    figure_1,
+    figure_2,
+    figure_3,
+    group_alpha,
+)
 
 
 @click.command(name="experiments")
@@ -39,7 +49,7 @@ def experiments(runs: int, steps: int, group_runs: int, seed: int, out_dir: str)
     (g_lo, g_hi), (m_lo, m_hi) = GROUP_TARGET.running, GROUP_TARGET.limit
     for scenario, shields in groups.items():
         console.table(
-            f"Fig. 2, two groups, {scenario} (S = [{g_lo:g}, {g_hi:g}], L = [{m_lo:g}, {m_hi:g}], τ = {GROUP_TARGET.burn_in}, α = 0.5): {group_runs} runs × {min(steps, 4000)} decisions",
+            f"Fig. 2, two groups, {scenario} (S = [{g_lo:g}, {g_hi:g}], L = [{m_lo:g}, {m_hi:g}], τ = {GROUP_TARGET.burn_in}, α = {group_alpha():.4f} synthesized for λ = {LAMBDA:g} over [τ, {GROUP_HORIZON:,}]): {group_runs} runs × {min(steps, 4000)} decisions",
             ["shield", "runs leaving S after τ", "runs ending in L", "mean final D", "share flipped"],
             [(name, f"{p.violated:.1%}", f"{p.inside_limit:.1%}", f"{p.final:+.4f}", f"{p.interference:.4f}") for name, p in shields.items()],
             right=(1, 2, 3, 4),

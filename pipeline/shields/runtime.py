@@ -6,25 +6,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fairstream.events import Event
-from fairstream.shields.energy import MonotoneEnergy
+from fairstream.shields.configured import configure
 from fairstream.shields.shield import AdaptiveGroupCounts, AdaptiveGroupShield, GroupCounts, GroupShield, uniform
-from fairstream.shields.target import Target
 from fairstream.spec.models import ShieldSpec
 from fairstream.verdicts.alerts import stamp
 
 SHIELDED = "shield.decision"
 INTERVENTION = "shield.intervention"
-
-
-def group_shield(spec: ShieldSpec) -> GroupShield | AdaptiveGroupShield:
-    """The two-group shield a spec describes: member `steepness` of the monotone family for the raw gap, its limit point
-    `settle_margin` inside L (the fixpoint sits on L's edge otherwise, and a finite stream ends just outside it); without
-    a raw gap, the adaptive shield that estimates it from the raw decisions."""
-    target = Target(spec.burn_in, tuple(spec.running), tuple(spec.limit))
-    if spec.raw_gap is None:
-        return AdaptiveGroupShield(target, spec.steepness, tuple(spec.groups), settle_margin=spec.settle_margin)
-    energy = MonotoneEnergy(spec.raw_gap, target.settled(spec.settle_margin), alpha=spec.steepness, domain=(-1.0, 1.0))
-    return GroupShield(energy, target, groups=tuple(spec.groups))
 
 
 @dataclass
@@ -39,7 +27,7 @@ class ShieldRun:
     flips: int = 0
 
     def __post_init__(self) -> None:
-        self.shield = group_shield(self.spec)
+        self.shield = configure(self.spec).shield
         self.state = self.shield.start()
 
     def decide(self, event: Event) -> list[dict[str, Any]]:

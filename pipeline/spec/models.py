@@ -330,28 +330,51 @@ class Window(_Model):
 
 
 class ShieldSpec(_Model):
-    """An energy shield on the decision path (two-group demographic parity): which events carry decisions, and the target."""
+    """An energy shield on the decision path (two-group demographic parity): which events carry decisions, and the target.
+
+    With the groups' raw acceptance `rates` the shield's steepness is synthesized: the least steep member whose
+    probability of the gap leaving S over [burn_in, horizon] is at most `max_violation`. A `steepness` overrides it.
+    """
 
     decisions: str = Field(description="event kind that carries a decision")
     group: str = Field(description="field naming the decision's group")
     decision: str = Field(description="field with the recommended decision (bool, or 0/1)")
     groups: tuple[str, str] = Field(description="the two groups; the fairness value is rate(first) − rate(second)")
-    burn_in: int = Field(50, ge=1, description="decisions before the running target applies")
+    burn_in: int = Field(100, ge=1, description="decisions before the running target applies")
     running: tuple[float, float] = Field((-0.1, 0.1), description="running target S for the demographic-parity gap")
     limit: tuple[float, float] = Field((-0.05, 0.05), description="limit target L ⊆ S")
+    rates: tuple[Annotated[float, Field(ge=0, le=1)], Annotated[float, Field(ge=0, le=1)]] | None = Field(
+        None, description="the decision maker's raw acceptance rates of the two groups, in the order of `groups`"
+    )
+    share: float = Field(0.5, gt=0, lt=1, description="the share of decisions about the first group")
     raw_gap: float | None = Field(
         None,
         ge=-1,
         le=1,
-        description="the decision maker's gap without the shield (p of the energy family); leave it out to estimate it online "
-        "from the raw decisions (adaptive shield), which also never widens a gap already inside L",
+        description="the raw gap alone, when the rates are not known: the shield for it, at a `steepness` set by hand "
+        "(no guarantee is computed); leave out both `rates` and `raw_gap` for the adaptive shield that estimates them",
     )
-    steepness: float = Field(0.5, ge=0, le=1, description="member α of the monotone energy family (larger: steeper, fewer violations)")
+    max_violation: float = Field(0.05, gt=0, lt=1, description="λ: bound on the probability that the gap leaves S after the burn-in")
+    horizon: int = Field(2000, ge=1, description="decisions over which that probability is bounded")
+    confidence: float = Field(0.99, gt=0, lt=1, description="confidence of the bound when it is computed from simulated streams")
+    steepness: float | None = Field(
+        None, ge=0, le=1, description="member α of the monotone energy family, set by hand (overrides the synthesis; the adaptive shield's default is 0.5)"
+    )
     settle_margin: float = Field(
         0.01, ge=0, lt=1, description="the gap settles this far inside L, so finite streams end inside it (at slightly more interference)"
     )
     seed: int = Field(0, ge=0, description="with the decision id, fixes every random draw, so a replay makes the same flips")
     cost: str | None = Field(None, description="optional numeric field: the cost of flipping this decision, reported with the flip")
+
+    @model_validator(mode="after")
+    def _one_description_of_the_raw_gap(self) -> ShieldSpec:
+        if self.rates is not None and self.raw_gap is not None:
+            raise ValueError("give rates or raw_gap, not both: the raw gap is rates[0] − rates[1]")
+        if self.raw_gap is not None and self.steepness is None:
+            raise ValueError("raw_gap alone needs a steepness: no guarantee can be computed without the rates; give rates: [p_a, p_b] instead")
+        if self.horizon < self.burn_in:
+            raise ValueError(f"horizon {self.horizon} must be at least the burn-in {self.burn_in}")
+        return self
 
 
 class DeadLetters(_Model):

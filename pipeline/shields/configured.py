@@ -1,0 +1,75 @@
+"""The shield a spec's `shield:` section describes, and what it guarantees, in one line for the operator (pure).
+
+With the groups' raw rates the steepness is synthesized for the spec's λ over its horizon (or set by hand, and then
+the same computation states the bound it gives); with the raw gap alone the shield is built as told and no bound is
+computed; with neither, the adaptive shield estimates the rates from the raw decisions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fairstream.shields.drift import TWO_GROUPS
+from fairstream.shields.energy import MonotoneEnergy
+from fairstream.shields.group_synthesis import Assessment, GroupProblem, assess, cached_synthesis, member
+from fairstream.shields.shield import AdaptiveGroupShield, GroupShield
+from fairstream.shields.target import Target
+from fairstream.spec.models import ShieldSpec
+
+ADAPTIVE_STEEPNESS = 0.5
+"""The adaptive shield's member when the spec sets none: it has no fixed raw gap to synthesize for."""
+
+
+@dataclass(frozen=True)
+class ConfiguredShield:
+    """The shield, the member it uses, and the assessment of its violations over [τ, T] when the rates are known."""
+
+    shield: GroupShield | AdaptiveGroupShield
+    alpha: float
+    origin: str
+    assessment: Assessment | None = None
+    method: str | None = None
+    confidence: float | None = None
+
+    def summary(self, spec: ShieldSpec) -> str:
+        """One line: the member, why it was chosen, and its bound over [τ, T] if one was computed."""
+        head = f"energy shield: member α = {self.alpha:.4f} ({self.origin})"
+        if self.assessment is None:
+            return f"{head}; no violation bound computed (give rates: [p_a, p_b] for one)"
+        sure = "exact" if self.confidence is None else f"{self.confidence:.0%} confidence, {self.assessment.runs:,} simulated streams"
+        return (
+            f"{head}: P(gap leaves S = {list(spec.running)} during decisions {spec.burn_in}–{spec.horizon}) ≤ "
+            f"{self.assessment.probability_bound:.4f} ({sure}; λ = {spec.max_violation:g})"
+        )
+
+
+def target_of(spec: ShieldSpec) -> Target:
+    return Target(spec.burn_in, tuple(spec.running), tuple(spec.limit))  # type: ignore[arg-type]
+
+
+def problem_of(spec: ShieldSpec) -> GroupProblem | None:
+    """The decision maker the spec describes, when it gives the rates."""
+    if spec.rates is None:
+        return None
+    return GroupProblem(spec.rates[0], spec.rates[1], spec.share, target_of(spec))
+
+
+def configure(spec: ShieldSpec) -> ConfiguredShield:
+    """The shield for the spec, synthesized when it gives the rates and no steepness."""
+    target, groups = target_of(spec), tuple(spec.groups)
+    problem = problem_of(spec)
+    if problem is None and spec.raw_gap is None:
+        alpha = ADAPTIVE_STEEPNESS if spec.steepness is None else spec.steepness
+        shield = AdaptiveGroupShield(target, alpha, groups, settle_margin=spec.settle_margin)  # type: ignore[arg-type]
+        return ConfiguredShield(shield, alpha, "adaptive: the raw rates are estimated online")
+    if problem is None:
+        energy = MonotoneEnergy(spec.raw_gap, target.settled(spec.settle_margin), spec.steepness, domain=TWO_GROUPS)  # type: ignore[arg-type]
+        return ConfiguredShield(GroupShield(energy, target, groups), spec.steepness, "set by hand for the raw gap")  # type: ignore[arg-type]
+    if spec.steepness is None:
+        result = cached_synthesis(problem, spec.max_violation, spec.horizon, "probability", spec.settle_margin, spec.confidence)
+        shield = GroupShield(result.energy, target, groups)  # type: ignore[arg-type]
+        return ConfiguredShield(shield, result.alpha, f"synthesized for λ = {spec.max_violation:g}", result.assessment, result.method, result.confidence)
+    assessment, method = assess(problem, spec.steepness, spec.horizon, settle_margin=spec.settle_margin, confidence=spec.confidence)
+    shield = GroupShield(member(problem, spec.steepness, spec.settle_margin), target, groups)  # type: ignore[arg-type]
+    confidence = None if method == "exact" else spec.confidence
+    return ConfiguredShield(shield, spec.steepness, "set by hand in the spec", assessment, method, confidence)
