@@ -1,4 +1,4 @@
-"""Draw the energy-shield paper's Figs. 1–3 as reproduced by `fairstream.studies.energy_figures`."""
+"""Draw the energy-shield paper's Figs. 1–4 as reproduced by `fairstream.studies.energy_figures`."""
 
 from __future__ import annotations
 
@@ -67,3 +67,21 @@ def write_figure_3(rows: list[HorizonRow], path: Path) -> Path:
     time_ax.set(xscale="log", yscale="log", xlabel="horizon T", ylabel="seconds", title="Time of the exact programme and the bound")
     figure.suptitle("The horizon of the dynamic programme (energy-shield paper, Fig. 3)", fontsize=14)
     return write_png(figure, path)
+
+
+def write_figure_4(results: dict[str, Paths], path: Path) -> Path:
+    """Left: each shield's median F_t and 5–95 % band; right: the share of decisions each flipped."""
+    figure = Figure(figsize=SIZE, dpi=DPI, layout="constrained")
+    paths_ax, cost_ax = figure.subplots(1, 2, width_ratios=(2, 1))
+    palette = colormaps["tab10"].colors
+    labels = {name: f"{name}: {paths.violated:.0%} leave S, {paths.inside_limit:.0%} end in L" for name, paths in results.items()}
+    _bands(paths_ax, {labels[name]: paths.band for name, paths in results.items()}, palette, TARGET)
+    paths_ax.set(xscale="log", ylim=(0.2, 0.7), xlabel="decisions t", ylabel="F_t (median and 5–95 % of runs)", title="biased decision maker, p = 0.3")
+    paths_ax.legend(loc="lower right", fontsize=9)
+    names = list(results)
+    cost_ax.barh(names, [results[name].interference for name in names], color=palette[: len(names)])
+    cost_ax.invert_yaxis()
+    cost_ax.set(xlabel="share of decisions flipped", title="Cost")
+    figure.suptitle("The energy shield against the naive and the periodic shield, tuned to S and to L (energy-shield paper, Fig. 4)", fontsize=14)
+    return write_png(figure, path)
+

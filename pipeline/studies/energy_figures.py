@@ -27,6 +27,7 @@ from fairstream.shields.group_simulation import GroupProblem
 from fairstream.shields.group_synthesis import cached_synthesis
 from fairstream.shields.shield import AdaptiveGroupShield, GroupShield
 from fairstream.shields.simulation import shield_paths
+from fairstream.shields.stream_periodic import keeps, period_values
 from fairstream.shields.synthesis import synthesize
 from fairstream.shields.target import Target
 from fairstream.shields.violations import tail_bound, violations
@@ -206,3 +207,61 @@ def figure_2(runs: int = 100, steps: int = 4000, seed: int = 0) -> dict[str, dic
         scenario: {"told the gap 0.3": _group_runs(fixed, rates, runs, steps, seed), "adaptive": _group_runs(adaptive, rates, runs, steps, seed)}
         for scenario, rates in SCENARIOS.items()
     }
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Fig. 4: the energy shield against the naive and the periodic shield, each tuned once to S and once to L
+
+PERIOD = 50
+"""Period of the periodic shields of Fig. 4, as in the fairness-shield paper's periodic experiments."""
+
+
+def naive_paths(interval: tuple[float, float], decisions: np.ndarray) -> np.ndarray:
+    """`NaiveShield(interval)` on many runs: flip a 1 that would lift F above the interval, a 0 that would drop it below."""
+    low, high = interval
+    runs, steps = decisions.shape
+    shielded = np.empty_like(decisions)
+    ones = np.zeros(runs, dtype=np.int64)
+    for t in range(steps):
+        raw = decisions[:, t]
+        flip = np.where(raw == 1, (ones + 1) / (t + 1) > high, ones / (t + 1) < low)
+        shielded[:, t] = np.where(flip, 1 - raw, raw)
+        ones += shielded[:, t]
+    return shielded
+
+
+def periodic_paths(p: float, interval: tuple[float, float], decisions: np.ndarray, period: int = PERIOD) -> np.ndarray:
+    """`StreamPeriodicShield(p, period, interval)` on many runs: each period's tables conditioned on each run's history."""
+    runs, steps = decisions.shape
+    shielded = np.empty_like(decisions)
+    seen, ones = np.zeros(runs, dtype=np.int64), np.zeros(runs, dtype=np.int64)
+    for start in range(0, steps, period):
+        values = period_values(p, period, interval, seen, ones)
+        aside = ~np.isfinite(values[:, 0, 0])
+        within = np.zeros(runs, dtype=np.int64)
+        for t in range(min(period, steps - start)):
+            raw = decisions[:, start + t]
+            kept = aside | keeps(values, t, within, raw)
+            out = np.where(kept, raw, 1 - raw)
+            shielded[:, start + t] = out
+            within += out
+        seen, ones = seen + period, ones + within
+    return shielded
+
+
+def figure_4(runs: int = 300, steps: int = 3000, seed: int = 0, p: float = 0.3, target: Target = TARGET) -> dict[str, Paths]:
+    """The synthesized energy shield, and the naive and periodic shields tuned to S and to L, on the same biased maker."""
+    rng = np.random.default_rng(seed)
+    decisions = (rng.random((runs, steps)) < p).astype(np.int8)
+    draws = rng.random((runs, steps))
+    energy = synthesize(MonotoneFamily(p, target.settled(MARGIN)), LAMBDA, 1000).energy
+    outputs = {
+        "energy (λ = 0.05)": shield_paths(energy, decisions, draws),
+        "naive, tuned to S": naive_paths(target.running, decisions),
+        "naive, tuned to L": naive_paths(target.limit, decisions),
+        f"periodic ({PERIOD}), tuned to S": periodic_paths(p, target.running, decisions),
+        f"periodic ({PERIOD}), tuned to L": periodic_paths(p, target.limit, decisions),
+    }
+    times = np.arange(1, steps + 1)
+    return {name: _paths(np.cumsum(out, axis=1) / times, float((out != decisions).mean()), target) for name, out in outputs.items()}
+

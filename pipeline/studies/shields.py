@@ -21,18 +21,20 @@ from sklearn.preprocessing import StandardScaler
 from fairstream.errors import InputError
 from fairstream.paths import SHARED_DATA
 from fairstream.shields import (
-    TWO_GROUPS,
+    STEEPNESS,
     AdaptiveGroupShield,
     ArrivalModel,
     Dynamic,
     GroupShield,
-    MonotoneEnergy,
     NaiveParityShield,
+    ShieldError,
     StaticBW,
     StaticFair,
     Target,
     uniform,
 )
+from fairstream.shields.group_simulation import GroupProblem
+from fairstream.shields.group_synthesis import cached_synthesis, member
 
 
 @dataclass(frozen=True)
@@ -80,9 +82,11 @@ UNKNOWN_CLASSIFIER = "unknown classifier {name!r}; known: {known}"
 KAPPA = 0.1
 """DP threshold: the baselines keep |r_a − r_b| ≤ κ; the energy shield's S = [−κ, κ] and L = [−κ/2, κ/2]."""
 PERIOD = 50
-"""FinHzn horizon of Static-Fair and Dynamic (the fairness-shield paper's periodic T = 50); also the energy burn-in."""
-ENERGY_ALPHA = 0.5
-"""Steepness of the two-group energy member: the violation DP is one-group only, so the member is chosen by hand.
+"""FinHzn horizon of Static-Fair and Dynamic (the fairness-shield paper's periodic T = 50)."""
+ENERGY_BURN_IN = 100
+ENERGY_LAMBDA = 0.05
+"""The energy shields' member is synthesized for the training half's rates and shares: the least steep whose probability
+of leaving S = [−κ, κ] after the burn-in, over the stream, is at most λ (the steepest when none is: `energy_alpha`).
 `energy` is told the raw gap the classifier had on its training half; `energy-adaptive` estimates it from the stream."""
 
 
@@ -132,18 +136,27 @@ def recommend(data: Dataset, seed: int, data_dir: Path = SHARED_DATA, classifier
     return Recommendations(g_train, train.astype(int), g_test, test.astype(int), float((test == y_test).mean()))
 
 
-def build_shields(data: Dataset, recommendations: Recommendations) -> dict[str, object]:
-    """The shields for the pair of groups; the arrival model and the raw gap p̄ of those that need them come from the
-    training decisions."""
+def energy_alpha(problem: GroupProblem, horizon: int) -> float:
+    """The synthesized member for the problem over [τ, T], or the steepest when no member meets λ."""
+    try:
+        return cached_synthesis(problem, ENERGY_LAMBDA, horizon, "probability", 0.01, 0.99).alpha
+    except ShieldError:
+        return STEEPNESS[1]
+
+
+def build_shields(data: Dataset, recommendations: Recommendations, horizon: int) -> dict[str, object]:
+    """The shields for the pair of groups over a stream of `horizon` decisions; the arrival model, the rates and the raw
+    gap p̄ of those that need them come from the training decisions."""
     a, b = data.groups
     decisions, groups = recommendations.train_decisions, recommendations.train_groups
-    raw_gap = decisions[groups == a].mean() - decisions[groups == b].mean()
-    target = Target(PERIOD, (-KAPPA, KAPPA), (-KAPPA / 2, KAPPA / 2))
+    target = Target(ENERGY_BURN_IN, (-KAPPA, KAPPA), (-KAPPA / 2, KAPPA / 2))
+    problem = GroupProblem(float(decisions[groups == a].mean()), float(decisions[groups == b].mean()), float((groups == a).mean()), target)
+    alpha = energy_alpha(problem, max(horizon, ENERGY_BURN_IN))
     model = ArrivalModel.estimate(groups.tolist(), decisions.tolist(), pair=data.groups)
     return {
         "naive": NaiveParityShield((-KAPPA, KAPPA), groups=data.groups),
-        "energy": GroupShield(MonotoneEnergy(float(raw_gap), target.settled(0.01), ENERGY_ALPHA, domain=TWO_GROUPS), target, groups=data.groups),
-        "energy-adaptive": AdaptiveGroupShield(target, ENERGY_ALPHA, groups=data.groups),
+        "energy": GroupShield(member(problem, alpha, 0.01), target, groups=data.groups),
+        "energy-adaptive": AdaptiveGroupShield(target, alpha, groups=data.groups),
         "static-fair": StaticFair(model, PERIOD, KAPPA, groups=data.groups),
         "static-bw": StaticBW(model, PERIOD, KAPPA, groups=data.groups),
         "dynamic": Dynamic(model, PERIOD, KAPPA, groups=data.groups),
@@ -223,7 +236,7 @@ def compare(
     picks = rng.integers(0, len(recommendations.test_decisions), size=decisions)
     raw, groups = recommendations.test_decisions[picks], recommendations.test_groups[picks]
     first = groups == data.groups[0]
-    shields = build_shields(data, recommendations)
+    shields = build_shields(data, recommendations, decisions)
     outputs = {"unshielded": raw}
     on_shield()
     for label, shield in shields.items():

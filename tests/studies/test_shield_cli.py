@@ -168,3 +168,17 @@ def test_on_german_credit_the_adaptive_shield_leaves_a_gap_inside_l_alone(seed):
     assert unshielded < 0.04 < comparison.raw_gap
     assert comparison.at_end("energy") > unshielded + 0.01
     assert abs(comparison.at_end("energy-adaptive") - unshielded) < 0.005
+
+
+def test_table_1_sets_the_energy_shield_beside_static_fair_and_dynamic(monkeypatch, tmp_path):
+    """Table 1's columns per data set and classifier: the energy shield ends fairer than Dynamic, which stays near κ."""
+    from fairstream.cli import shield_experiments
+
+    monkeypatch.setattr(shield_experiments, "TABLE_1_REPETITIONS", 1)
+    monkeypatch.setattr(shield_experiments, "TABLE_1_DECISIONS", 300)
+    result = invoke("experiments", "--runs", "10", "--steps", "200", "--group-runs", "2", "--table-1", "--out", str(tmp_path))
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    rows = {tuple(cell.strip() for cell in line.split("│")[:2]): line.split("│")[2:] for line in result.stdout.splitlines() if line.count("│") == 4}
+    for data in ("compas, logistic", "adult, boosting"):
+        end = {shield: float(rows[(data, shield)][1].split("±")[0]) for shield in ("unshielded", "energy", "static-fair", "dynamic")}
+        assert end["energy"] < end["dynamic"] <= 0.1 < end["unshielded"], (data, end)
