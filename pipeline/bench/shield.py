@@ -21,6 +21,7 @@ from fairstream.flow import parsed_stream
 from fairstream.paths import SPECS_DIR
 from fairstream.shield_flow import build_shield_flow
 from fairstream.shields import MonotoneFamily, Target, synthesize
+from fairstream.shields.configured import configure
 from fairstream.spec.load import load_plan
 
 SPEC = SPECS_DIR / "hiring_energy_shield.yaml"
@@ -46,6 +47,8 @@ class ShieldBench:
 
 def measure_shield(decisions: int = 200_000, repeat: int = 3, on_step: Callable[[str], None] = lambda _s: None) -> ShieldBench:
     plan = load_plan(SPEC)
+    on_step("synthesizing the spec's shield (once per process, before the first decision)")
+    configure(plan.spec.shield)  # type: ignore[arg-type]
     with tempfile.TemporaryDirectory() as scratch:
         path = Path(scratch) / "decisions.jsonl"
         on_step(f"generating {decisions:,} decisions")

@@ -59,6 +59,6 @@ def flip_verdict(
         before=before,
         after=after,
         violation=violation,
-        reason=reason,
+        why=reason,
         group=group,
     )

@@ -163,6 +163,11 @@ def _ramp(distance: np.ndarray, scale: float, k: int) -> np.ndarray:
     return np.minimum(1.0, (np.maximum(distance, 0.0) / (scale or 1.0)) ** k)
 
 
+def _scalar_ramp(distance: float, scale: float, k: int) -> float:
+    """`_ramp` for one float."""
+    return min(1.0, (max(distance, 0.0) / (scale or 1.0)) ** k)
+
+
 @dataclass(frozen=True)
 class MonotoneEnergy:
     """Member α of the monotone family: F_t → x_L ∈ L for every α, and ζ_α(x) is non-decreasing in α at every x.
@@ -234,20 +239,16 @@ class MonotoneEnergy:
         """The same function for one float without numpy: the shield calls it once per decision."""
         alpha, k, c = self.alpha, self.k, self.pivot
         (s_lo, s_hi), (lo, hi) = self.target.running, self.domain
-
-        def ramp(distance: float, scale: float) -> float:
-            return min(1.0, (max(distance, 0.0) / (scale or 1.0)) ** k)
-
         if self.side == 0:
-            return alpha * (ramp(c - x, c - s_lo) if x < c else ramp(x - c, s_hi - c))
+            return alpha * (_scalar_ramp(c - x, c - s_lo, k) if x < c else _scalar_ramp(x - c, s_hi - c, k))
         side, v = self.side, self.level
         y, point, c = side * x, side * self.limit_point, side * c
         far, edge = (s_lo, hi) if side == 1 else (-s_hi, -lo)
         if y <= point:
-            return v + alpha * (1 - v) * ramp(point - y, point - far)
+            return v + alpha * (1 - v) * _scalar_ramp(point - y, point - far, k)
         if y <= c:
             return v * ((c - y) / (c - point)) ** k
-        return alpha * ramp(y - c, edge - c)
+        return alpha * _scalar_ramp(y - c, edge - c, k)
 
 
 @dataclass(frozen=True)

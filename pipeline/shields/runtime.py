@@ -37,11 +37,15 @@ class ShieldRun:
         group = str(fields[spec.group])
         if group not in spec.groups:  # outside the two compared groups: passed through unchanged
             return [{"type": SHIELDED, "monitor": self.monitor, "id": event.key, "flipped": False, "record": fields}]
-        raw = int(bool(fields[spec.decision]))
+        proposed = fields[spec.decision]
+        raw = int(bool(proposed))
         verdict = self.shield.decide(raw, self.state, uniform(spec.seed, event.key), group)  # type: ignore[arg-type]
         self.state = self.shield.next_state(self.state, verdict)  # type: ignore[arg-type]
         self.decisions += 1
-        shielded = {**fields, spec.decision: bool(verdict.shielded) if isinstance(fields[spec.decision], bool) else verdict.shielded}
+        if not verdict.flipped and (proposed is True or proposed is False or proposed == raw):
+            shielded = fields  # the record already says what was decided
+        else:
+            shielded = {**fields, spec.decision: bool(verdict.shielded) if isinstance(proposed, bool) else verdict.shielded}
         out = [{"type": SHIELDED, "monitor": self.monitor, "id": event.key, "flipped": verdict.flipped, "record": shielded}]
         if verdict.flipped:
             self.flips += 1

@@ -54,8 +54,15 @@ class Verdict:
     before: float
     after: float
     violation: bool
-    reason: str
+    why: str
+    """The reason in words, or its template when `words` fill it in."""
     group: str | None = None
+    words: dict[str, object] | None = None
+
+    @property
+    def reason(self) -> str:
+        """Why the decision was kept or flipped: formatted when asked (for an intervention record), not per decision."""
+        return self.why if self.words is None else self.why.format(**self.words)
 
 
 def _check_decision(decision: object, u: float) -> None:
@@ -76,19 +83,24 @@ def _check_strict(target: Target) -> None:
         raise ShieldError(NOT_STRICT.format(running=target.running, limit=target.limit))
 
 
-def _act(decision: int, before: float, energy: Energy, u: float, rising: int, name: str, whom: str = "") -> tuple[int, float, str]:
-    """Apply the energy rule: `rising` is the decision that raises the fairness value `name`; returns (output, probability, reason)."""
+Act = tuple[int, float, str, dict[str, object]]
+"""What the energy rule returns: the output decision, its flip probability, and the reason's template and words."""
+
+
+def _act(decision: int, before: float, energy: Energy, u: float, rising: int, name: str, whom: str = "") -> Act:
+    """Apply the energy rule: `rising` is the decision that raises the fairness value `name`."""
     pivot = energy.pivot
     if before == pivot:
-        return decision, 0.0, AT_PIVOT.format(name=name, before=before)
+        return decision, 0.0, AT_PIVOT, {"name": name, "before": before}
     favoured, relation = (rising, "<") if before < pivot else (1 - rising, ">")
     words = {"name": name, "before": before, "relation": relation, "pivot": pivot, "favoured": favoured, "whom": whom}
     if decision == favoured:
-        return decision, 0.0, FAVOURED.format(**words)
+        return decision, 0.0, FAVOURED, words
     zeta = float(energy(before))
+    words.update(u=u, zeta=zeta)
     if u < zeta:
-        return favoured, zeta, FLIPPED.format(u=u, zeta=zeta, **words)
-    return decision, zeta, SPARED.format(u=u, zeta=zeta, **words)
+        return favoured, zeta, FLIPPED, words
+    return decision, zeta, SPARED, words
 
 
 @dataclass(frozen=True)
@@ -106,13 +118,13 @@ def _one_group(decision: int, seen: int, ones: int, energy: Energy, target: Targ
     _check_decision(decision, u)
     if seen == 0:
         before = energy.pivot
-        shielded, probability, reason = decision, 0.0, NOTHING_YET.format(pivot=before)
+        shielded, probability, why, words = decision, 0.0, NOTHING_YET, {"pivot": before}
     else:
         before = ones / seen
-        shielded, probability, reason = _act(decision, before, energy, u, rising=1, name="F_t")
+        shielded, probability, why, words = _act(decision, before, energy, u, rising=1, name="F_t")
     after = (ones + shielded) / (seen + 1)
     violation = seen + 1 >= target.burn_in and target.outside(after)
-    return Verdict(decision, shielded, shielded != decision, probability, before, after, violation, reason)
+    return Verdict(decision, shielded, shielded != decision, probability, before, after, violation, why, None, words)
 
 
 @dataclass(frozen=True)
@@ -214,13 +226,11 @@ class GroupShield:
         _check_decision(decision, u)
         first = is_first(self.groups, group)
         before = state.gap
-        shielded, probability, reason = _act(
-            decision, before, self.energy, u, rising=1 if first else 0, name="D_t", whom=f" in group {group}"
-        )
+        shielded, probability, why, words = _act(decision, before, self.energy, u, rising=1 if first else 0, name="D_t", whom=" in group " + group)
         after = state.gap_after(first, shielded)
         seen = state.seen_a + state.seen_b + 1
         violation = seen >= self.target.burn_in and self.target.outside(after)
-        return Verdict(decision, shielded, shielded != decision, probability, before, after, violation, reason, group)
+        return Verdict(decision, shielded, shielded != decision, probability, before, after, violation, why, group, words)
 
     def next_state(self, state: GroupCounts, verdict: Verdict) -> GroupCounts:
         """The counts after the verdict's shielded decision in its group."""
