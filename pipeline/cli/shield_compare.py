@@ -12,7 +12,7 @@ import click
 from fairstream.cli import console
 from fairstream.cli.errors import reports_errors
 from fairstream.report.shield_comparison import write_comparison
-from fairstream.studies.shields import CLASSIFIERS, DATASETS, PERIOD, SHIELDS, Comparison, compare, summarize
+from fairstream.studies.shields import CLASSIFIERS, DATASETS, FAIRNESS, PERIOD, SHIELDS, Comparison, compare, summarize
 
 
 class NameList(click.ParamType):
@@ -42,6 +42,7 @@ def _spread(value: tuple[float, float], repetitions: int, digits: int = 4) -> st
 @click.command(name="compare")
 @click.option("--datasets", "names", default=",".join(DATASETS), show_default=True, type=NameList(DATASETS, "data set"), help="Data sets to compare on.")
 @click.option("--classifiers", default="logistic", show_default=True, type=NameList(CLASSIFIERS, "classifier"), help=f"Classifiers that recommend the decisions: {', '.join(CLASSIFIERS)}.")
+@click.option("--fairness", default="demographic_parity", show_default=True, type=click.Choice(FAIRNESS), help="What the shields keep: the gap in acceptance rates, or in true-positive rates (labels revealed after each decision).")
 @click.option("--decisions", default=3000, show_default=True, type=click.IntRange(3), help="Decisions sampled per data set.")
 @click.option("--repetitions", default=1, show_default=True, type=click.IntRange(1), help="Runs per data set and classifier, seeds SEED, SEED+1, …: mean ± sd.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the split, the sampled stream and the flip draws (the first repetition's).")
@@ -49,7 +50,7 @@ def _spread(value: tuple[float, float], repetitions: int, digits: int = 4) -> st
     "--out", "out_dir", default="out/shields", show_default=True, type=click.Path(file_okay=False), help="Directory for comparison.png."
 )
 @reports_errors
-def compare_command(names: tuple[str, ...], classifiers: tuple[str, ...], decisions: int, repetitions: int, seed: int, out_dir: str) -> None:
+def compare_command(names: tuple[str, ...], classifiers: tuple[str, ...], fairness: str, decisions: int, repetitions: int, seed: int, out_dir: str) -> None:
     """Run classifier-recommended decisions through every shield and report demographic parity, utility loss and how
     often fairness holds.
 
@@ -58,6 +59,10 @@ def compare_command(names: tuple[str, ...], classifiers: tuple[str, ...], decisi
     Dynamic (period 50) keep |r_a − r_b| ≤ κ = 0.1 (Static-BW: both rates within bounds of width κ around the
     proposed acceptance rate, in every period with enough members of both groups); the energy shields have S = [−κ, κ], L = [−κ/2, κ/2]
     (`energy` told the training half's raw gap, `energy-adaptive` estimating it from the stream).
+
+    With --fairness equal_opportunity every shield keeps the gap in true-positive rates instead: each individual's
+    true label is revealed after their decision, and only the qualified count (FinHzn over the qualified's counts for
+    Static-Fair, Static-BW and Dynamic; the parity shields run on the qualified).
     """
     started = time.perf_counter()
     runs: dict[tuple[str, str], list[Comparison]] = {}
@@ -66,10 +71,11 @@ def compare_command(names: tuple[str, ...], classifiers: tuple[str, ...], decisi
         for name in names:
             for classifier in classifiers:
                 runs[(name, classifier)] = [
-                    compare(name, decisions, seed + offset, on_shield=lambda: progress.advance(task), classifier=classifier)
+                    compare(name, decisions, seed + offset, on_shield=lambda: progress.advance(task), classifier=classifier, fairness=fairness)  # type: ignore[arg-type]
                     for offset in range(repetitions)
                 ]
     elapsed = time.perf_counter() - started
+    gap = "DP" if fairness == "demographic_parity" else "EO"
     for (name, classifier), comparisons in runs.items():
         first = comparisons[0]
         a, b = first.groups
@@ -82,7 +88,7 @@ def compare_command(names: tuple[str, ...], classifiers: tuple[str, ...], decisi
         summary = summarize(comparisons)
         console.table(
             f"{name}, {classifier}",
-            ["shield", f"DP after {decisions // 3}", f"DP after {decisions}", "utility loss", "DP ≤ κ at period ends", "DP ≤ κ at the end"],
+            ["shield", f"{gap} after {decisions // 3}", f"{gap} after {decisions}", "utility loss", f"{gap} ≤ κ at period ends", f"{gap} ≤ κ at the end"],
             [
                 [
                     label,
@@ -97,6 +103,7 @@ def compare_command(names: tuple[str, ...], classifiers: tuple[str, ...], decisi
             right=[1, 2, 3, 4, 5],
         )
     png = write_comparison([comparisons[0] for (name, classifier), comparisons in runs.items() if classifier == classifiers[0]], Path(out_dir) / "comparison.png")
-    console.console.print(f"DP = |r_a − r_b|; utility loss = interventions per decision; FinHzn period {PERIOD}", soft_wrap=True)
+    meaning = "|r_a − r_b|" if gap == "DP" else "|TPR_a − TPR_b| over the individuals labelled 1"
+    console.console.print(f"{gap} = {meaning}; utility loss = interventions per decision; FinHzn period {PERIOD}", soft_wrap=True)
     console.console.print(f"wrote {png}", markup=False, soft_wrap=True)
     console.console.print(f"compared in {elapsed:.1f} s")

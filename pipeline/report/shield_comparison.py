@@ -12,6 +12,7 @@ from matplotlib.figure import Figure
 from fairstream.report.shields import DPI, S_COLOR, SIZE, write_png
 from fairstream.studies.shields import KAPPA, SHIELDS, Comparison
 
+GAP_LABEL = {"demographic_parity": "|r_a − r_b|", "equal_opportunity": "|TPR_a − TPR_b| (label 1 only)"}
 SHIELD_COLORS = dict(zip(SHIELDS, colormaps["tab10"].colors, strict=False))
 
 
@@ -31,12 +32,13 @@ def draw_comparison(comparisons: Sequence[Comparison]) -> Figure:
             gaps.plot(times, comparison.parity[shield], color=SHIELD_COLORS[shield], label=shield, linewidth=1.2)
         gaps.axhline(KAPPA, color=S_COLOR, linestyle="--", linewidth=1, label="κ")
         gaps.axvline(comparison.decisions // 3, color="grey", linestyle=":", linewidth=1)
-        gaps.set(xlabel="decisions", ylabel="|r_a − r_b|", ylim=(0, max(0.3, 1.1 * comparison.raw_gap)))
+        gaps.set(xlabel="decisions", ylabel=GAP_LABEL[comparison.fairness], ylim=(0, max(0.3, 1.1 * comparison.raw_gap)))
         gaps.set_title(f"{comparison.name}: {comparison.groups[0]} vs {comparison.groups[1]}", fontsize=13)
         counts = [comparison.interventions[shield] for shield in SHIELDS]
         bars.bar(SHIELDS, counts, color=[SHIELD_COLORS[shield] for shield in SHIELDS])
         bars.set(ylabel="interventions")
         bars.tick_params(axis="x", labelrotation=30)
     axes[0, 0].legend(loc="upper right")
-    figure.suptitle("Demographic parity of the shielded decisions", fontsize=14)
+    title = "Demographic parity" if comparisons[0].fairness == "demographic_parity" else "Equal opportunity"
+    figure.suptitle(f"{title} of the shielded decisions", fontsize=14)
     return figure

@@ -77,14 +77,11 @@ def balance(welfare: tuple[float, float]) -> int:
     return math.ceil(1 / (high - low) - 1e-9)
 
 
-def _terminal(horizon: int, kappa: float, offset: GroupCounts, welfare: tuple[float, float] | None = None) -> np.ndarray:
-    """0 where `parity_gap` of offset + counts is ≤ κ, else ∞ (the same float operations, so the same answers).
+def fair_mask(seen_a, ones_a, seen_b, ones_b, kappa: float, welfare: tuple[float, float] | None = None) -> np.ndarray:
+    """0 where the counts end a horizon fairly, else ∞: `parity_gap` ≤ κ (the same float operations, so the same answers).
 
-    With `welfare` = [l, u] (Static-BW, Def. 5): 0 where the period is not N-balanced (a group has fewer than N members)
+    With `welfare` = [l, u] (Static-BW, Def. 5): 0 where the counts are not N-balanced (a group has fewer than N members)
     or both groups' rates lie in [l, u], else ∞."""
-    seen_a, ones_a, ones_b = _layer(horizon)
-    seen_b = horizon - seen_a + offset.seen_b
-    seen_a, ones_a, ones_b = seen_a + offset.seen_a, ones_a + offset.ones_a, ones_b + offset.ones_b
     both = (seen_a > 0) & (seen_b > 0)
     rate_a = np.divide(ones_a, seen_a, out=np.zeros(len(seen_a)), where=both)
     rate_b = np.divide(ones_b, seen_b, out=np.zeros(len(seen_b)), where=both)
@@ -94,6 +91,13 @@ def _terminal(horizon: int, kappa: float, offset: GroupCounts, welfare: tuple[fl
         inside = (rate_a >= low) & (rate_a <= high) & (rate_b >= low) & (rate_b <= high)
         return np.where((seen_a < least) | (seen_b < least) | inside, 0.0, np.inf)
     return np.where(np.abs(rate_a - rate_b) <= kappa, 0.0, np.inf)
+
+
+def _terminal(horizon: int, kappa: float, offset: GroupCounts, welfare: tuple[float, float] | None = None) -> np.ndarray:
+    """`fair_mask` over every count after the horizon, the offset added."""
+    seen_a, ones_a, ones_b = _layer(horizon)
+    seen_b = horizon - seen_a + offset.seen_b
+    return fair_mask(seen_a + offset.seen_a, ones_a + offset.ones_a, seen_b, ones_b + offset.ones_b, kappa, welfare)
 
 
 def _group_cost(accept: np.ndarray, reject: np.ndarray, weights: np.ndarray, row: int, costs: np.ndarray) -> np.ndarray:

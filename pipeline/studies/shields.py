@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -35,6 +36,8 @@ from fairstream.shields import (
 )
 from fairstream.shields.group_simulation import GroupProblem
 from fairstream.shields.group_synthesis import cached_synthesis, member
+from fairstream.shields.opportunity import OpportunityShield
+from fairstream.shields.opportunity_finhzn import OpportunityPeriodic
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,8 @@ DATASETS = {
 NO_FILE = "{name}: no data file at {path}; the reference data sets live in ../shared/data beside the project"
 UNKNOWN_DATASET = "unknown data set {name!r}; known: {known}"
 
+Fairness = Literal["demographic_parity", "equal_opportunity"]
+FAIRNESS = ("demographic_parity", "equal_opportunity")
 SHIELDS = ("unshielded", "naive", "energy", "energy-adaptive", "static-fair", "static-bw", "dynamic")
 CLASSIFIERS = ("logistic", "boosting")
 """Logistic regression, and scikit-learn's histogram gradient-boosted trees."""
@@ -106,6 +111,8 @@ class Recommendations:
     test_groups: np.ndarray
     test_decisions: np.ndarray
     accuracy: float
+    train_labels: np.ndarray
+    test_labels: np.ndarray
 
 
 def _classifier(name: str, seed: int):
@@ -133,7 +140,7 @@ def recommend(data: Dataset, seed: int, data_dir: Path = SHARED_DATA, classifier
     scaler = StandardScaler().fit(x_train)
     model = _classifier(classifier, seed).fit(scaler.transform(x_train), y_train)
     train, test = model.predict(scaler.transform(x_train)), model.predict(scaler.transform(x_test))
-    return Recommendations(g_train, train.astype(int), g_test, test.astype(int), float((test == y_test).mean()))
+    return Recommendations(g_train, train.astype(int), g_test, test.astype(int), float((test == y_test).mean()), y_train, y_test)
 
 
 def energy_alpha(problem: GroupProblem, horizon: int) -> float:
@@ -163,25 +170,59 @@ def build_shields(data: Dataset, recommendations: Recommendations, horizon: int)
     }
 
 
-def run_stream(shield, decisions: Sequence[int], groups: Sequence[str], seed: int) -> np.ndarray:
-    """The shielded decisions of one stream; the i-th decision draws `uniform(seed, str(i))`."""
+def qualified_rates(data: Dataset, recommendations: Recommendations) -> tuple[float, float, float, float]:
+    """P(label 1 | group, proposed decision) on the training half, rows (a,0) (a,1) (b,0) (b,1); ½ for an empty row."""
+    groups, decisions, labels = recommendations.train_groups, recommendations.train_decisions, recommendations.train_labels
+    rates = []
+    for group in data.groups:
+        for proposed in (0, 1):
+            rows = (groups == group) & (decisions == proposed)
+            rates.append(float(labels[rows].mean()) if rows.any() else 0.5)
+    return tuple(rates)  # type: ignore[return-value]
+
+
+def build_opportunity_shields(data: Dataset, recommendations: Recommendations, horizon: int) -> dict[str, object]:
+    """The equal-opportunity shields: the parity shields run on the qualified (the energy member synthesized for the raw
+    TPRs and the qualified's shares), and FinHzn-based periodic shields over the qualified's counts."""
+    a, b = data.groups
+    decisions, groups, labels = recommendations.train_decisions, recommendations.train_groups, recommendations.train_labels
+    qualified = labels == 1
+    target = Target(ENERGY_BURN_IN, (-KAPPA, KAPPA), (-KAPPA / 2, KAPPA / 2))
+    tpr_a, tpr_b = (float(decisions[qualified & (groups == g)].mean()) for g in (a, b))
+    problem = GroupProblem(tpr_a, tpr_b, float((groups[qualified] == a).mean()), target)
+    alpha = energy_alpha(problem, max(int(horizon * qualified.mean()), ENERGY_BURN_IN))
+    model = ArrivalModel.estimate(groups.tolist(), decisions.tolist(), pair=data.groups)
+    rates = qualified_rates(data, recommendations)
+    return {
+        "naive": OpportunityShield(NaiveParityShield((-KAPPA, KAPPA), groups=data.groups)),
+        "energy": OpportunityShield(GroupShield(member(problem, alpha, 0.01), target, groups=data.groups)),
+        "energy-adaptive": OpportunityShield(AdaptiveGroupShield(target, alpha, groups=data.groups)),
+        **{kind: OpportunityPeriodic(model, rates, PERIOD, KAPPA, kind, groups=data.groups) for kind in ("static-fair", "static-bw", "dynamic")},
+    }
+
+
+def run_stream(shield, decisions: Sequence[int], groups: Sequence[str], seed: int, labels: Sequence[int] | None = None) -> np.ndarray:
+    """The shielded decisions of one stream; the i-th decision draws `uniform(seed, str(i))`. With `labels` (equal
+    opportunity), each decision's true label is revealed to the shield after it."""
     state = shield.start()
     out = np.empty(len(decisions), dtype=int)
     for index, (decision, group) in enumerate(zip(decisions, groups, strict=True)):
         verdict = shield.decide(int(decision), state, uniform(seed, str(index)), group)
-        state = shield.next_state(state, verdict)
+        state = shield.next_state(state, verdict) if labels is None else shield.next_state(state, verdict, int(labels[index]))
         out[index] = verdict.shielded
     return out
 
 
-def parity_path(decisions: np.ndarray, first: np.ndarray) -> np.ndarray:
-    """|r_a − r_b| after each decision; 0 while a group is empty, as in `parity_gap`.
+def parity_path(decisions: np.ndarray, first: np.ndarray, counted: np.ndarray | None = None) -> np.ndarray:
+    """|r_a − r_b| after each decision over the decisions `counted` (default all; the qualified for equal opportunity,
+    whose rates are TPRs); 0 while a group is empty, as in `parity_gap`.
 
     >>> parity_path(np.array([1, 0, 1, 1]), np.array([True, False, False, True])).tolist()
     [0.0, 1.0, 0.5, 0.5]
     """
-    seen_a, seen_b = np.cumsum(first), np.cumsum(~first)
-    ones_a, ones_b = np.cumsum(decisions * first), np.cumsum(decisions * ~first)
+    counted = np.ones(len(decisions), dtype=bool) if counted is None else counted.astype(bool)
+    seen_a, seen_b = np.cumsum(first & counted), np.cumsum(~first & counted)
+    ones_a, ones_b = np.cumsum(decisions * (first & counted)), np.cumsum(decisions * (~first & counted))
     both = (seen_a > 0) & (seen_b > 0)
     rate_a = np.divide(ones_a, seen_a, out=np.zeros(len(decisions)), where=both)
     rate_b = np.divide(ones_b, seen_b, out=np.zeros(len(decisions)), where=both)
@@ -201,6 +242,7 @@ class Comparison:
     interventions: dict[str, int]
     classifier: str = "logistic"
     seed: int = 0
+    fairness: Fairness = "demographic_parity"
 
     def at_third(self, shield: str) -> float:
         """|r_a − r_b| after one third of the stream."""
@@ -227,31 +269,37 @@ def compare(
     data_dir: Path = SHARED_DATA,
     on_shield: Callable[[], None] = lambda: None,
     classifier: str = "logistic",
+    fairness: Fairness = "demographic_parity",
 ) -> Comparison:
     """Sample `decisions` individuals (seeded, with replacement) from the test half and run their recommended decisions
-    through every shield; `on_shield` is called after each shield has run."""
+    through every shield; `on_shield` is called after each shield has run. For equal opportunity each individual's true
+    label is revealed to the shields after their decision, and the gap is that of the TPRs."""
     data = dataset(name)
     recommendations = recommend(data, seed, data_dir, classifier)
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, len(recommendations.test_decisions), size=decisions)
     raw, groups = recommendations.test_decisions[picks], recommendations.test_groups[picks]
     first = groups == data.groups[0]
-    shields = build_shields(data, recommendations, decisions)
+    opportunity = fairness == "equal_opportunity"
+    labels = recommendations.test_labels[picks] if opportunity else None
+    shields = (build_opportunity_shields if opportunity else build_shields)(data, recommendations, decisions)
     outputs = {"unshielded": raw}
     on_shield()
     for label, shield in shields.items():
-        outputs[label] = run_stream(shield, raw.tolist(), groups.tolist(), seed)
+        outputs[label] = run_stream(shield, raw.tolist(), groups.tolist(), seed, labels)
         on_shield()
+    energy = shields["energy"].inner if opportunity else shields["energy"]
     return Comparison(
         name=name,
         groups=data.groups,
         decisions=decisions,
         accuracy=recommendations.accuracy,
-        raw_gap=float(shields["energy"].energy.p),
-        parity={label: parity_path(outputs[label], first) for label in SHIELDS},
+        raw_gap=float(energy.energy.p),
+        parity={label: parity_path(outputs[label], first, labels) for label in SHIELDS},
         interventions={label: int((outputs[label] != raw).sum()) for label in SHIELDS},
         classifier=classifier,
         seed=seed,
+        fairness=fairness,
     )
 
 

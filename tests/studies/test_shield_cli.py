@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 from matplotlib.image import imread
@@ -182,3 +183,21 @@ def test_table_1_sets_the_energy_shield_beside_static_fair_and_dynamic(monkeypat
     for data in ("compas, logistic", "adult, boosting"):
         end = {shield: float(rows[(data, shield)][1].split("±")[0]) for shield in ("unshielded", "energy", "static-fair", "dynamic")}
         assert end["energy"] < end["dynamic"] <= 0.1 < end["unshielded"], (data, end)
+
+
+def test_compare_equal_opportunity_keeps_the_tpr_gap_of_the_labelled_ones(tmp_path):
+    """The TPR gap recomputed by pandas from the stream's labels: every FinHzn-based shield ends its periods with it ≤ κ."""
+    result = invoke("compare", "--fairness", "equal_opportunity", "--datasets", "compas", "--decisions", "200", "--out", str(tmp_path))
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    assert "EO = |TPR_a − TPR_b| over the individuals labelled 1" in result.stdout
+    comparison = compare("compas", 200, 0, fairness="equal_opportunity")
+    from fairstream.studies.shields import dataset, recommend
+
+    recommendations = recommend(dataset("compas"), 0)
+    picks = np.random.default_rng(0).integers(0, len(recommendations.test_decisions), size=200)
+    frame = pd.DataFrame({"group": recommendations.test_groups[picks], "decision": recommendations.test_decisions[picks], "label": recommendations.test_labels[picks]})
+    tpr = frame[frame.label == 1].groupby("group").decision.mean()
+    assert comparison.at_end("unshielded") == pytest.approx(abs(tpr["Caucasian"] - tpr["African-American"]), abs=1e-12)
+    for shield in ("static-fair", "static-bw", "dynamic"):
+        assert comparison.satisfied_periods(shield) == 1.0, shield
+    assert comparison.interventions["static-fair"] > comparison.interventions["dynamic"]
