@@ -88,22 +88,23 @@ def compare_command(names: tuple[str, ...], classifiers: tuple[str, ...], fairne
         summary = summarize(comparisons)
         console.table(
             f"{name}, {classifier}",
-            ["shield", f"{gap} after {decisions // 3}", f"{gap} after {decisions}", "utility loss", f"{gap} ≤ κ at period ends", f"{gap} ≤ κ at the end"],
+            ["shield", f"{gap} after {decisions // 3}", f"{gap} after {decisions}", "utility loss", "accuracy loss (pp)", f"{gap} ≤ κ at period ends", f"{gap} ≤ κ at the end"],
             [
                 [
                     label,
                     _spread(summary[label].dp_third, repetitions),
                     _spread(summary[label].dp_end, repetitions),
                     _spread(summary[label].utility_loss, repetitions, 3),
+                    _spread(summary[label].accuracy_loss, repetitions, 2),
                     f"{summary[label].satisfied_periods:.1%}",
                     f"{summary[label].satisfied_end:.0%}",
                 ]
                 for label in SHIELDS
             ],
-            right=[1, 2, 3, 4, 5],
+            right=[1, 2, 3, 4, 5, 6],
         )
     png = write_comparison([comparisons[0] for (name, classifier), comparisons in runs.items() if classifier == classifiers[0]], Path(out_dir) / "comparison.png")
     meaning = "|r_a − r_b|" if gap == "DP" else "|TPR_a − TPR_b| over the individuals labelled 1"
-    console.console.print(f"{gap} = {meaning}; utility loss = interventions per decision; FinHzn period {PERIOD}", soft_wrap=True)
+    console.console.print(f"{gap} = {meaning}; utility loss = interventions per decision; accuracy loss = accuracy unshielded − shielded against the true labels; FinHzn period {PERIOD}", soft_wrap=True)
     console.console.print(f"wrote {png}", markup=False, soft_wrap=True)
     console.console.print(f"compared in {elapsed:.1f} s")

@@ -8,7 +8,7 @@ Each library shield runs itself, one decision at a time, on the same seeded stre
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -243,6 +243,8 @@ class Comparison:
     classifier: str = "logistic"
     seed: int = 0
     fairness: Fairness = "demographic_parity"
+    correct: dict[str, int] = field(default_factory=dict)
+    """Per shield, the shielded decisions that equal the individual's true label."""
 
     def at_third(self, shield: str) -> float:
         """|r_a − r_b| after one third of the stream."""
@@ -255,6 +257,10 @@ class Comparison:
     def utility_loss(self, shield: str) -> float:
         """Interventions per decision: the share of recommended decisions the shield changed (each flip costs 1)."""
         return self.interventions[shield] / self.decisions
+
+    def accuracy_loss(self, shield: str) -> float:
+        """The fairness-shield paper's utility loss: accuracy unshielded minus accuracy shielded, in percentage points."""
+        return 100 * (self.correct["unshielded"] - self.correct[shield]) / self.decisions
 
     def satisfied_periods(self, shield: str) -> float:
         """The share of period ends (every `PERIOD` decisions) at which |r_a − r_b| ≤ κ."""
@@ -281,7 +287,8 @@ def compare(
     raw, groups = recommendations.test_decisions[picks], recommendations.test_groups[picks]
     first = groups == data.groups[0]
     opportunity = fairness == "equal_opportunity"
-    labels = recommendations.test_labels[picks] if opportunity else None
+    truth = recommendations.test_labels[picks]
+    labels = truth if opportunity else None
     shields = (build_opportunity_shields if opportunity else build_shields)(data, recommendations, decisions)
     outputs = {"unshielded": raw}
     on_shield()
@@ -297,6 +304,7 @@ def compare(
         raw_gap=float(energy.energy.p),
         parity={label: parity_path(outputs[label], first, labels) for label in SHIELDS},
         interventions={label: int((outputs[label] != raw).sum()) for label in SHIELDS},
+        correct={label: int((outputs[label] == truth).sum()) for label in SHIELDS},
         classifier=classifier,
         seed=seed,
         fairness=fairness,
@@ -310,6 +318,7 @@ class ShieldSummary:
     dp_third: tuple[float, float]
     dp_end: tuple[float, float]
     utility_loss: tuple[float, float]
+    accuracy_loss: tuple[float, float]
     satisfied_periods: float
     """Mean share of period ends with |r_a − r_b| ≤ κ."""
     satisfied_end: float
@@ -327,6 +336,7 @@ def summarize(comparisons: Sequence[Comparison]) -> dict[str, ShieldSummary]:
             dp_third=_mean_sd([c.at_third(shield) for c in comparisons]),
             dp_end=_mean_sd([c.at_end(shield) for c in comparisons]),
             utility_loss=_mean_sd([c.utility_loss(shield) for c in comparisons]),
+            accuracy_loss=_mean_sd([c.accuracy_loss(shield) for c in comparisons]),
             satisfied_periods=float(np.mean([c.satisfied_periods(shield) for c in comparisons])),
             satisfied_end=float(np.mean([c.at_end(shield) <= KAPPA + 1e-12 for c in comparisons])),
         )

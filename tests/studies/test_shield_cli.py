@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 from matplotlib.image import imread
+from sklearn.metrics import accuracy_score
 
 from fairstream.cli import cli
 from fairstream.shields import Counts, EnergyShield, MonotoneFamily, Target, synthesize
@@ -111,6 +112,7 @@ def test_compare_tables_and_chart_on_a_small_compas_stream(tmp_path, compas_stre
             f"{compas_stream.at_third(shield):.4f}",
             f"{compas_stream.at_end(shield):.4f}",
             f"{compas_stream.interventions[shield] / 600:.3f}",
+            f"{100 * (compas_stream.correct['unshielded'] - compas_stream.correct[shield]) / 600:.2f}",
             f"{compas_stream.satisfied_periods(shield):.1%}",
             f"{compas_stream.at_end(shield) <= 0.1:.0%}",
         ]
@@ -201,3 +203,6 @@ def test_compare_equal_opportunity_keeps_the_tpr_gap_of_the_labelled_ones(tmp_pa
     for shield in ("static-fair", "static-bw", "dynamic"):
         assert comparison.satisfied_periods(shield) == 1.0, shield
     assert comparison.interventions["static-fair"] > comparison.interventions["dynamic"]
+    assert comparison.correct["unshielded"] / 200 == pytest.approx(accuracy_score(frame.label, frame.decision))
+    for shield in SHIELDS:  # a flip changes whether one decision is right: accuracy moves by at most the flips
+        assert abs(comparison.accuracy_loss(shield)) <= 100 * comparison.utility_loss(shield) + 1e-9, shield
