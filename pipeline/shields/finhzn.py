@@ -130,6 +130,17 @@ def value_table(
     return tuple(reversed(values))
 
 
+def check_problem(horizon: int, kappa: float, welfare: tuple[float, float] | None, groups: tuple[str, str]) -> None:
+    """A `ShieldError` unless the horizon, the threshold, the welfare bounds and the pair of groups make a FinHzn problem."""
+    if isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1:
+        raise ShieldError(BAD_HORIZON.format(horizon=horizon))
+    if not 0 <= kappa <= 1:
+        raise ShieldError(BAD_KAPPA.format(kappa=kappa))
+    if welfare is not None and not (0 <= welfare[0] < welfare[1] <= 1 and welfare[1] - welfare[0] <= kappa + 1e-12):
+        raise ShieldError(BAD_WELFARE.format(welfare=welfare, kappa=kappa))
+    check_groups(groups)
+
+
 @dataclass(frozen=True)
 class FinHznShield:
     """Cost-optimal shield that ends a horizon of `horizon` candidates with φ ≤ `kappa`, for arrivals drawn from `model`.
@@ -155,13 +166,7 @@ class FinHznShield:
     values: tuple[np.ndarray, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if isinstance(self.horizon, bool) or not isinstance(self.horizon, int) or self.horizon < 1:
-            raise ShieldError(BAD_HORIZON.format(horizon=self.horizon))
-        if not 0 <= self.kappa <= 1:
-            raise ShieldError(BAD_KAPPA.format(kappa=self.kappa))
-        if self.welfare is not None and not (0 <= self.welfare[0] < self.welfare[1] <= 1 and self.welfare[1] - self.welfare[0] <= self.kappa + 1e-12):
-            raise ShieldError(BAD_WELFARE.format(welfare=self.welfare, kappa=self.kappa))
-        check_groups(self.groups)
+        check_problem(self.horizon, self.kappa, self.welfare, self.groups)
         object.__setattr__(self, "values", value_table(self.model, self.horizon, self.kappa, self.offset, self.welfare))
 
     def start(self) -> GroupCounts:

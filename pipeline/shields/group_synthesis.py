@@ -134,11 +134,14 @@ def exact(energy: MonotoneEnergy, problem: GroupProblem, horizon: int) -> Assess
     return Assessment(energy.alpha, result.probability, result.probability, result.expected, result.expected, result.interference, None, None)
 
 
-def _check(lam: float, tol: float, confidence: float, runs: int, horizon: int, problem: GroupProblem, measure: Measure) -> None:
+def _check_search(lam: float, tol: float, measure: Measure) -> None:
     if not (lam > 0 and (measure == "expected" or lam < 1)):
         raise ShieldError(BAD_LAMBDA.format(lam=lam))
     if not 0 < tol < 1:
         raise ShieldError(BAD_TOLERANCE.format(tol=tol))
+
+
+def _check_assessment(confidence: float, runs: int, horizon: int, problem: GroupProblem) -> None:
     if not 0 < confidence < 1:
         raise ShieldError(BAD_CONFIDENCE.format(confidence=confidence))
     if isinstance(runs, bool) or not isinstance(runs, int) or runs < 100:
@@ -168,7 +171,7 @@ def assess(
     problem: GroupProblem, alpha: float, horizon: int, *, settle_margin: float = 0.01, runs: int = 4000, confidence: float = 0.99, seed: int = 0
 ) -> tuple[Assessment, Method]:
     """One member's measures over [τ, T] (a steepness set by hand): exact, or simulated with bounds at `confidence`."""
-    _check(0.5, 0.5, confidence, runs, horizon, problem, "probability")
+    _check_assessment(confidence, runs, horizon, problem)
     return _measure(member(problem, alpha, settle_margin), problem, horizon, runs, seed, 1 - confidence)
 
 
@@ -192,7 +195,8 @@ def synthesize_groups(
     >>> result.method, result.bound <= 0.1, 0 < result.alpha < 1
     ('monte carlo', True, True)
     """
-    _check(lam, tol, confidence, runs, horizon, problem, measure)
+    _check_search(lam, tol, measure)
+    _check_assessment(confidence, runs, horizon, problem)
     started = time.perf_counter()
     evaluated = candidates(tol)
     delta = (1 - confidence) / evaluated

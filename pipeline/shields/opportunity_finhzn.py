@@ -25,13 +25,12 @@ from functools import lru_cache
 import numpy as np
 
 from fairstream.shields.arrivals import ArrivalModel
-from fairstream.shields.baseline import check_cost, check_decision, check_groups, flip_verdict, is_first, merge, total
+from fairstream.shields.baseline import check_cost, check_decision, flip_verdict, is_first, merge, total
 from fairstream.shields.errors import ShieldError
-from fairstream.shields.finhzn import _layer, _rank, fair_mask, parity_gap
+from fairstream.shields.finhzn import _layer, _rank, check_problem, fair_mask, parity_gap
 from fairstream.shields.shield import GroupCounts, Verdict
 
 BAD_QUALIFIED = "qualified needs 4 probabilities P(z = 1 | g, r) for (a,0) (a,1) (b,0) (b,1); got {qualified!r}"
-BAD_HORIZON = "horizon T must be an integer ≥ 1; got {horizon!r}"
 PAST_HORIZON = "no candidate is left in the horizon T = {horizon}; got {seen} candidates"
 BAD_KIND = "kind must be one of static-fair, static-bw, dynamic; got {kind!r}"
 
@@ -126,16 +125,15 @@ class OpportunityFinHzn:
     qualified: Rates
     horizon: int
     kappa: float
-    offset: GroupCounts = GroupCounts()
+    offset: GroupCounts = NOTHING
     groups: tuple[str, str] = ("a", "b")
     welfare: tuple[float, float] | None = None
+    """Static-BW's welfare bounds [l, u] on both TPRs."""
     values: tuple[np.ndarray, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if isinstance(self.horizon, bool) or not isinstance(self.horizon, int) or self.horizon < 1:
-            raise ShieldError(BAD_HORIZON.format(horizon=self.horizon))
+        check_problem(self.horizon, self.kappa, self.welfare, self.groups)
         _check_qualified(self.qualified)
-        check_groups(self.groups)
         object.__setattr__(self, "values", opportunity_values(self.model, self.qualified, self.horizon, self.kappa, self.offset, self.welfare))
 
     def start(self) -> OpportunityState:
