@@ -12,7 +12,7 @@ import orjson
 from fairstream.connectors.kafka import PRODUCER_CONFIG, ensure_topics
 from fairstream.connectors.kafka_config import KafkaConnection, as_connection
 from fairstream.errors import ConnectorError
-from fairstream.parse import field_getter
+from fairstream.parse import field_getter, key_getter
 from fairstream.timefmt import time_parser
 
 
@@ -31,7 +31,8 @@ class ReplayResult:
 class EventFields:
     """Which fields of a record hold the dependence key and the event time, and how the time is written."""
 
-    key: str = "id"
+    key: str | tuple[str, ...] = "id"
+    """One field, or the fields of a composite key."""
     time: str = "date"
     time_format: str = "iso"
 
@@ -74,7 +75,7 @@ def replay(
             errors.append(str(err))
 
     parse_time = time_parser(fields.time_format)
-    key_of, time_of = field_getter(fields.key), field_getter(fields.time)
+    key_of, time_of = key_getter(fields.key), field_getter(fields.time)
     sent = 0
     started = time.perf_counter()
     first_event: int | None = None

@@ -58,6 +58,8 @@ class MonitorConfig:
     gap_verdict: bool = True
     """Whether the gap between groups is judged (delayed impact with constraints may leave the threshold out)."""
     slot_outcomes: SlotOutcomes | None = field(default=None, compare=False)
+    part_estimators: dict[str, tuple[float | Expression | None, float | None]] = field(default_factory=dict)
+    """Per part (or part name before a stratum's brackets): its own prior mean and κ, None where the spec's hold."""
     """Turns the slot tuples buckets count closed trials by into cells (see `TickDelta.unsettled`)."""
 
     @property
@@ -292,7 +294,7 @@ class Monitor:
         alerts: list[dict[str, Any]] = []
         for part in sorted(self.sums) if config.measures else sorted(self.rates):
             if config.gap_verdict:
-                parts[part] = self._measure_part(part) if config.measures else self._part(part, prior)
+                parts[part] = self._measure_part(part) if config.measures else self._part(part, *self._estimator(part, prior))
         for rule in config.constraints:
             parts[rule.part] = self._constraint_part(rule)
         if config.metric == "conditional_statistical_parity" and len(parts) > 1:
@@ -321,10 +323,24 @@ class Monitor:
             records.append(stamp(summary, config.name, ESTIMATE, instant, *at))
         return records + alerts
 
-    def _part(self, part: str, prior: float | None) -> dict[str, Any]:
+    def _estimator(self, part: str, prior: float | None) -> tuple[float | None, float]:
+        """The prior mean and κ of a part: its own (`estimator.parts`, by full name or by the name before a stratum's
+        brackets) where the spec gives them, else the spec's."""
+        own = self.config.part_estimators.get(part) or self.config.part_estimators.get(part.split("[", 1)[0])
+        if own is None:
+            return prior, self.config.confidence
+        own_prior, own_confidence = own
+        if isinstance(own_prior, Expression):
+            value = own_prior.evaluate(self.totals)
+            part_prior = None if value is None else min(1.0, max(0.0, float(value)))
+        else:
+            part_prior = prior if own_prior is None else own_prior
+        return part_prior, self.config.confidence if own_confidence is None else own_confidence
+
+    def _part(self, part: str, prior: float | None, confidence: float) -> dict[str, Any]:
         config = self.config
         rates = self.rates[part]
-        if prior is None and config.confidence == 0:
+        if prior is None and confidence == 0:
             prior = 0.0  # with κ = 0 the prior has no weight
         kind = INTERVALS[config.interval]
         with_intervals = config.rule.mode != "point"
@@ -334,16 +350,19 @@ class Monitor:
             rate = rates[group]
             if rate.trials <= 0:
                 continue
-            estimate = rate.get(prior, config.confidence) if prior is not None else None
+            estimate = rate.get(prior, confidence) if prior is not None else None
             cell: dict[str, Any] = {"estimate": estimate, "hits": rate.hits, "trials": rate.trials}
             if with_intervals and prior is not None:
-                cell["interval"] = list(kind.group(rate.hits, rate.trials, config.rule.alpha, prior, config.confidence))
+                cell["interval"] = list(kind.group(rate.hits, rate.trials, config.rule.alpha, prior, confidence))
             groups[group] = cell
             if rate.trials < config.min_trials:
                 cell["below_floor"] = True
             elif estimate is not None:
                 estimates[group] = estimate
-        return _body(groups, self._judge(part, estimates, prior), config.threshold)
+        body = _body(groups, self._judge(part, estimates, prior, confidence), config.threshold)
+        if config.part_estimators:
+            body["prior"], body["confidence"] = prior, confidence
+        return body
 
     def _standardized(self, strata: dict[str, Any]) -> dict[str, Any]:
         """Conditional statistical parity over all strata at once: each group's rate in each stratum, weighted by the
@@ -462,7 +481,7 @@ class Monitor:
             return hoeffding_bounds(mean, alpha, low, high)
         return student_t_bounds(mean, alpha)
 
-    def _judge(self, part: str, estimates: dict[str, float], prior: float | None) -> PartVerdict:
+    def _judge(self, part: str, estimates: dict[str, float], prior: float | None, confidence: float) -> PartVerdict:
         config = self.config
         rule = config.rule
         if rule.mode == "point" or prior is None:
@@ -473,10 +492,10 @@ class Monitor:
 
             def difference(high: str, low: str, alpha: float) -> tuple[float, float]:
                 a, b = rates[high], rates[low]
-                return kind.difference(a.hits, a.trials, b.hits, b.trials, alpha, prior, config.confidence)
+                return kind.difference(a.hits, a.trials, b.hits, b.trials, alpha, prior, confidence)
 
             def group_interval(group: str, alpha: float) -> tuple[float, float]:
-                return kind.group(rates[group].hits, rates[group].trials, alpha, prior, config.confidence)
+                return kind.group(rates[group].hits, rates[group].trials, alpha, prior, confidence)
 
             # an interval lies beyond the recovery band only if its centre does: the MAP gap (beta) or the raw gap (wilson, clopper_pearson)
             band = rule.threshold - rule.hysteresis

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
@@ -88,13 +88,38 @@ def field_getter(path: str) -> Callable[[dict[str, Any]], Any]:
     return walk
 
 
+def key_getter(key: str | Sequence[str]) -> Callable[[dict[str, Any]], Any]:
+    """The dependence key of a record: one field (or dotted path) as it is, or several joined as a JSON array
+    (`["A17","north"]`: readable, and no two different tuples give one text), None when a part is missing, empty, or
+    not a string or an integer."""
+    if isinstance(key, str):
+        return field_getter(key)
+    getters = tuple(field_getter(part) for part in key)
+
+    def composite(record: dict[str, Any]) -> str | None:
+        parts = []
+        for get in getters:
+            value = get(record)
+            if value is None or value == "" or isinstance(value, bool) or not isinstance(value, str | int):
+                return None
+            parts.append(value)
+        return orjson.dumps(parts).decode()
+
+    return composite
+
+
+def key_name(key: str | Sequence[str]) -> str:
+    """How messages name the key: the field, or the fields of a composite key in brackets."""
+    return key if isinstance(key, str) else f"[{', '.join(key)}]"
+
+
 class RecordParser:
     """Turns raw payloads (JSON text, or dicts from CSV rows) into `Event`s; `strings=True` converts text values to the declared types."""
 
     def __init__(self, schema: InputSchema, *, strings: bool = False, letter_record: LetterRecord = DEFAULT):
         self._letter_record = letter_record
         self._time_field, self._time = schema.time, field_getter(schema.time)
-        self._key_field, self._key = schema.key, field_getter(schema.key)
+        self._key_field, self._key = key_name(schema.key), key_getter(schema.key)
         self._max_key = schema.max_key_chars
         self._kind_field = schema.kind
         self._kind = field_getter(schema.kind) if schema.kind is not None else None
@@ -105,7 +130,8 @@ class RecordParser:
             kind: tuple((name, field_getter(name), "." in name, _checker(name, ftype, strings), _EXACT[ftype]) for name, ftype in fields.items())
             for kind, fields in schema.kinds.items()
         }
-        self._plain_key = "." not in schema.key
+        self._plain_key = isinstance(schema.key, str) and "." not in schema.key
+        self._composite = not isinstance(schema.key, str)
         self._plain_time = "." not in schema.time
         self._plain_kind = schema.kind is not None and "." not in schema.kind
         self._nested = any("." in name for fields in schema.kinds.values() for name in fields)
@@ -131,6 +157,8 @@ class RecordParser:
     def _event(self, record: dict[str, Any], raw: RawRecord) -> Event:
         key = record.get(self._key_field) if self._plain_key else self._key(record)
         if key is None or key == "":
+            if self._composite:
+                raise _BadRecord("missing_field", f"dependence key {self._key_field}: a part is missing, empty, or not a string or an integer")
             raise _BadRecord("missing_field", f"missing dependence key {self._key_field!r}")
         if type(key) is not str:
             if isinstance(key, bool) or not isinstance(key, int):

@@ -25,7 +25,8 @@ def typed_records(path: str, fmt: str, spec: str | None) -> tuple[list[Any] | It
         return records_of(path, fmt)(), EventFields()  # type: ignore[arg-type]
     plan = load_plan(spec)
     records = records_of(path, fmt, plan.spec.input.columns)()  # type: ignore[arg-type]
-    fields = EventFields(plan.spec.input.key, plan.spec.input.time, plan.spec.input.time_format)
+    key = plan.spec.input.key
+    fields = EventFields(key if isinstance(key, str) else tuple(key), plan.spec.input.time, plan.spec.input.time_format)
     if fmt != "csv":
         return records, fields
     parser = plan.parser(strings=True)

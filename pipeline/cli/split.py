@@ -7,7 +7,7 @@ import click
 from fairstream.cli import console
 from fairstream.cli.errors import reports_errors
 from fairstream.connectors.split import split_records
-from fairstream.parse import field_getter
+from fairstream.parse import key_getter, key_name
 from fairstream.runner import FORMATS, guess_format, records_of
 from fairstream.spec.load import load_plan
 
@@ -36,7 +36,7 @@ def split(spec: str, input_path: str, fmt: str | None, partitions: int, out_dir:
         first = next(iter(open_records()), None)
         columns = list(first) if first is not None else schema.columns or []
     partitioner = "murmur2" if schema.partitioner == "none" else schema.partitioner
-    written = split_records(open_records(), field_getter(schema.key), out_dir, partitions, partitioner=partitioner, columns=columns)
+    written = split_records(open_records(), key_getter(schema.key), out_dir, partitions, partitioner=partitioner, columns=columns)
     total = sum(count for _, count in written)
-    console.console.print(f"wrote {total:,} records into {partitions} files in {out_dir} by {schema.key!r} ({partitioner})", soft_wrap=True)
+    console.console.print(f"wrote {total:,} records into {partitions} files in {out_dir} by {key_name(schema.key)} ({partitioner})", soft_wrap=True)
     console.console.print(f"monitor them with: fairstream run {spec} --input '{out_dir}/part-*'", soft_wrap=True)

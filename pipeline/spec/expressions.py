@@ -14,8 +14,10 @@ from fairstream.errors import ExpressionError
 ExprType = Literal["number", "string", "bool"]
 Fn = Callable[[Mapping[str, Any]], Any]
 
-_ALLOWED = "use names, literals, + - * /, comparisons, in [...], and, or, not"
+_ALLOWED = "use names, literals, + - * /, comparisons, in [...], and, or, not, a if condition else b"
 _BOOL_NAMES = {"true": True, "false": False}
+_NUMERIC = ("number", "bool")
+"""Arithmetic takes bools as 0 and 1: `(approved and qualified) * 1` counts."""
 
 
 def _div(a: float, b: float) -> float | None:
@@ -36,7 +38,7 @@ _REJECTED_CONSTRUCTS = {
     ast.Attribute: "attribute lookups", ast.Subscript: "subscripts", ast.Lambda: "lambda functions",
     ast.ListComp: "comprehensions", ast.SetComp: "comprehensions", ast.DictComp: "comprehensions",
     ast.GeneratorExp: "comprehensions", ast.JoinedStr: "f-strings", ast.NamedExpr: "assignment expressions (:=)",
-    ast.IfExp: "conditional expressions (x if c else y)", ast.Dict: "dict literals", ast.Set: "set literals",
+    ast.Dict: "dict literals", ast.Set: "set literals",
     ast.Starred: "starred expressions", ast.Await: "await expressions",
 }
 
@@ -180,18 +182,40 @@ class _Compiler:
             raise self.reject(f"operator '{_REJECTED_OPERATORS[type(node.op)]}' is not allowed", node)
         symbol, op = _ARITHMETIC[type(node.op)]
         (left_type, left), (right_type, right) = self.visit(node.left), self.visit(node.right)
-        if left_type != "number" or right_type != "number":
+        if left_type not in _NUMERIC or right_type not in _NUMERIC:
             raise ExpressionError(
                 f"cannot apply '{symbol}' to {left_type} and {right_type}: {self.text(node)}; "
-                "arithmetic works on numbers only"
+                "arithmetic works on numbers and bools (true counts 1, false 0)"
             )
         return "number", self.binary(op, left, right)
+
+    def visit_IfExp(self, node: ast.IfExp) -> tuple[ExprType, Fn]:
+        """`a if condition else b`: None when the condition is; a bool branch beside a number one counts 1 or 0."""
+        condition_type, condition = self.visit(node.test)
+        if condition_type != "bool":
+            raise ExpressionError(
+                f"the condition of 'if … else' must be bool; got {condition_type}: {self.text(node.test)}; use a comparison such as x > 0"
+            )
+        (then_type, then), (otherwise_type, otherwise) = self.visit(node.body), self.visit(node.orelse)
+        if then_type != otherwise_type and not (then_type in _NUMERIC and otherwise_type in _NUMERIC):
+            raise ExpressionError(
+                f"both branches of 'if … else' need one type; got {then_type} and {otherwise_type}: {self.text(node)}"
+            )
+        type_: ExprType = then_type if then_type == otherwise_type else "number"
+        if type_ == "number":
+            then, otherwise = _as_number(then), _as_number(otherwise)
+
+        def run(env: Mapping[str, Any]) -> Any:
+            chosen = condition(env)
+            return None if chosen is None else then(env) if chosen else otherwise(env)
+
+        return type_, run
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> tuple[ExprType, Fn]:
         operand_type, operand = self.visit(node.operand)
         if isinstance(node.op, ast.USub):
-            if operand_type != "number":
-                raise ExpressionError(f"cannot negate {operand_type}: {self.text(node)}; negation works on numbers only")
+            if operand_type not in _NUMERIC:
+                raise ExpressionError(f"cannot negate {operand_type}: {self.text(node)}; negation works on numbers and bools")
             return "number", lambda env: None if (v := operand(env)) is None else -v
         if isinstance(node.op, ast.Not):
             if operand_type != "bool":
@@ -265,6 +289,16 @@ class _Compiler:
                 )
             fns.append(fn)
         return "bool", _logic(tuple(fns), decisive=word == "or")
+
+
+def _as_number(fn: Fn) -> Fn:
+    """The value as a number: a bool counts 1 or 0, so both branches of a conditional have one type."""
+
+    def run(env: Mapping[str, Any]) -> Any:
+        value = fn(env)
+        return int(value) if isinstance(value, bool) else value
+
+    return run
 
 
 def _binary(op: Callable[[Any, Any], Any], left: Fn, right: Fn) -> Fn:

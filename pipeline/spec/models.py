@@ -51,7 +51,10 @@ class InputSchema(_Model):
 
     time: FieldPath = Field(description="field holding the event time (a dotted path reaches into nested objects: meta.time)")
     time_format: str = Field("iso", description="iso, epoch_s, epoch_ms, or a strptime pattern such as %Y-%m-%d")
-    key: FieldPath = Field(description="field holding the dependence key: events with one key form one trial")
+    key: FieldPath | list[FieldPath] = Field(
+        description="field holding the dependence key: events with one key form one trial; a list of fields is a composite "
+        "key (`[applicant_id, branch]`: one trial per applicant and branch)"
+    )
     max_key_chars: int = Field(256, ge=1, description="a longer dependence key is a dead letter (key_too_long): every open trial holds its key")
     kind: FieldPath | None = Field(None, description="field holding the event kind; omit it when every record is of the one kind in kinds")
     kinds: dict[str, dict[FieldPath, FieldType]] = Field(
@@ -76,6 +79,12 @@ class InputSchema(_Model):
         "wrong_partition dead letter): murmur2 (Kafka's Java client, fairstream replay and split), crc32 (librdkafka's "
         "default), none (not checked)",
     )
+
+    @model_validator(mode="after")
+    def _a_composite_key_names_distinct_fields(self) -> InputSchema:
+        if isinstance(self.key, list) and (not self.key or len(set(self.key)) != len(self.key)):
+            raise ValueError(f"a composite key names one or more distinct fields; got {self.key}")
+        return self
 
     @model_validator(mode="after")
     def _one_kind_without_a_kind_field(self) -> InputSchema:
@@ -253,6 +262,19 @@ def default_floor(threshold: float, *, ratio: bool = False) -> int:
     return math.ceil(1 / gap**2 - 1e-9)
 
 
+class PartEstimator(_Model):
+    """A prior and κ of one conditional rate, where it differs from the estimator's (RTLola's `(or: γ)` per probability)."""
+
+    prior: float | str | None = Field(None, description="prior mean γ in [0, 1], or an expression over aggregates; default: the estimator's")
+    confidence: float | None = Field(None, ge=0, description="κ in pseudo-trials; default: the estimator's")
+
+    @model_validator(mode="after")
+    def _prior_in_range(self) -> PartEstimator:
+        if isinstance(self.prior, float) and not 0 <= self.prior <= 1:
+            raise ValueError(f"prior must be in [0, 1]; got {self.prior}")
+        return self
+
+
 class Estimator(_Model):
     """MAP estimate (S_AB + prior·κ)/(S_B + κ) per group, and how a verdict is reached from it."""
 
@@ -279,6 +301,11 @@ class Estimator(_Model):
         "(intervals and tests weigh the trials themselves)",
     )
     hysteresis: float = Field(0.0, ge=0, lt=1, description="a violation ends only when the gap is below threshold − hysteresis")
+    parts: dict[str, PartEstimator] = Field(
+        default_factory=dict,
+        description="per conditional rate (e.g. true_positive_rate, false_positive_rate), its own prior and κ; a stratified "
+        "part (selection_rate[age=old]) takes its own entry or that of the name before the brackets",
+    )
 
     @property
     def interval_kind(self) -> str:

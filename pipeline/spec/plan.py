@@ -14,7 +14,7 @@ from fairstream.spec.expressions import Expression, ExprType, compile_expression
 from fairstream.spec.models import Baseline, Constraint, Estimator, Spec, Variable, tests_ratio
 from fairstream.timefmt import format_duration
 from fairstream.trials.layout import Capture, TrialLayout
-from fairstream.trials.outcomes import AggregateRule, MetricCells, Outcomes, SlotOutcomes
+from fairstream.trials.outcomes import PART_NAMES, AggregateRule, MetricCells, Outcomes, SlotOutcomes
 from fairstream.verdicts.constraints import ConstraintRule
 from fairstream.verdicts.judge import VerdictRule
 
@@ -152,8 +152,17 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
         rules.append(AggregateRule(name, "sum" if aggregate.sum else "count", aggregate.sum, where))
 
     prior: float | Expression | None = spec.estimator.prior
+    aggregate_types = {name: "number" for name in spec.aggregates}
     if isinstance(spec.estimator.prior, str):
-        prior = check.expression("estimator -> prior", spec.estimator.prior, {name: "number" for name in spec.aggregates}, "number")
+        prior = check.expression("estimator -> prior", spec.estimator.prior, aggregate_types, "number")
+    part_estimators: dict[str, tuple[float | Expression | None, float | None]] = {}
+    for part, own in spec.estimator.parts.items():
+        path = f"estimator -> parts -> {part}"
+        known = PART_NAMES[metric.type]
+        if part.split("[", 1)[0] not in known:
+            check.fail(path, f"{metric.type} has no part {part!r}; its parts: {', '.join(known)}")
+        own_prior = check.expression(f"{path} -> prior", own.prior, aggregate_types, "number") if isinstance(own.prior, str) else own.prior
+        part_estimators[part] = (own_prior, own.confidence)
 
     every = spec.evaluate.every
     if every is not None:
@@ -210,6 +219,7 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
         ),
         prior=prior,
         confidence=estimator.confidence,
+        part_estimators=part_estimators,
         interval=estimator.interval_kind,
         bounds=estimator.bounds,
         outcome_range=estimator.outcome_range,

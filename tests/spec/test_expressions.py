@@ -130,8 +130,10 @@ def test_chains_match_python(x: float, y: float, z: float) -> None:
         ('decile_score > "6"', 'cannot compare number with string: decile_score > "6"; compare values of the same type'),
         ("sex == 1", "cannot compare string with number: sex == 1; compare values of the same type"),
         ("juvenile < true", "cannot order bool values: juvenile < true; use == or != for bools"),
-        ("race + 1", "cannot apply '+' to string and number: race + 1; arithmetic works on numbers only"),
-        ("-race", "cannot negate string: -race; negation works on numbers only"),
+        ("race + 1", "cannot apply '+' to string and number: race + 1; arithmetic works on numbers and bools (true counts 1, false 0)"),
+        ("-race", "cannot negate string: -race; negation works on numbers and bools"),
+        ("x if age else y", "the condition of 'if … else' must be bool; got number: age; use a comparison such as x > 0"),
+        ("race if juvenile else 1", "both branches of 'if … else' need one type; got string and number: race if juvenile else 1"),
         ("not age", "'not' needs a bool operand; got number: not age; use a comparison such as x > 0"),
         ("age and juvenile", "'and' needs bool operands; got number: age; use a comparison such as x > 0"),
         (
@@ -163,7 +165,7 @@ def test_too_deep_nesting_is_an_expression_error() -> None:
         compile_expression("+".join(["x"] * 5000), TYPES)
 
 
-ALLOWED = "use names, literals, + - * /, comparisons, in [...], and, or, not"
+ALLOWED = "use names, literals, + - * /, comparisons, in [...], and, or, not, a if condition else b"
 
 
 @pytest.mark.parametrize(
@@ -177,7 +179,6 @@ ALLOWED = "use names, literals, + - * /, comparisons, in [...], and, or, not"
         ("[i for i in y]", "comprehensions are not allowed; got '[i for i in y]'"),
         ('f"{x}"', "f-strings are not allowed; got 'f\"{x}\"'"),
         ("(x := 1)", "assignment expressions (:=) are not allowed; got 'x := 1'"),
-        ("x if juvenile else y", "conditional expressions (x if c else y) are not allowed; got 'x if juvenile else y'"),
         ("[1, 2]", "list literals are only allowed after 'in' or 'not in'; got '[1, 2]'"),
         ("x % 2", "operator '%' is not allowed; got 'x % 2'"),
         ("x ** 2", "operator '**' is not allowed; got 'x ** 2'"),
@@ -212,3 +213,33 @@ def test_dotted_paths_read_declared_nested_fields_and_name_undeclared_ones():
     assert expression.evaluate({"applicant.age": 29, "applicant.address.city": "Graz"}) is False
     with pytest.raises(ExpressionError, match=r"unknown name 'applicant.name'; known names: applicant.address.city, applicant.age"):
         compile_expression("applicant.name == 'x'", types)
+
+
+@pytest.mark.parametrize(
+    ("source", "env", "expected"),
+    [
+        ("(juvenile and x > 0) * 1", {"juvenile": True, "x": 2}, 1),
+        ("(juvenile and x > 0) * 1", {"juvenile": True, "x": -2}, 0),
+        ("juvenile + (x > 0) + (y > 0)", {"juvenile": True, "x": 1, "y": -1}, 2),
+        ("-juvenile", {"juvenile": True}, -1),
+        ("(juvenile or x > 0) * 3", {"juvenile": None, "x": 1}, 3),
+        ("juvenile * 1", {}, None),
+        ("x if juvenile else y", {"juvenile": True, "x": 1, "y": 2}, 1),
+        ("x if juvenile else y", {"juvenile": False, "x": 1, "y": 2}, 2),
+        ("x if juvenile else y", {"x": 1, "y": 2}, None),
+        ("x > 0 if age > 18 else 0.5", {"age": 20, "x": 3}, 1),
+        ("x > 0 if age > 18 else 0.5", {"age": 10, "x": 3}, 0.5),
+        ('"adult" if age >= 18 else "minor"', {"age": 17}, "minor"),
+        ("(1 if age >= 18 else 0) + (x if juvenile else 0)", {"age": 30, "juvenile": False, "x": 9}, 1),
+    ],
+)
+def test_bools_count_as_numbers_and_conditionals_choose(source: str, env: dict, expected: object) -> None:
+    """Against Python's own evaluation of the same text (bool arithmetic, `a if c else b`), with None for missing."""
+    value = compile_expression(source, TYPES).evaluate(env)
+    assert value == expected and type(value) is type(expected)
+
+
+def test_conditional_types():
+    assert compile_expression("x > 0 if juvenile else 2", TYPES).type == "number"
+    assert compile_expression("juvenile if x > 0 else false", TYPES).type == "bool"
+    assert compile_expression('race if juvenile else "x"', TYPES).type == "string"
