@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -50,6 +51,8 @@ class MonitorConfig:
     """Cells with fewer trials are published suppressed (see `suppress_small_cells`); verdicts use every cell."""
     window: Literal["cumulative", "sliding", "periodic"] = "cumulative"
     window_length: int = 0
+    window_by: Literal["closed", "opened"] = "closed"
+    """Which time of a closed trial a sliding or periodic window selects on (by opened: trials come one by one)."""
     max_ticks: int = 1_000_000
     """The most evaluations one advance of the watermark may ask for (each writes an estimate, all held at once)."""
     estimates: bool = True
@@ -80,8 +83,9 @@ class MonitorConfig:
 
     @property
     def needs_trials(self) -> bool:
-        """Whether buckets must send closed trials one by one (verdict per trial, or betting in close order)."""
-        return self.on_close or self.rule.mode == "anytime"
+        """Whether buckets must send closed trials one by one (verdict per trial, betting in close order, or a window
+        that selects trials by when they opened)."""
+        return self.on_close or self.rule.mode == "anytime" or (self.window != "cumulative" and self.window_by == "opened")
 
 
 @dataclass
@@ -103,6 +107,10 @@ class Monitor:
     end: int | None = None
     """The last tick the ended input's watermark reaches (see `Report.end`)."""
     history: deque[tuple[int, TickDelta]] = field(default_factory=deque)
+    opened: list[tuple[int, str, TrialOutcome]] = field(default_factory=list)
+    """Windows by opened time: the counted trials as a heap on (opened_at, key), the first to leave on top."""
+    period_start: int | None = None
+    """Periodic windows by opened time: the instant the current period began (its trials opened after it)."""
     queues: dict[tuple[str, str, str], PairQueue] = field(default_factory=dict)
     bets: dict[tuple[str, str, str], GapBet] = field(default_factory=dict)
     tracker: AlertTracker = field(default_factory=AlertTracker)
@@ -174,6 +182,7 @@ class Monitor:
                 self.rates.clear()
                 self.sums.clear()
                 self.weight = 1.0  # a new episode
+                self.period_start = tick
             if self.config.recency < 1:
                 for groups in self.sums.values():
                     for cell in groups.values():
@@ -195,8 +204,14 @@ class Monitor:
 
     def _apply(self, tick: int, delta: TickDelta) -> None:
         if self.config.needs_trials:
+            by_opened = self.config.window != "cumulative"  # windows with trials one by one select them by opened time
             for trial in sorted(delta.trials, key=lambda trial: (trial.closed_at, trial.key)):
+                if by_opened and not self._opened_inside(trial, tick):
+                    self.closed += 1  # closed, but opened before the window's span: counted in no group
+                    continue
                 self._apply_trial(trial)
+                if by_opened and self.config.window == "sliding":
+                    heapq.heappush(self.opened, (trial.opened_at, trial.key, trial))  # type: ignore[arg-type]
             return
         if delta.unsettled:
             delta.settle(self.config.slot_outcomes)  # type: ignore[arg-type]
@@ -231,9 +246,32 @@ class Monitor:
                 self.baselines[rule.baseline] = {group: list(cell) for group, cell in self.sums.get("mean_outcome", {}).items()}
 
     def _expire(self, tick: int) -> None:
-        """Sliding windows: take out the trials that closed `window_length` or longer before `tick`."""
+        """Sliding windows: take out the trials that closed (or, by opened, opened) `window_length` or longer before `tick`."""
         while self.history and self.history[0][0] <= tick - self.config.window_length:
             self._count(self.history.popleft()[1], sign=-1)
+        while self.opened and self.opened[0][0] <= tick - self.config.window_length:
+            self._remove_trial(heapq.heappop(self.opened)[2])
+
+    def _opened_inside(self, trial: TrialOutcome, tick: int) -> bool:
+        """Whether a trial closing by `tick` opened within the window's span: the last `window_length` (sliding) or the
+        current period (periodic)."""
+        if self.config.window == "sliding":
+            return trial.opened_at > tick - self.config.window_length  # type: ignore[operator]
+        return self.period_start is None or trial.opened_at > self.period_start  # type: ignore[operator]
+
+    def _remove_trial(self, trial: TrialOutcome) -> None:
+        """Take a trial's cells and totals out again (a sliding window by opened time moved past it); it stays closed."""
+        if trial.cells is not None:
+            for part, group, value in trial.cells:
+                if self.config.measures:
+                    cell = self.sums[part][group]
+                    for index, number in enumerate(value):  # type: ignore[arg-type]
+                        cell[index] -= number
+                    cell[-1] -= 1
+                else:
+                    self.rates[part][group].revert(bool(value))
+        for name, value in trial.totals.items():
+            self.totals[name] -= value
 
     def _apply_trial(self, trial: TrialOutcome) -> None:
         self.closed += 1

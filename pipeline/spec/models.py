@@ -344,10 +344,15 @@ class Evaluate(_Model):
 
 
 class Window(_Model):
-    """Which closed trials an evaluation counts: all so far, those closed in the last `length`, or those of the current period."""
+    """Which closed trials an evaluation counts: all so far, those of the last `length`, or those of the current period."""
 
     kind: Literal["cumulative", "sliding", "periodic"] = "cumulative"
     length: Duration | None = Field(None, description="sliding: how far back; periodic: the period (UTC-aligned)")
+    by: Literal["closed", "opened"] = Field(
+        "closed",
+        description="which time of a closed trial the window selects on: when it closed (its label arrived), or when it opened "
+        "(the decision was made: with labels that come late, the window shows decisions of its own span)",
+    )
 
     @model_validator(mode="after")
     def _length_when_needed(self) -> Window:

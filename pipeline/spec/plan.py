@@ -234,6 +234,7 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
         on_close=spec.evaluate.on == "close",
         window=spec.window.kind,
         window_length=spec.window.length or 0,
+        window_by=spec.window.by,
         reporters=spec.buckets,
         slot_outcomes=SlotOutcomes(outcomes, layout.variables) if layout.exact_slots else None,
     )

@@ -245,11 +245,11 @@ class Bucket:
         if self.by_profile:
             return {tick: TickDelta(unsettled=Counter(slots)) for tick, (_, _, slots) in closed.ticks.items()}
         deltas: dict[int, TickDelta] = {}
-        outcomes, variables, slots = self.outcomes, self.layout.variables, self.layout.slots
+        outcomes, variables, slots, opened = self.outcomes, self.layout.variables, self.layout.slots, self.layout.opened
         for tick, (times, keys, states) in closed.ticks.items():
             delta = deltas[tick] = TickDelta()
             for closed_at, key, state in zip(times, keys, states):
-                delta.add(outcomes.of(closed_at, key, variables(slots(state))), self.keep_trials)
+                delta.add(outcomes.of(closed_at, key, variables(slots(state)), opened(state)), self.keep_trials)
         return deltas
 
     def snapshot(self) -> Bucket:

@@ -126,6 +126,8 @@ class TrialOutcome:
     key: str
     cells: list[Cell] | None
     totals: dict[str, float]
+    opened_at: int | None = None
+    """When it opened, for windows that select trials by it."""
 
 
 @dataclass
@@ -204,8 +206,8 @@ class Outcomes:
     metric: MetricCells
     aggregates: tuple[AggregateRule, ...] = ()
 
-    def of(self, closed_at: int, key: str, values: dict[str, Any]) -> TrialOutcome:
-        return TrialOutcome(closed_at, key, *self.counted(values))
+    def of(self, closed_at: int, key: str, values: dict[str, Any], opened_at: int | None = None) -> TrialOutcome:
+        return TrialOutcome(closed_at, key, *self.counted(values), opened_at)
 
     def counted(self, values: dict[str, Any]) -> Counted:
         """What a trial with these variables counts in: its cells and its aggregate contributions."""

@@ -156,3 +156,40 @@ def test_a_composite_key_names_distinct_fields():
     spec = {**SPEC, "input": {**SPEC["input"], "key": ["applicant_id", "applicant_id"]}}
     with pytest.raises(SpecError, match=r"a composite key names one or more distinct fields"):
         parse_spec(spec)
+
+
+def delayed_decisions(seed: int = 8, applicants: int = 900) -> list[dict]:
+    """Applications over 200 days, each decided 0–120 days later: late labels, as in a credit pipeline."""
+    rng = random.Random(seed)
+    events = []
+    for index in range(applicants):
+        opened = rng.randrange(0, 200 * 86400)
+        group = rng.choice(["a", "b"])
+        approved = rng.random() < (0.6 if group == "a" else 0.4 + 0.3 * opened / (200 * 86400))  # b drifts upwards
+        events.append({"event": "APPLY", "applicant_id": f"A{index}", "branch": "north", "minute": opened, "group": group, "score": 5})
+        events.append({"event": "DECISION", "applicant_id": f"A{index}", "branch": "north", "minute": opened + rng.randrange(0, 120 * 86400), "approved": approved})
+    return sorted(events, key=lambda event: event["minute"])
+
+
+@pytest.mark.parametrize("kind", ["sliding", "periodic"])
+def test_windows_by_opened_time_count_the_decisions_of_their_span(tmp_path, kind):
+    """Against pandas: at each daily evaluation, the trials opened within the window's span and closed by then."""
+    spec = {**SPEC, "trial": {"opens_on": ["APPLY"], "close_on": ["DECISION"], "close_after": "200d"}, "evaluate": {"every": "1d"},
+            "window": {"kind": kind, "length": "30d", "by": "opened"}, "publish": {"min_cell": 1}}  # fmt: skip
+    events = delayed_decisions()
+    frame = pd.DataFrame(events)
+    trials = frame[frame.event == "APPLY"][["applicant_id", "minute", "group"]].rename(columns={"minute": "opened"}).merge(
+        frame[frame.event == "DECISION"][["applicant_id", "minute", "approved"]].rename(columns={"minute": "closed"}), on="applicant_id"
+    )
+    estimates = run_spec(tmp_path, spec, events)
+    length, checked = 30 * 86400, 0
+    for record in estimates[::7]:
+        tick = int(pd.Timestamp(record["event_time"]).timestamp())
+        start = tick - length if kind == "sliding" else (tick - tick % length if tick % length else tick - length)
+        covered = trials[(trials.opened > start) & (trials.opened <= tick) & (trials.closed <= tick)]
+        counts = covered.groupby("group").approved.agg(["sum", "count"])
+        expected = {group: [int(row["sum"]), int(row["count"])] for group, row in counts.iterrows()}
+        got = {g: [c["hits"], c["trials"]] for g, c in record["parts"].get("selection_rate", {"groups": {}})["groups"].items()}
+        assert got == expected, record["event_time"]
+        checked += bool(expected)
+    assert checked > 10
