@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import re
 from pathlib import Path
 from typing import Any, get_args
@@ -63,7 +64,63 @@ def parse_spec(data: Any, source: str = "<spec>") -> Spec:
     try:
         return Spec.model_validate(data)
     except ValidationError as err:
-        issues = [(_location(error["loc"]), _message(error)) for error in err.errors()]
+        raise _model_errors(source, err) from None
+
+
+class _ModelErrors(SpecError):
+    """The models refused a spec: its issues, and where each refused field is (to look past them for later faults)."""
+
+    def __init__(self, source: str, issues: list[tuple[str, str]], locations: list[tuple[Any, ...]]):
+        super().__init__(source, issues)
+        self.locations = locations
+
+
+def _model_errors(source: str, err: ValidationError) -> _ModelErrors:
+    errors = err.errors()
+    return _ModelErrors(source, [(_location(error["loc"]), _message(error)) for error in errors], [error["loc"] for error in errors])
+
+
+def _without(data: dict[str, Any], locations: list[tuple[Any, ...]]) -> tuple[dict[str, Any], list[str]] | None:
+    """The spec data with every refused field taken out (its default applies, if it has one), and the paths taken
+    out; None when a refusal is of the whole spec. A location is followed as far as the data goes: pydantic appends
+    the member of a union to it, and a missing field's location ends past the data."""
+    cleaned = copy.deepcopy(data)
+    removed = []
+    for loc in locations:
+        parent, node, path = None, cleaned, []
+        for part in loc:
+            if not (isinstance(node, dict) and part in node):
+                break
+            parent, node, path = node, node[part], [*path, part]
+        if parent is None:
+            return None
+        parent.pop(path[-1], None)
+        removed.append(_location(tuple(path)))
+    return cleaned, removed
+
+
+def _about(path: str, message: str, removed: list[str]) -> bool:
+    """Whether a later finding concerns a field taken out: it lies under one, or names one (`unknown variable 'x'`)."""
+    return any(path.startswith(gone) or f"'{gone.rsplit(' -> ', 1)[-1]}'" in message for gone in removed)
+
+
+def check_spec(data: Any, source: str = "<spec>") -> Plan:
+    """Validate and compile a spec, reporting the faults of every phase at once: when the models refuse some fields,
+    the semantic checks still run on the rest (the refused fields taken out), and their findings that do not concern
+    a refused field are reported too."""
+    try:
+        return build_plan(parse_spec(data, source), source)
+    except _ModelErrors as refused:
+        issues = list(refused.issues)
+        cleaned = _without(data, refused.locations)
+        if cleaned is not None:
+            rest, removed = cleaned
+            try:
+                build_plan(Spec.model_validate(rest), source)
+            except ValidationError:
+                pass  # a required field was refused: the later phase has nothing whole to check
+            except SpecError as later:
+                issues += [(path, message) for path, message in later.issues if not _about(path, message, removed)]
         raise SpecError(source, issues) from None
 
 
@@ -112,9 +169,9 @@ def read_yaml(path: str | Path) -> Any:
 
 
 def load_plan(path: str | Path) -> Plan:
-    """Load, validate and compile a spec file; raises `SpecError` listing every problem."""
+    """Load, validate and compile a spec file; raises `SpecError` listing every problem of every phase."""
     source = str(path)
-    return build_plan(parse_spec(read_yaml(path), source), source)
+    return check_spec(read_yaml(path), source)
 
 
 SHARED_SECTIONS = ("input", "dead_letters", "buckets")

@@ -128,6 +128,35 @@ def test_all_problems_are_reported_together(tmp_path):
     assert [path for path, _ in caught.value.issues] == ["variables -> group -> field", "metric -> label"]
 
 
+def test_faults_of_the_models_and_of_the_semantic_checks_are_reported_together(tmp_path):
+    """Three independent faults: an unknown field and a negative κ (refused by the models) and a type error in an
+    expression (found by the semantic checks, which run on the rest of the spec)."""
+
+    def three_mistakes(spec):
+        spec["metric"]["thresh"] = 0.2
+        spec["estimator"]["confidence"] = -3
+        spec["variables"]["high_risk"]["expr"] = "decile_score > 'six'"
+
+    runner = CliRunner()
+    path = edited(tmp_path, three_mistakes)
+    result = runner.invoke(cli, ["spec", "check", str(path)], env={"NO_COLOR": "1", "COLUMNS": "300"})
+    assert result.exit_code == 2
+    assert [line.split(": ")[2] for line in result.output.splitlines()] == ["metric -> thresh", "estimator -> confidence", "variables -> high_risk -> expr"]
+    assert "cannot compare number with string: decile_score > 'six'" in result.output
+
+
+def test_a_later_phase_says_nothing_about_a_field_the_models_refused(tmp_path):
+    """A refused prediction variable is taken out before the semantic checks; they must not add a second complaint about
+    it (the metric's prediction then names no variable)."""
+
+    def refused_variable(spec):
+        spec["variables"]["high_risk"]["within"] = "30d"  # within belongs to exists variables: the whole variable is refused
+
+    with pytest.raises(SpecError) as caught:
+        load_plan(edited(tmp_path, refused_variable))
+    assert [path for path, _ in caught.value.issues] == ["variables -> high_risk"]
+
+
 def test_yaml_syntax_errors_name_the_line(tmp_path):
     path = tmp_path / "broken.yaml"
     path.write_text("monitor: x\ninput: [unclosed\n")
