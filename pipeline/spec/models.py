@@ -113,36 +113,72 @@ class TrialSpec(_Model):
         return self
 
 
+FOLDS = ("count", "sum", "max", "min")
+"""Variables that fold every event of a kind in the trial: how many, their total, their largest or smallest value."""
+
+
 class Variable(_Model):
-    """A per-trial value: a field or expression of the first/last event of a kind, an existence test, or an expression over other variables."""
+    """A per-trial value: a field or expression of the first/last event of a kind, an existence test, a count, sum, max or
+    min over a kind's events, or an expression over other variables."""
 
     first: str | None = Field(None, description="take the value from the first event of this kind")
     last: str | None = Field(None, description="take the value from the last event of this kind")
-    field: str | None = Field(None, description="with first/last: the field to take")
-    expr: str | None = Field(None, description="with first/last: an expression over that event's fields; alone: over other variables")
+    field: str | None = Field(None, description="with first/last/sum/max/min: the field to take")
+    expr: str | None = Field(None, description="with first/last/sum/max/min: an expression over that event's fields; alone: over other variables")
+    elapsed: Literal["s", "m", "h", "d", "w"] | None = Field(
+        None, description="with first/last: instead of a field, the time from the trial's opening to that event, in this unit (d: days)"
+    )
     exists: str | None = Field(None, description="true when an event of this kind belongs to the trial")
-    within: Duration | None = Field(None, description="with exists: only events at most this long after the trial opened")
-    where: str | None = Field(None, description="with exists: only events whose fields satisfy this expression")
+    count: str | None = Field(None, description="how many events of this kind the trial saw")
+    sum: str | None = Field(None, description="the total of a field over this kind's events: KIND with field or expr, or KIND.field")
+    max: str | None = Field(None, description="the largest value of a field over this kind's events (KIND.field, or with field or expr)")
+    min: str | None = Field(None, description="the smallest value of a field over this kind's events (KIND.field, or with field or expr)")
+    within: Duration | None = Field(None, description="with exists/count/sum/max/min: only events at most this long after the trial opened")
+    where: str | None = Field(None, description="with exists/count/sum/max/min: only events whose fields satisfy this expression")
     default: bool | int | float | str | None = Field(None, description="value when the trial saw no such event")
+
+    @property
+    def fold(self) -> tuple[str, str] | None:
+        """(count|sum|max|min, the kind) of a folding variable, else None."""
+        return next(((name, getattr(self, name)) for name in FOLDS if getattr(self, name) is not None), None)
+
+    @property
+    def folded_field(self) -> str | None:
+        """The field a sum/max/min reads: `field`, or the part after the kind in the KIND.field shorthand."""
+        fold = self.fold
+        if fold is None or fold[0] == "count":
+            return None
+        return self.field if self.field is not None else (fold[1].split(".", 1)[1] if "." in fold[1] else None)
+
+    @property
+    def folded_kind(self) -> str | None:
+        fold = self.fold
+        return None if fold is None else fold[1].split(".", 1)[0]
 
     @model_validator(mode="after")
     def _one_form(self) -> Variable:
-        taken = [name for name in ("first", "last", "exists") if getattr(self, name) is not None]
+        taken = [name for name in ("first", "last", "exists", *FOLDS) if getattr(self, name) is not None]
         if len(taken) > 1:
-            raise ValueError(f"a variable takes one of first, last, exists; got {', '.join(taken)}")
-        if self.exists is not None:
-            if self.field is not None or self.expr is not None:
-                raise ValueError("an exists variable takes within and where, not field or expr")
+            raise ValueError(f"a variable takes one of first, last, exists, {', '.join(FOLDS)}; got {', '.join(taken)}")
+        if self.exists is not None or self.count is not None:
+            if self.field is not None or self.expr is not None or self.elapsed is not None:
+                raise ValueError(f"{'an exists' if self.exists else 'a count'} variable takes within and where, not field, expr or elapsed")
+            return self
+        fold = self.fold
+        if fold is not None:
+            shorthand = "." in fold[1]
+            if self.elapsed is not None or sum((shorthand, self.field is not None, self.expr is not None)) != 1:
+                raise ValueError(f"a {fold[0]} variable reads one value per event: {fold[0]}: KIND.field, or {fold[0]}: KIND with field or expr")
             return self
         if self.within is not None or self.where is not None:
-            raise ValueError("within and where belong to exists variables")
+            raise ValueError("within and where belong to exists, count, sum, max and min variables")
         if taken:
-            if (self.field is None) == (self.expr is None):
-                raise ValueError(f"a {taken[0]} variable takes exactly one of field, expr")
+            if sum(value is not None for value in (self.field, self.expr, self.elapsed)) != 1:
+                raise ValueError(f"a {taken[0]} variable takes exactly one of field, expr, elapsed")
         elif self.expr is None:
-            raise ValueError("a variable needs first or last (with field or expr), exists, or expr")
-        elif self.field is not None:
-            raise ValueError("field needs first or last")
+            raise ValueError("a variable needs first or last (with field, expr or elapsed), exists, count, sum, max, min, or expr")
+        elif self.field is not None or self.elapsed is not None:
+            raise ValueError("field and elapsed need first or last")
         return self
 
 

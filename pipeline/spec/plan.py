@@ -12,7 +12,7 @@ from fairstream.parse import RecordParser
 from fairstream.redact import LetterRecord
 from fairstream.spec.expressions import Expression, ExprType, compile_expression
 from fairstream.spec.models import Baseline, Constraint, Estimator, Spec, Variable, tests_ratio
-from fairstream.timefmt import format_duration
+from fairstream.timefmt import format_duration, parse_duration
 from fairstream.trials.layout import Capture, TrialLayout
 from fairstream.trials.outcomes import PART_NAMES, AggregateRule, MetricCells, Outcomes, SlotOutcomes
 from fairstream.verdicts.constraints import ConstraintRule
@@ -69,6 +69,37 @@ def _names(source: str) -> set[str]:
         return set()
 
 
+def _fold_capture(check: _Checker, path: str, slot: int, variable: Variable, kind: str, fields: dict[str, ExprType]) -> Capture | None:
+    """The capture of a count, sum, max or min variable: the value it reads per event, checked against the kind's fields."""
+    mode = variable.fold[0]  # type: ignore[index]
+    where = check.expression(f"{path} -> where", variable.where, fields, "bool") if variable.where else None
+    if mode == "count":
+        return Capture(slot, "count", within=variable.within, where=where)
+    field_name = variable.folded_field
+    if field_name is not None:
+        if field_name not in fields:
+            declared = ", ".join(sorted(fields)) or "none"
+            check.fail(f"{path} -> {'field' if variable.field else mode}", f"{kind} events do not declare field {field_name!r}; declared: {declared}")
+            return None
+        value_type = fields[field_name]
+        capture = Capture(slot, mode, field=field_name, within=variable.within, where=where)  # type: ignore[arg-type]
+    else:
+        expr = check.expression(f"{path} -> expr", variable.expr, fields)  # type: ignore[arg-type]
+        if expr is None:
+            return None
+        value_type = expr.type
+        capture = Capture(slot, mode, expr=expr, within=variable.within, where=where)  # type: ignore[arg-type]
+    if (mode == "sum" and value_type != "number") or value_type == "bool":
+        check.fail(f"{path} -> {mode}", f"{mode} needs numbers{'' if mode == 'sum' else ' or strings'}; the value read is a {value_type}")
+        return None
+    return capture
+
+
+def _capture_type(capture: Capture, fields: dict[str, ExprType]) -> ExprType:
+    """The type of the value a field or expression capture reads."""
+    return fields[capture.field] if capture.field is not None else capture.expr.type  # type: ignore[union-attr]
+
+
 def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
     """Check the spec's cross-references and compile it; raises `SpecError` with every issue found."""
     check = _Checker()
@@ -93,15 +124,27 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
 
     for name, variable in spec.variables.items():
         path = f"variables -> {name}"
-        kind = variable.first or variable.last or variable.exists
+        fold = variable.fold
+        kind = variable.first or variable.last or variable.exists or variable.folded_kind
         if kind is None:
             derived_sources[name] = variable
             continue
-        if not known_kind(f"{path} -> {'first' if variable.first else 'last' if variable.last else 'exists'}", kind):
+        form = "first" if variable.first else "last" if variable.last else "exists" if variable.exists else fold[0]  # type: ignore[index]
+        if not known_kind(f"{path} -> {form}", kind):
             continue
         slot = len(slot_names)
         slot_names.append(name)
         fields = field_types[kind]
+        if fold is not None:
+            capture = _fold_capture(check, path, slot, variable, kind, fields)
+            if capture is not None:
+                captures.setdefault(kind, []).append(capture)
+                variable_types[name] = "number" if fold[0] in ("count", "sum") else _capture_type(capture, fields)
+                if fold[0] in ("count", "sum"):
+                    defaults[name] = 0 if variable.default is None else variable.default
+                elif variable.default is not None:
+                    defaults[name] = variable.default
+            continue
         if variable.exists is not None:
             where = check.expression(f"{path} -> where", variable.where, fields, "bool") if variable.where else None
             captures.setdefault(kind, []).append(Capture(slot, "exists", within=variable.within, where=where))
@@ -109,7 +152,10 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
             defaults[name] = False if variable.default is None else variable.default
             continue
         mode = "first" if variable.first is not None else "last"
-        if variable.field is not None:
+        if variable.elapsed is not None:
+            captures.setdefault(kind, []).append(Capture(slot, mode, elapsed=parse_duration(f"1{variable.elapsed}")))
+            variable_types[name] = "number"
+        elif variable.field is not None:
             if variable.field not in fields:
                 declared = ", ".join(sorted(fields)) or "none"
                 check.fail(f"{path} -> field", f"{kind} events do not declare field {variable.field!r}; declared: {declared}")

@@ -75,22 +75,25 @@ class Profiles:
 
 @dataclass(frozen=True)
 class Capture:
-    """One event kind feeding one variable slot: first/last value (field or expression) or existence."""
+    """One event kind feeding one variable slot: first/last value (field or expression), existence, or a count, sum,
+    max or min over the kind's events (those `within` the trial's start and satisfying `where`)."""
 
     slot: int
-    mode: Literal["first", "last", "exists"]
+    mode: Literal["first", "last", "exists", "count", "sum", "max", "min"]
     field: str | None = None
     expr: Expression | None = None
     within: int | None = None
     where: Expression | None = None
+    elapsed: int | None = None
+    """First/last: instead of a field, the event's time since the trial opened, in units of this many milliseconds."""
 
     @property
     def inputs(self) -> frozenset[str]:
         """The event fields this capture reads."""
-        if self.field is not None:
-            return frozenset((self.field,))
-        source = self.expr if self.expr is not None else self.where
-        return source.names if source is not None else frozenset()
+        if self.elapsed is not None:
+            return frozenset()
+        read = frozenset((self.field,)) if self.field is not None else self.expr.names if self.expr is not None else frozenset()
+        return read | (self.where.names if self.where is not None else frozenset())
 
     def reader(self) -> Callable[[Mapping[str, Any]], Any]:
         """The value this capture takes from an event's fields (first/last captures)."""
@@ -100,16 +103,25 @@ class Capture:
 
     def on_open(self) -> Callable[[Mapping[str, Any]], Any]:
         """The slot's value when the capturing event opens the trial (an exists window always holds at its own start)."""
-        if self.mode != "exists":
+        if self.elapsed is not None:
+            return lambda _fields: 0.0
+        if self.mode in ("first", "last"):
             return self.reader()
-        where = self.where
-        if where is None:
-            return lambda _fields: True
-        check = where.function
-        return lambda fields: True if check(fields) is True else None
+        check = self.where.function if self.where is not None else (lambda _fields: True)
+        if self.mode == "exists":
+            return lambda fields: True if check(fields) is True else None
+        if self.mode == "count":
+            return lambda fields: 1 if check(fields) is True else 0
+        read = self.reader()
+        return lambda fields: read(fields) if check(fields) is True else None
 
     def step(self) -> Step:
         """How a later event of the capturing kind changes the slot."""
+        if self.elapsed is not None:
+            unit = self.elapsed
+            if self.mode == "last":
+                return lambda _value, opened, time, _fields: (time - opened) / unit
+            return lambda value, opened, time, _fields: (time - opened) / unit if value is None else KEEP
         if self.mode == "last":
             read = self.reader()
             return lambda _value, _opened, _time, fields: read(fields)
@@ -118,15 +130,35 @@ class Capture:
             return lambda value, _opened, _time, fields: read(fields) if value is None else KEEP
         within = self.within
         check = self.where.function if self.where is not None else None
+        combine = _COMBINE[self.mode]
+        read = self.reader() if self.mode in ("sum", "max", "min") else None
 
-        def exists(value: Any, opened: int, time: int, fields: Mapping[str, Any]) -> Any:
+        def folded(value: Any, opened: int, time: int, fields: Mapping[str, Any]) -> Any:
             if value is True or (within is not None and not 0 <= time - opened <= within):
                 return KEEP
             if check is not None and check(fields) is not True:
                 return KEEP
-            return True
+            return combine(value, None if read is None else read(fields))
 
-        return exists
+        return folded
+
+
+def _larger(value: Any, new: Any) -> Any:
+    return KEEP if new is None or (value is not None and value >= new) else new
+
+
+def _smaller(value: Any, new: Any) -> Any:
+    return KEEP if new is None or (value is not None and value <= new) else new
+
+
+_COMBINE: dict[str, Callable[[Any, Any], Any]] = {
+    "exists": lambda _value, _new: True,
+    "count": lambda value, _new: (value or 0) + 1,
+    "sum": lambda value, new: KEEP if new is None else (value or 0) + new,
+    "max": _larger,
+    "min": _smaller,
+}
+"""How a folding capture combines its slot with an accepted event's value (exists: whether any came)."""
 
 
 @dataclass(frozen=True)
@@ -267,7 +299,7 @@ def _observer(captures: tuple[Capture, ...], profiles: Profiles | None, memoize:
 
     if not memoize:
         return observe_packed
-    windows = tuple(capture.within for capture in captures if capture.mode == "exists" and capture.within is not None)
+    windows = tuple(capture.within for capture in captures if capture.within is not None)
     return remembering_observer(_input_reader(captures), windows, observe_packed)
 
 

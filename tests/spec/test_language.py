@@ -68,6 +68,7 @@ def trials_of(events: list[dict]) -> pd.DataFrame:
 
 
 def run_spec(tmp_path: Path, spec: dict, events: list[dict]) -> list[dict]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec))
     (tmp_path / "events.jsonl").write_text("".join(json.dumps(event) + "\n" for event in events))
     result = CliRunner().invoke(cli, ["run", str(tmp_path / "spec.yaml"), "--input", str(tmp_path / "events.jsonl"), "--out", str(tmp_path / "out")])
@@ -193,3 +194,104 @@ def test_windows_by_opened_time_count_the_decisions_of_their_span(tmp_path, kind
         assert got == expected, record["event_time"]
         checked += bool(expected)
     assert checked > 10
+
+
+def test_the_time_between_two_events_is_a_value(tmp_path):
+    """`elapsed: d` takes the days from the trial's opening to the decision: its mean per group (delayed impact) and the
+    rate of decisions within 7 days (demographic parity of `days <= 7`), against pandas."""
+    events = delayed_decisions()
+    frame = pd.DataFrame(events)
+    trials = frame[frame.event == "APPLY"][["applicant_id", "minute", "group"]].rename(columns={"minute": "opened"}).merge(
+        frame[frame.event == "DECISION"][["applicant_id", "minute"]].rename(columns={"minute": "closed"}), on="applicant_id"
+    )
+    trials["days"] = (trials.closed - trials.opened) / 86400
+    variables = {**SPEC["variables"], "days": {"first": "DECISION", "elapsed": "d"}, "quick": {"expr": "days <= 7"}}
+    trial = {"opens_on": ["APPLY"], "close_on": ["DECISION"], "close_after": "200d"}
+    mean_spec = {**SPEC, "trial": trial, "variables": variables, "metric": {"type": "delayed_impact", "group": "group", "outcome": "days", "threshold": 0.5}}
+    cells = run_spec(tmp_path / "mean", mean_spec, events)[-1]["parts"]["mean_outcome"]["groups"]
+    for group, days in trials.groupby("group").days.mean().items():
+        assert cells[group]["estimate"] == pytest.approx(days, rel=1e-12)
+    rate_spec = {**SPEC, "trial": trial, "variables": variables, "metric": {"type": "demographic_parity", "group": "group", "prediction": "quick", "threshold": 0.1}}
+    cells = run_spec(tmp_path / "rate", rate_spec, events)[-1]["parts"]["selection_rate"]["groups"]
+    for group, quick in (trials.days <= 7).groupby(trials.group).agg(["sum", "count"]).iterrows():
+        assert (cells[group]["hits"], cells[group]["trials"]) == (quick["sum"], quick["count"])
+
+
+def test_elapsed_is_for_first_and_last_variables():
+    spec = {**SPEC, "variables": {**SPEC["variables"], "days": {"exists": "DECISION", "elapsed": "d"}}}
+    with pytest.raises(SpecError, match=r"an exists variable takes within and where, not field, expr or elapsed"):
+        parse_spec(spec)
+
+
+def account_stream(seed: int = 4, accounts: int = 300) -> list[dict]:
+    """Per account: an opening, contacts, payments and scores over a year, then a review that closes the trial."""
+    rng = random.Random(seed)
+    events = []
+    for index in range(accounts):
+        start = rng.randrange(0, 100 * 86400)
+        key, group = f"C{index}", rng.choice(["a", "b"])
+        events.append({"event": "OPEN", "applicant_id": key, "branch": "north", "minute": start, "group": group})
+        for _ in range(rng.randrange(0, 6)):
+            events.append({"event": "CONTACT", "applicant_id": key, "branch": "north", "minute": start + rng.randrange(1, 90 * 86400), "channel": rng.choice(["phone", "mail"])})
+        for _ in range(rng.randrange(0, 8)):
+            events.append({"event": "PAYMENT", "applicant_id": key, "branch": "north", "minute": start + rng.randrange(1, 400 * 86400), "amount": round(rng.uniform(5, 500), 2)})
+        for _ in range(rng.randrange(0, 4)):
+            events.append({"event": "SCORE", "applicant_id": key, "branch": "north", "minute": start + rng.randrange(1, 400 * 86400), "value": rng.randint(300, 850)})
+        events.append({"event": "REVIEW", "applicant_id": key, "branch": "north", "minute": start + 420 * 86400})
+    return sorted(events, key=lambda event: (event["minute"], event["event"] != "OPEN"))
+
+
+ACCOUNTS = {
+    **SPEC,
+    "input": {
+        "time": "minute", "time_format": "epoch_s", "key": "applicant_id", "kind": "event",
+        "kinds": {"OPEN": {"group": "str"}, "CONTACT": {"channel": "str"}, "PAYMENT": {"amount": "float"}, "SCORE": {"value": "int"}, "REVIEW": {}},
+    },
+    "trial": {"opens_on": ["OPEN"], "close_on": ["REVIEW"]},
+    "variables": {
+        "group": {"first": "OPEN", "field": "group"},
+        "n_contacts": {"count": "CONTACT", "within": "30d"},
+        "phone_calls": {"count": "CONTACT", "where": "channel == 'phone'"},
+        "total_paid": {"sum": "PAYMENT.amount", "within": "365d"},
+        "max_score": {"max": "SCORE", "field": "value"},
+        "min_score": {"min": "SCORE.value"},
+        "contacted": {"expr": "n_contacts >= 1"},
+    },
+    "publish": {"min_cell": 1},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("outcome", "reference"),
+    [
+        ("n_contacts", lambda events, opened: events.query("event == 'CONTACT' and minute - opened <= 30 * 86400").groupby("applicant_id").size()),
+        ("phone_calls", lambda events, opened: events.query("event == 'CONTACT' and channel == 'phone'").groupby("applicant_id").size()),
+        ("total_paid", lambda events, opened: events.query("event == 'PAYMENT' and minute - opened <= 365 * 86400").groupby("applicant_id").amount.sum()),
+        ("max_score", lambda events, opened: events.query("event == 'SCORE'").groupby("applicant_id").value.max()),
+        ("min_score", lambda events, opened: events.query("event == 'SCORE'").groupby("applicant_id").value.min()),
+    ],
+)
+def test_counts_sums_and_extremes_over_a_trials_events(tmp_path, outcome, reference):
+    """The mean per group of each fold over the accounts that have a value, against pandas (counts and sums are 0 for
+    an account without such events; max and min leave it out, as undefined)."""
+    events = account_stream()
+    frame = pd.DataFrame(events)
+    opened = frame[frame.event == "OPEN"].set_index("applicant_id")
+    frame["opened"] = frame.applicant_id.map(opened.minute)
+    values = reference(frame, frame.opened).reindex(opened.index)
+    if outcome in ("n_contacts", "phone_calls", "total_paid"):
+        values = values.fillna(0)
+    expected = values.groupby(opened.group).mean()
+    spec = {**ACCOUNTS, "metric": {"type": "delayed_impact", "group": "group", "outcome": outcome, "threshold": 1}}
+    cells = run_spec(tmp_path, spec, events)[-1]["parts"]["mean_outcome"]["groups"]
+    for group in ("a", "b"):
+        assert cells[group]["estimate"] == pytest.approx(expected[group], rel=1e-9), (outcome, group)
+
+
+def test_a_fold_names_what_it_reads():
+    spec = {**ACCOUNTS, "variables": {**ACCOUNTS["variables"], "bad": {"sum": "PAYMENT"}}, "metric": {"type": "demographic_parity", "group": "group", "prediction": "contacted", "threshold": 0.1}}
+    with pytest.raises(SpecError, match=r"a sum variable reads one value per event: sum: KIND.field, or sum: KIND with field or expr"):
+        parse_spec(spec)
+    spec["variables"]["bad"] = {"max": "PAYMENT.amout"}
+    with pytest.raises(SpecError, match=r"variables -> bad -> max: PAYMENT events do not declare field 'amout'; declared: amount"):
+        build_plan(parse_spec(spec))
