@@ -97,8 +97,14 @@ class TrialSpec(_Model):
     """When a trial (the events of one dependence key) opens and closes."""
 
     opens_on: list[str] | None = Field(None, description="kinds that may open a trial; other kinds only join open trials")
+    opens_when: str | None = Field(
+        None, description="only an event satisfying this expression opens a trial (over its fields and `kind`: \"kind == 'APPLY' and amount > 0\")"
+    )
     close_after: Duration | None = Field(None, description="close this long after the trial opened (event time)")
     close_on: list[str] | None = Field(None, description="close when an event of one of these kinds arrives")
+    closes_when: str | None = Field(
+        None, description="close when an event satisfying this expression arrives (over its fields and `kind`: \"kind == 'DECISION' and final\")"
+    )
     max_open: int = Field(
         10_000_000,
         ge=1,
@@ -108,8 +114,8 @@ class TrialSpec(_Model):
 
     @model_validator(mode="after")
     def _closes_somehow(self) -> TrialSpec:
-        if self.close_after is None and not self.close_on:
-            raise ValueError("a trial needs close_after, close_on, or both")
+        if self.close_after is None and not self.close_on and self.closes_when is None:
+            raise ValueError("a trial needs close_after, close_on or closes_when")
         return self
 
 

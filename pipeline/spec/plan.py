@@ -69,6 +69,24 @@ def _names(source: str) -> set[str]:
         return set()
 
 
+def _condition(check: _Checker, path: str, source: str, field_types: dict[str, dict[str, ExprType]]) -> Expression | None:
+    """A trial's opening or closing condition: a bool expression over an event's fields, of whichever kind, and `kind`."""
+    types: dict[str, ExprType] = {}
+    clashing: set[str] = set()
+    for fields in field_types.values():
+        for name, type_ in fields.items():
+            if types.setdefault(name, type_) != type_:
+                clashing.add(name)
+    types["kind"] = "string"
+    condition = check.expression(path, source, types, "bool")
+    if condition is not None and condition.names & clashing:
+        name = sorted(condition.names & clashing)[0]
+        kinds = ", ".join(f"{kind}: {fields[name]}" for kind, fields in field_types.items() if name in fields)
+        check.fail(path, f"field {name!r} has different types in different kinds ({kinds}); a condition needs one")
+        return None
+    return condition
+
+
 def _fold_capture(check: _Checker, path: str, slot: int, variable: Variable, kind: str, fields: dict[str, ExprType]) -> Capture | None:
     """The capture of a count, sum, max or min variable: the value it reads per event, checked against the kind's fields."""
     mode = variable.fold[0]  # type: ignore[index]
@@ -115,6 +133,10 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
     for label, listed in (("opens_on", spec.trial.opens_on), ("close_on", spec.trial.close_on)):
         for index, kind in enumerate(listed or ()):
             known_kind(f"trial -> {label} -> {index}", kind)
+    open_when, close_when = (
+        _condition(check, f"trial -> {label}", source, field_types) if source else None
+        for label, source in (("opens_when", spec.trial.opens_when), ("closes_when", spec.trial.closes_when))
+    )
 
     slot_names: list[str] = []
     captures: dict[str, list[Capture]] = {}
@@ -230,6 +252,9 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
         defaults=defaults,
         opens_on=frozenset(spec.trial.opens_on) if spec.trial.opens_on else None,
         close_on=frozenset(spec.trial.close_on or ()),
+        open_when=open_when,
+        close_when=close_when,
+        kinds=frozenset(kinds),
         close_after=spec.trial.close_after,
         slot_types=tuple(variable_types[name] for name in slot_names),
         exact_kinds=frozenset(

@@ -136,7 +136,8 @@ class Bucket:
     def packs(self) -> bool:
         """Whether open trials go in a native `PackedTrials` table: where it was compiled, for trials counted by profile
         that close a fixed time after opening and on no closing event."""
-        return PackedTrials is not None and self.by_profile and self.layout.close_after is not None and not self.layout.close_on
+        layout = self.layout
+        return PackedTrials is not None and self.by_profile and layout.close_after is not None and not layout.closing_kinds and layout.open_when is None
 
     @property
     def by_profile(self) -> bool:
@@ -208,7 +209,7 @@ class Bucket:
             closed.add_slots(self.trials.close_due(None if finished else through, self.tick, self.layout.profiles.table))  # type: ignore[union-attr]
         else:
             times, keys = self.closing.pop_due(None if finished else through)
-            if self.layout.close_on or self.ever_evicted:  # a trial may be gone (closed early or evicted), its key reopened since
+            if self.layout.closing_kinds or self.ever_evicted:  # a trial may be gone (closed early or evicted), its key reopened since
                 self._close_current(times, keys, closed)
             elif keys:  # every entry is its key's current trial
                 closed.extend(times, keys, list(map(self.trials.pop, keys)))

@@ -29,14 +29,16 @@ def fold(trials: MutableMapping[str, Any], events: list, layout: Any, closing_ti
     A trial opens on the first event of its key whose kind has an opener (`open_any` for kinds without one; None: none),
     its close time and key appended to `closing_times` and `closing_keys` when trials close `close_after` after opening;
     events of a kind with an observer change it; an event of a `close_on` kind closes it, appended to `due` as
-    `(time, key, state)`.
+    `(time, key, state)`, as does one that meets the layout's closing condition (`close_checks`). An opener may give
+    None: the event's condition (`opens_when`) does not hold, and it opens nothing.
 
     The built-in annotations (`list`, `dict`, `frozenset`) let the compiled code call the C API directly; it rejects
     subclasses, which is why `trials` (a dict subclass for some layouts) is annotated abstractly.
     """
     openers: dict = layout.openers
     observers: dict = layout.observers
-    close_on: frozenset = layout.close_on
+    close_on: frozenset = layout.closing_kinds
+    close_checks: dict = layout.close_checks
     open_any = layout.open_any
     close_after = layout.close_after
     unmatched = 0
@@ -49,6 +51,9 @@ def fold(trials: MutableMapping[str, Any], events: list, layout: Any, closing_ti
                 unmatched += 1
                 continue
             state = opener(time, fields)
+            if state is None:
+                unmatched += 1
+                continue
             if close_after is not None:
                 closing_times.append(time + close_after)
                 closing_keys.append(key)
@@ -57,10 +62,12 @@ def fold(trials: MutableMapping[str, Any], events: list, layout: Any, closing_ti
             if observer is not None:
                 state = observer(state, time, fields)
         if kind in close_on:
-            trials.pop(key, None)
-            due.append((time, key, state))
-        else:
-            trials[key] = state
+            check = close_checks.get(kind)
+            if check is None or check(fields):
+                trials.pop(key, None)
+                due.append((time, key, state))
+                continue
+        trials[key] = state
     return unmatched
 
 

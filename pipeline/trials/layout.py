@@ -190,17 +190,36 @@ class TrialLayout:
     """Per capturing kind; events of other kinds leave an open trial as it is."""
     profiles: Profiles | None = field(default=None, repr=False, compare=False)
     """The numbered slot tuples of trials with exact slots (None otherwise); pickled with the layout, as states refer to it."""
+    open_when: Expression | None = None
+    """Only an event satisfying this (over its fields and `kind`) opens a trial: the openers give None for others."""
+    close_when: Expression | None = None
+    """An event satisfying this closes its trial (`close_checks`), whatever its kind."""
+    kinds: frozenset[str] = frozenset()
+    """Every event kind of the input (the kinds a condition may open or close on)."""
+    close_checks: dict[str, Callable[[Mapping[str, Any]], bool]] = field(init=False, repr=False, compare=False)
+    """Per kind in `close_on` that closes only on a condition: whether an event's fields meet it."""
 
     def __post_init__(self) -> None:
         if self.profiles is None and self.exact_slots:
             object.__setattr__(self, "profiles", Profiles())
         profiles = self.profiles
-        kinds = self.opens_on if self.opens_on is not None else self.captures.keys()
+        conditional = self.open_when is not None
+        kinds = self.opens_on if self.opens_on is not None else self.kinds if conditional else self.captures.keys()
         openers = {kind: self._opener(self.captures.get(kind, ()), profiles, self._memoizes(kind)) for kind in kinds}
+        if conditional:
+            openers = {kind: _opening_when(self.open_when, kind, opener) for kind, opener in openers.items()}  # type: ignore[arg-type]
         observers = {kind: _observer(captures, profiles, self._memoizes(kind)) for kind, captures in self.captures.items()}
         object.__setattr__(self, "openers", openers)
-        object.__setattr__(self, "open_any", self._opener((), profiles, profiles is not None) if self.opens_on is None else None)
+        any_kind = self.opens_on is None and not conditional
+        object.__setattr__(self, "open_any", self._opener((), profiles, profiles is not None) if any_kind else None)
         object.__setattr__(self, "observers", observers)
+        checks = {} if self.close_when is None else {kind: _holds(self.close_when, kind) for kind in self.kinds - self.close_on}
+        object.__setattr__(self, "close_checks", checks)
+
+    @property
+    def closing_kinds(self) -> frozenset[str]:
+        """Kinds whose events may close a trial: those of `close_on`, and every kind when a condition closes trials."""
+        return self.close_on | frozenset(self.close_checks)
 
     def _memoizes(self, kind: str) -> bool:
         """Whether the folds of `kind` remember their profile by input: numbered profiles, and inputs that repeat (`exact_kinds`)."""
@@ -266,8 +285,32 @@ class TrialLayout:
         return values
 
 
-_COMPILED = ("openers", "open_any", "observers")
+_COMPILED = ("openers", "open_any", "observers", "close_checks")
 """The layout's fields rebuilt from the others after unpickling."""
+
+
+class _WithKind:
+    """An event's fields with its kind under the name `kind`, as trial conditions read them."""
+
+    __slots__ = ("fields", "kind")
+
+    def __init__(self, fields: Mapping[str, Any], kind: str):
+        self.fields, self.kind = fields, kind
+
+    def get(self, name: str) -> Any:
+        return self.kind if name == "kind" else self.fields.get(name)
+
+
+def _holds(condition: Expression, kind: str) -> Callable[[Mapping[str, Any]], bool]:
+    """Whether an event of `kind` with these fields satisfies the condition (undefined counts as not)."""
+    check = condition.function
+    return lambda fields: check(_WithKind(fields, kind)) is True
+
+
+def _opening_when(condition: Expression, kind: str, opener: Opener) -> Opener:
+    """The opener of `kind` that opens only when the condition holds (None otherwise: the event opens no trial)."""
+    holds = _holds(condition, kind)
+    return lambda time, fields: opener(time, fields) if holds(fields) else None  # type: ignore[return-value]
 
 
 def _input_reader(captures: tuple[Capture, ...]) -> Callable[[Mapping[str, Any]], Any]:

@@ -295,3 +295,58 @@ def test_a_fold_names_what_it_reads():
     spec["variables"]["bad"] = {"max": "PAYMENT.amout"}
     with pytest.raises(SpecError, match=r"variables -> bad -> max: PAYMENT events do not declare field 'amout'; declared: amount"):
         build_plan(parse_spec(spec))
+
+
+def conditional_stream(seed: int = 6, applicants: int = 500) -> list[dict]:
+    """Per applicant: applications (an amount of 0 is a withdrawn draft), then interim and final decisions; some
+    never get a final one."""
+    rng = random.Random(seed)
+    events = []
+    for index in range(applicants):
+        key, time = f"A{index}", rng.randrange(0, 50 * 86400)
+        group = rng.choice(["a", "b"])
+        for amount in [0] * rng.randrange(0, 2) + [rng.choice([0, 1000, 5000])]:
+            time += rng.randrange(1, 86400)
+            events.append({"event": "APPLY", "applicant_id": key, "branch": "north", "minute": time, "group": group, "amount": amount})
+        for _ in range(rng.randrange(1, 4)):
+            time += rng.randrange(1, 25 * 86400)  # within close_after: an event past it may still join its trial (see the note in the test)
+            final = rng.random() < 0.5
+            events.append({"event": "DECISION", "applicant_id": key, "branch": "north", "minute": time, "approved": rng.random() < 0.5, "final": final})
+            if final:
+                break
+    return sorted(events, key=lambda event: event["minute"])
+
+
+def test_trials_open_and_close_on_conditions(tmp_path):
+    """`opens_when: kind == 'APPLY' and amount > 0` and `closes_when: kind == 'DECISION' and final`, with close_after
+    90d: against pandas, the trial of each applicant who made a real application, its approval the last decision up to
+    the first final one (or up to 90 days). Decisions come within 90 days of the application: a trial closes by time
+    when the watermark passes its close time, so an event dated after it but read before that still joins it."""
+    spec = {
+        **SPEC,
+        "input": {**SPEC["input"], "key": "applicant_id", "kinds": {"APPLY": {"group": "str", "amount": "int"}, "DECISION": {"approved": "bool", "final": "bool"}}},
+        "trial": {"opens_when": "kind == 'APPLY' and amount > 0", "closes_when": "kind == 'DECISION' and final", "close_after": "90d"},
+        "variables": {"group": {"first": "APPLY", "field": "group"}, "approved": {"last": "DECISION", "field": "approved"}},
+        "publish": {"min_cell": 1},
+    }  # fmt: skip
+    events = conditional_stream()
+    frame = pd.DataFrame(events)
+    opened = frame[(frame.event == "APPLY") & (frame.amount > 0)].groupby("applicant_id").agg(opened=("minute", "min"), group=("group", "first"))
+    decisions = frame[frame.event == "DECISION"][["applicant_id", "minute", "approved", "final"]].join(opened, on="applicant_id", how="inner")
+    decisions = decisions[(decisions.minute >= decisions.opened) & (decisions.minute <= decisions.opened + 90 * 86400)]
+    finals = decisions[decisions.final.astype(bool)].groupby("applicant_id").minute.min()
+    decisions = decisions[decisions.minute <= decisions.applicant_id.map(finals).fillna(float("inf"))]
+    approved = decisions.sort_values("minute").groupby("applicant_id").approved.last()
+    trials = opened.assign(approved=approved).dropna()
+    counts = trials.groupby("group").approved.agg(["sum", "count"])
+    last = run_spec(tmp_path, spec, events)[-1]
+    cells = last["parts"]["selection_rate"]["groups"]
+    assert {group: (cell["hits"], cell["trials"]) for group, cell in cells.items()} == {group: (int(row["sum"]), int(row["count"])) for group, row in counts.iterrows()}
+    assert last["trials"]["closed"] == len(opened) and len(opened) < frame.applicant_id.nunique()
+
+
+def test_a_condition_reads_fields_of_one_type():
+    spec = {**SPEC, "input": {**SPEC["input"], "kinds": {"APPLY": {"group": "str", "score": "int"}, "DECISION": {"approved": "bool", "score": "str"}}},
+            "trial": {"opens_when": "score > 3", "close_on": ["DECISION"]}}  # fmt: skip
+    with pytest.raises(SpecError, match=r"trial -> opens_when: field 'score' has different types in different kinds \(APPLY: number, DECISION: string\); a condition needs one"):
+        build_plan(parse_spec(spec))

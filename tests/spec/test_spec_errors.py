@@ -64,7 +64,7 @@ CASES = [
     ),
     (
         lambda s: s["trial"].update(close_after=None),
-        "trial: a trial needs close_after, close_on, or both",
+        "trial: a trial needs close_after, close_on or closes_when",
     ),
     (
         lambda s: s["metric"].pop("label"),
