@@ -9,8 +9,8 @@ import click
 
 from fairstream.cli import console
 from fairstream.errors import SpecError
-from fairstream.spec.load import load_plan
-from fairstream.spec.models import Spec
+from fairstream.spec.load import load_file_plans
+from fairstream.spec.models import MetricEntry, Spec
 
 
 @click.group()
@@ -25,17 +25,31 @@ def check(files: tuple[str, ...]) -> None:
     failed = False
     for path in files:
         try:
-            plan = load_plan(path)
+            plans = load_file_plans(path)
         except SpecError as err:
             failed = True
             for line in str(err).splitlines():
                 console.error(line)
             continue
-        console.console.print(f"{path}: ok ({plan.spec.monitor}: {plan.spec.metric.type}, {len(plan.spec.variables)} variables)", soft_wrap=True)
+        monitors = ", ".join(f"{plan.spec.monitor}: {plan.spec.metric.type}" for plan in plans)
+        console.console.print(f"{path}: ok ({monitors}, {len(plans[0].spec.variables)} variables)", soft_wrap=True)
     sys.exit(2 if failed else 0)
 
 
 @spec.command()
 def schema() -> None:
     """Print the JSON Schema of monitor specs."""
-    click.echo(json.dumps(Spec.model_json_schema(), indent=2))
+    click.echo(json.dumps(file_schema(), indent=2))
+
+
+def file_schema() -> dict:
+    """The JSON Schema of a spec file: a monitor's, where `metric` may give way to `metrics`, a list of named metrics
+    each with its own estimator."""
+    schema = Spec.model_json_schema()
+    entry = MetricEntry.model_json_schema()
+    schema.setdefault("$defs", {}).update(entry.pop("$defs", {}))
+    schema["$defs"]["MetricEntry"] = entry
+    schema["properties"]["metrics"] = {"type": "array", "items": {"$ref": "#/$defs/MetricEntry"}, "minItems": 1, "description": "several properties of one spec, each its own monitor <monitor>.<name>"}
+    schema["required"] = [name for name in schema.get("required", []) if name != "metric"]
+    schema["oneOf"] = [{"required": ["metric"]}, {"required": ["metrics"]}]
+    return schema

@@ -168,10 +168,79 @@ def read_yaml(path: str | Path) -> Any:
         raise SpecError(source, [("", f"{where}invalid YAML: {getattr(err, 'problem', err)}")]) from None
 
 
+METRICS_ENTRY = ("name", "metric", "estimator")
+
+
+def expand_metrics(data: Any, source: str) -> list[tuple[Any, int | None]]:
+    """One spec per entry of a `metrics:` list (monitor `<monitor>.<name>`, the entry's metric, and its estimator or
+    the spec's), each with its index in the list; the spec itself (index None) when it has no list."""
+    if not isinstance(data, dict) or "metrics" not in data:
+        return [(data, None)]
+    entries, issues = data["metrics"], []
+    if "metric" in data:
+        issues.append(("metrics", "give metric (one property) or metrics (several), not both"))
+    if not isinstance(entries, list) or not entries:
+        issues.append(("metrics", f"a list of {{name, metric, estimator}} entries, at least one; got {entries!r}"))
+        raise SpecError(source, issues)
+    names = [entry.get("name") if isinstance(entry, dict) else None for entry in entries]
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            issues.append((f"metrics -> {index}", f"an entry is a mapping of {', '.join(METRICS_ENTRY)}; got {entry!r}"))
+            continue
+        for key in entry:
+            if key not in METRICS_ENTRY:
+                issues.append((f"metrics -> {index} -> {key}", f"unknown field {key!r}; allowed: {', '.join(METRICS_ENTRY)}"))
+        for key in ("name", "metric"):
+            if key not in entry:
+                issues.append((f"metrics -> {index} -> {key}", "Field required"))
+        if entry.get("name") is not None and names.count(entry["name"]) > 1:
+            issues.append((f"metrics -> {index} -> name", f"two metrics are named {entry['name']!r}; their alerts would mix"))
+    if issues:
+        raise SpecError(source, issues)
+    shared = {key: value for key, value in data.items() if key != "metrics"}
+    return [
+        (
+            {
+                **shared,
+                "monitor": f"{data.get('monitor')}.{entry['name']}",
+                "metric": entry["metric"],
+                **({"estimator": entry["estimator"]} if "estimator" in entry else {}),
+            },
+            index,
+        )
+        for index, entry in enumerate(entries)
+    ]
+
+
+def _in_entry(path: str, index: int | None) -> str:
+    """An issue's path in the file: the metric and estimator of an expanded entry live under `metrics -> <index>`."""
+    if index is not None and (path.startswith("metric") or path.startswith("estimator")):
+        return f"metrics -> {index} -> {path}"
+    return path
+
+
+def check_specs(data: Any, source: str = "<spec>") -> list[Plan]:
+    """Every monitor of one spec file (one per entry of `metrics:`), with the faults of all of them reported at once."""
+    plans, issues = [], []
+    for spec, index in expand_metrics(data, source):
+        try:
+            plans.append(check_spec(spec, source))
+        except SpecError as err:
+            issues += [issue for issue in ((_in_entry(path, index), message) for path, message in err.issues) if issue not in issues]
+    if issues:
+        raise SpecError(source, issues)
+    return plans
+
+
+def load_file_plans(path: str | Path) -> list[Plan]:
+    """Load, validate and compile a spec file: one plan per metric; raises `SpecError` listing every problem of every phase."""
+    return check_specs(read_yaml(path), str(path))
+
+
 def load_plan(path: str | Path) -> Plan:
-    """Load, validate and compile a spec file; raises `SpecError` listing every problem of every phase."""
-    source = str(path)
-    return check_spec(read_yaml(path), source)
+    """The plan of a spec file's first metric: all its metrics share the input, trial, variables and shield that the
+    commands taking one plan read."""
+    return load_file_plans(path)[0]
 
 
 SHARED_SECTIONS = ("input", "dead_letters", "buckets")
@@ -193,10 +262,11 @@ def load_plans(names: list[str] | tuple[str, ...]) -> list[Plan]:
     files = spec_files(names)
     if not files:
         raise SpecError(", ".join(names), [("", "no spec file there")])
-    plans = [load_plan(path) for path in files]
+    placed = [(plan, path) for path in files for plan in load_file_plans(path)]  # a file with metrics: gives several
+    plans = [plan for plan, _ in placed]
     first, first_file = plans[0].spec, files[0]
     seen: dict[str, Path] = {}
-    for plan, path in zip(plans, files, strict=True):
+    for plan, path in placed:
         name = plan.spec.monitor
         if name in seen:
             raise SpecError(f"{seen[name]} and {path}", [("monitor", f"both specs name their monitor {name!r}; names must differ")])

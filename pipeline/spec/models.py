@@ -470,6 +470,15 @@ class Publish(_Model):
     )
 
 
+class MetricEntry(_Model):
+    """One property of a spec with several (`metrics:`): its own metric and estimator, alerts and estimates, under the
+    monitor name `<monitor>.<name>`; input, trial and variables are the spec's."""
+
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]*$")]
+    metric: Metric
+    estimator: Estimator | None = Field(None, description="default: the spec's estimator section, else the defaults")
+
+
 class Spec(_Model):
     """A monitor: input schema, trial lifecycle, per-trial variables, the metric, the estimator and the cadence."""
 

@@ -182,7 +182,9 @@ def test_spec_schema_is_json_schema_of_the_models():
     result = CliRunner().invoke(cli, ["spec", "schema"])
     schema = json.loads(result.output)
     assert result.exit_code == 0 and schema["title"] == "Spec"
-    assert {"monitor", "input", "trial", "variables", "metric"} <= set(schema["required"])
+    assert {"monitor", "input", "trial", "variables"} <= set(schema["required"])
+    assert schema["oneOf"] == [{"required": ["metric"]}, {"required": ["metrics"]}]
+    assert schema["properties"]["metrics"]["items"] == {"$ref": "#/$defs/MetricEntry"} and "MetricEntry" in schema["$defs"]
 
 
 def test_yaml_keys_like_on_stay_strings(tmp_path):
