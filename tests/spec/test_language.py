@@ -172,16 +172,21 @@ def delayed_decisions(seed: int = 8, applicants: int = 900) -> list[dict]:
     return sorted(events, key=lambda event: event["minute"])
 
 
+def delayed_trials(events: list[dict]) -> pd.DataFrame:
+    """One row per application: when it opened and closed (seconds), its group and the decision."""
+    frame = pd.DataFrame(events)
+    applications = frame[frame.event == "APPLY"][["applicant_id", "minute", "group"]].rename(columns={"minute": "opened"})
+    decisions = frame[frame.event == "DECISION"][["applicant_id", "minute", "approved"]].rename(columns={"minute": "closed"})
+    return applications.merge(decisions, on="applicant_id")
+
+
 @pytest.mark.parametrize("kind", ["sliding", "periodic"])
 def test_windows_by_opened_time_count_the_decisions_of_their_span(tmp_path, kind):
     """Against pandas: at each daily evaluation, the trials opened within the window's span and closed by then."""
     spec = {**SPEC, "trial": {"opens_on": ["APPLY"], "close_on": ["DECISION"], "close_after": "200d"}, "evaluate": {"every": "1d"},
             "window": {"kind": kind, "length": "30d", "by": "opened"}, "publish": {"min_cell": 1}}  # fmt: skip
     events = delayed_decisions()
-    frame = pd.DataFrame(events)
-    trials = frame[frame.event == "APPLY"][["applicant_id", "minute", "group"]].rename(columns={"minute": "opened"}).merge(
-        frame[frame.event == "DECISION"][["applicant_id", "minute", "approved"]].rename(columns={"minute": "closed"}), on="applicant_id"
-    )
+    trials = delayed_trials(events)
     estimates = run_spec(tmp_path, spec, events)
     length, checked = 30 * 86400, 0
     for record in estimates[::7]:
@@ -200,10 +205,7 @@ def test_the_time_between_two_events_is_a_value(tmp_path):
     """`elapsed: d` takes the days from the trial's opening to the decision: its mean per group (delayed impact) and the
     rate of decisions within 7 days (demographic parity of `days <= 7`), against pandas."""
     events = delayed_decisions()
-    frame = pd.DataFrame(events)
-    trials = frame[frame.event == "APPLY"][["applicant_id", "minute", "group"]].rename(columns={"minute": "opened"}).merge(
-        frame[frame.event == "DECISION"][["applicant_id", "minute"]].rename(columns={"minute": "closed"}), on="applicant_id"
-    )
+    trials = delayed_trials(events)
     trials["days"] = (trials.closed - trials.opened) / 86400
     variables = {**SPEC["variables"], "days": {"first": "DECISION", "elapsed": "d"}, "quick": {"expr": "days <= 7"}}
     trial = {"opens_on": ["APPLY"], "close_on": ["DECISION"], "close_after": "200d"}
