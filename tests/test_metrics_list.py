@@ -5,6 +5,7 @@ file and through Kafka."""
 from __future__ import annotations
 
 import copy
+import json
 import subprocess
 import sys
 
@@ -14,6 +15,7 @@ import yaml
 
 from fairstream.connectors.compas import compas_events
 from fairstream.connectors.replay import replay
+from fairstream.connectors.synthetic.seminar import seminar_events
 from fairstream.errors import SpecError
 from fairstream.runner import run_file
 from fairstream.spec.load import load_file_plans, load_plans
@@ -112,3 +114,24 @@ def test_a_multi_metric_spec_through_kafka_equals_the_file_path(kafka_bootstrap,
         for family in ("alerts", "estimates"):
             mine = [record for record in distinct(got[family]).values() if record["monitor"] == f"compas.{name}"]
             assert mine == without_emitted_at(alone_run.read(f"{family}.jsonl")), (name, family)
+
+
+def test_the_shipped_seminar_spec_gives_the_records_of_the_two_seminar_specs(tmp_path):
+    """`specs/seminar_parity.yaml` holds both seminar properties; each monitor's records equal those of the separate
+    spec, but for the monitor name (and the alert ids that hash it)."""
+    events = seminar_events("Qualification", seed=5, applicants=300, qualification_gap=2)
+    path = tmp_path / "seminar.jsonl"
+    path.write_text("".join(json.dumps(event) + "\n" for event in events))
+    together = run_file(SPECS / "seminar_parity.yaml", path, tmp_path / "together")
+    for name, separate in (("overall", "seminar_demographic_parity"), ("per-seminar", "seminar_conditional_statistical_parity")):
+        alone_run = run_file(SPECS / f"{separate}.yaml", path, tmp_path / separate)
+        for family in ("alerts.jsonl", "estimates.jsonl"):
+            expected = [anonymous(record) for record in alone_run.read(family)]
+            got = [anonymous(record) for record in together.read(family) if record["monitor"] == f"seminar-parity.{name}"]
+            assert got == expected, (name, family)
+        assert alone_run.read("estimates.jsonl") and alone_run.read("alerts.jsonl"), name
+
+
+def anonymous(record: dict) -> dict:
+    """A record without what names its monitor: the name, the alert id hashed from it, and when it was written."""
+    return {key: value for key, value in record.items() if key not in ("monitor", "alert_id", "emitted_at")}
