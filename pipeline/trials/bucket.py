@@ -124,6 +124,8 @@ class Bucket:
     """Open trials the bucket keeps at most: beyond it, the trials that close first are dropped and counted (`evicted`)."""
     evicted: int = 0
     ever_evicted: bool = False
+    ended_early: bool = False
+    """Whether a trial ended before its scheduled close (an event of its key came later): closing then checks each entry."""
 
     def __post_init__(self) -> None:
         if type(self.trials) is dict:
@@ -155,8 +157,11 @@ class Bucket:
         else:
             closing_times: list[int] = []
             closing_keys: list[str] = []
+            due = len(self.due)
             self.unmatched += fold(self.trials, events, self.layout, closing_times, closing_keys, self.due)
             self.closing.push_all(closing_times, closing_keys)
+            if len(self.due) > due and not self.layout.closing_kinds:
+                self.ended_early = True  # a trial ended before its scheduled close: the schedule may name its key's next trial
         if self.max_open is not None and len(self.trials) > self.max_open:
             self._evict(len(self.trials) - self.max_open)
         if high is not None and high > self.high.get(partition, high - 1):
@@ -206,10 +211,11 @@ class Bucket:
         closed = ClosedTrials(self.tick, self.layout.profiles.slots_of_all if self.by_profile else None)  # type: ignore[union-attr]
         unfinished = 0
         if type(self.trials) is PackedTrials:  # every trial has a close time: at the end all are closed
+            closed.add_slots(self.trials.take_ended(None if finished else through, self.tick))  # type: ignore[union-attr]
             closed.add_slots(self.trials.close_due(None if finished else through, self.tick, self.layout.profiles.table))  # type: ignore[union-attr]
         else:
             times, keys = self.closing.pop_due(None if finished else through)
-            if self.layout.closing_kinds or self.ever_evicted:  # a trial may be gone (closed early or evicted), its key reopened since
+            if self.layout.closing_kinds or self.ever_evicted or self.ended_early:  # a trial may be gone (closed early or evicted), its key reopened since
                 self._close_current(times, keys, closed)
             elif keys:  # every entry is its key's current trial
                 closed.extend(times, keys, list(map(self.trials.pop, keys)))

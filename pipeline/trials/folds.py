@@ -30,7 +30,9 @@ def fold(trials: MutableMapping[str, Any], events: list, layout: Any, closing_ti
     its close time and key appended to `closing_times` and `closing_keys` when trials close `close_after` after opening;
     events of a kind with an observer change it; an event of a `close_on` kind closes it, appended to `due` as
     `(time, key, state)`, as does one that meets the layout's closing condition (`close_checks`). An opener may give
-    None: the event's condition (`opens_when`) does not hold, and it opens nothing.
+    None: the event's condition (`opens_when`) does not hold, and it opens nothing. An event dated after its key's trial
+    ended (`close_after` past its opening) does not join it: the trial goes to `due` at its own close time, and the
+    event meets no open trial, however the events were batched.
 
     The built-in annotations (`list`, `dict`, `frozenset`) let the compiled code call the C API directly; it rejects
     subclasses, which is why `trials` (a dict subclass for some layouts) is annotated abstractly.
@@ -45,6 +47,12 @@ def fold(trials: MutableMapping[str, Any], events: list, layout: Any, closing_ti
     get = trials.get
     for key, time, kind, fields, _origin in events:
         state = get(key)
+        if state is not None and close_after is not None:
+            ends = (state >> PROFILE_BITS if state.__class__ is int else state[0]) + close_after
+            if time > ends:
+                del trials[key]
+                due.append((ends, key, state))
+                state = None
         if state is None:
             opener = openers.get(kind, open_any)
             if opener is None:

@@ -26,6 +26,7 @@ cdef enum:
     DELETED = -2
     INLINE = 24
     BOXED = -1
+    ENDED = -3  # a profile: the trial ended before an event of its key came; its entry waits in the schedule to be freed
 
 
 cdef inline int64_t _ceil_to(int64_t instant, int64_t step):
@@ -61,11 +62,13 @@ cdef class PackedTrials:
     cdef readonly int64_t close_after
     cdef dict boxed
     cdef list late  # heap of (close time, entry) for trials opened out of time order
+    cdef public list ended  # (close time, slots) of trials that ended before an event of their key came, not yet reported
 
     def __cinit__(self, int64_t close_after):
         self.close_after = close_after
         self.boxed = {}
         self.late = []
+        self.ended = []
         self.mask = 7
         self.index = <int32_t*>malloc(8 * sizeof(int32_t))
         self.capacity = 8
@@ -253,18 +256,59 @@ cdef class PackedTrials:
         self.live -= 1
         return slots
 
+    cdef object _end(self, Py_ssize_t number, list table):
+        """Take the trial out of the index (its key may open another) and hand back its slot tuple; the entry stays
+        scheduled, marked ENDED, until its close time frees it (`_release`)."""
+        cdef Entry* entry = &self.entries[number]
+        slots = self.boxed.pop(number)[1] if entry.profile == BOXED else table[entry.profile]
+        self.index[entry.slot] = DELETED
+        entry.slot = EMPTY
+        if entry.spilled:
+            free(entry.spilled)
+            entry.spilled = NULL
+        entry.profile = ENDED
+        self.live -= 1
+        return slots
+
+    cdef void _release(self, Py_ssize_t number):
+        """Free the entry of a trial that ended early, when its schedule reaches it."""
+        self.free_entries[self.free_count] = <int32_t>number
+        self.free_count += 1
+
+    def take_ended(self, through, int64_t step):
+        """The slot tuples of trials that ended early and close at or before `through` (all when None), by tick."""
+        cdef dict ticks = {}
+        keep = []
+        for closes, slots in self.ended:
+            if through is None or closes <= through:
+                ticks.setdefault(_ceil_to(closes, step), []).append(slots)
+            else:
+                keep.append((closes, slots))
+        self.ended = keep
+        return ticks
+
     def fold(self, list events, layout):
         """Fold events `(key, time, kind, fields, origin)` (in order) into the open trials by the folds of `layout` (a
-        `TrialLayout` without closing events); return how many opened none."""
+        `TrialLayout` without closing events); return how many opened none. An event dated after its key's trial ended
+        (`close_after` past its opening) does not join it: the trial ends then (`ended`), and the event meets no trial,
+        however the events were batched."""
         cdef dict openers = layout.openers, observers = layout.observers
         cdef object open_any = layout.open_any
+        cdef list table = layout.profiles.table
         cdef Py_ssize_t unmatched = 0, length, found
         cdef Py_hash_t hash
         cdef const char* data
+        cdef int64_t when, closes
         for key, time, kind, fields, _origin in events:
             hash = PyObject_Hash(key)
             data = PyUnicode_AsUTF8AndSize(key, &length)
             found = self._find(hash, data, length)
+            if found >= 0:
+                when = time
+                closes = self.entries[found].opened + self.close_after
+                if when > closes:
+                    self.ended.append((closes, self._end(found, table)))
+                    found = self._find(hash, data, length)
             if found < 0:
                 opener = openers.get(kind, open_any)
                 if opener is None:
@@ -294,6 +338,9 @@ cdef class PackedTrials:
                 break
             self.ring_head = (self.ring_head + 1) & (self.ring_capacity - 1)
             self.ring_length -= 1
+            if self.entries[number].profile == ENDED:
+                self._release(number)
+                continue
             tick = _ceil_to(closes, step)
             if group is None or tick != last:
                 group = ticks.get(tick)
@@ -303,6 +350,9 @@ cdef class PackedTrials:
             group.append(self._close(number, table))
         while self.late and (everything or self.late[0][0] <= end):
             closes, number = heapq.heappop(self.late)
+            if self.entries[number].profile == ENDED:
+                self._release(number)
+                continue
             tick = _ceil_to(closes, step)
             ticks.setdefault(tick, []).append(self._close(number, table))
         return ticks
@@ -318,6 +368,9 @@ cdef class PackedTrials:
             else:
                 self.ring_head = (self.ring_head + 1) & (self.ring_capacity - 1)
                 self.ring_length -= 1
+            if self.entries[number].profile == ENDED:  # closed already, reported as it ended: not an open trial
+                self._release(number)
+                continue
             self._close(number, table)
             dropped += 1
         return dropped
@@ -331,7 +384,8 @@ cdef class PackedTrials:
         order.extend(number for _, number in sorted(self.late))
         for number in order:
             entry = &self.entries[number]
-            out.append((self._key_of(entry)[:entry.length].decode(), self._state(number)))
+            if entry.profile != ENDED:
+                out.append((self._key_of(entry)[:entry.length].decode(), self._state(number)))
         return out
 
     def copy(self):
@@ -368,12 +422,14 @@ cdef class PackedTrials:
         clone.ring_capacity, clone.ring_head, clone.ring_length, clone.live = self.ring_capacity, self.ring_head, self.ring_length, self.live
         clone.boxed = dict(self.boxed)
         clone.late = list(self.late)
+        clone.ended = list(self.ended)
         return clone
 
     @staticmethod
-    def restore(int64_t close_after, states):
-        """Trials from `(key, state)` pairs in the order they close (see `states`)."""
+    def restore(int64_t close_after, states, ended=()):
+        """Trials from `(key, state)` pairs in the order they close (see `states`), and the ended ones not yet reported."""
         cdef PackedTrials trials = PackedTrials(close_after)
+        trials.ended = list(ended)
         cdef Py_ssize_t length, found
         cdef Py_hash_t hash
         cdef const char* data
@@ -387,4 +443,4 @@ cdef class PackedTrials:
         return trials
 
     def __reduce__(self):
-        return (PackedTrials.restore, (self.close_after, self.states()))
+        return (PackedTrials.restore, (self.close_after, self.states(), self.ended))
