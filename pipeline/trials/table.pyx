@@ -244,16 +244,8 @@ cdef class PackedTrials:
 
     cdef object _close(self, Py_ssize_t number, list table):
         """Free the entry; return its trial's slot tuple."""
-        cdef Entry* entry = &self.entries[number]
-        slots = self.boxed.pop(number)[1] if entry.profile == BOXED else table[entry.profile]
-        self.index[entry.slot] = DELETED
-        entry.slot = EMPTY
-        if entry.spilled:
-            free(entry.spilled)
-            entry.spilled = NULL
-        self.free_entries[self.free_count] = <int32_t>number
-        self.free_count += 1
-        self.live -= 1
+        slots = self._end(number, table)
+        self._release(number)
         return slots
 
     cdef object _end(self, Py_ssize_t number, list table):
