@@ -20,7 +20,7 @@ from fairstream.lifecycle import stop_requested
 from fairstream.local import WorkingSource
 from fairstream.monitor import Monitor
 from fairstream.spec.plan import Plan
-from fairstream.trials.bucket import Bucket, Report
+from fairstream.trials.bucket import Bucket, Recipient, Report
 from fairstream.trials.clock import PartitionClock
 from fairstream.trials.partition import PartitionParse, PartitionTrials
 from fairstream.trials.placement import partitions_of
@@ -60,29 +60,32 @@ class ClockStep(StatefulLogic):
 
 
 class BucketStep(StatefulLogic):
-    def __init__(self, bucket: Bucket, monitor: str):
-        self.bucket = bucket
-        self.monitor = monitor
+    """One trial bucket, its trials computed once for the monitors `members` (indices into the job's plans)."""
 
-    def on_item(self, value: tuple[int, int, list[Event], int | None, bool]) -> tuple[list[Report], bool]:
+    def __init__(self, bucket: Bucket, monitors: list[str], members: list[int]):
+        self.bucket = bucket
+        self.monitors = monitors
+        self.members = members
+
+    def on_item(self, value: tuple[int, int, list[Event], int | None, bool]) -> tuple[list[tuple[int, Report]], bool]:
         index, partition, events, high, idle = value
         bucket = self.bucket
         bucket.index = index
         warned = bucket.ever_evicted
-        report = bucket.receive(partition, events, high, idle)
-        metrics.open_trials(self.monitor, index, len(bucket.trials))
+        reports = bucket.receive(partition, events, high, idle)
+        for monitor in self.monitors:
+            metrics.open_trials(monitor, index, len(bucket.trials))
         if bucket.ever_evicted and not warned:
             log.warning(
                 "trial bucket %d reached its %s open trials (trial.max_open / buckets): the trials that close first are dropped and counted as evicted",
                 index, f"{bucket.max_open:,}",
             )  # fmt: skip
-        return ([report] if report is not None else []), StatefulLogic.RETAIN
+        return list(zip(self.members, reports)), StatefulLogic.RETAIN
 
-    def on_eof(self) -> tuple[list[Report], bool]:
+    def on_eof(self) -> tuple[list[tuple[int, Report]], bool]:
         if stop_requested():  # stopped, not ended: the open trials wait in the snapshot for the resumed run
             return [], StatefulLogic.RETAIN
-        report = self.bucket.finish()
-        return ([report] if report is not None else []), StatefulLogic.RETAIN
+        return list(zip(self.members, self.bucket.finish())), StatefulLogic.RETAIN
 
     def snapshot(self) -> Bucket:
         return self.bucket.snapshot()
@@ -120,7 +123,8 @@ def build_flow(
     Keyed input (`input.keyed`, the default) keeps each partition's clock and trials in its source partition, on the
     worker that reads it, and sends only per-tick reports to the merges; other input is re-keyed into `buckets` trial
     buckets. Several monitors (plans whose input, dead-letter and bucket sections agree, see `load_plans`) share the
-    reading, parsing and clock, so each event is read and parsed once; each has its own trials and merge.
+    reading, parsing and clock, so each event is read and parsed once; monitors whose trials agree as well (the metrics of
+    one spec, see `trial_groups`) share their trial buckets, so each trial is folded once; each monitor has its own merge.
     `partitions` is the number of input partitions; `strings` converts text values (CSV) to the declared types;
     `encode` turns each output record (a dict) into the sink's item.
     """
@@ -143,14 +147,28 @@ def build_flow(
     return flow
 
 
+def trial_groups(plans: Sequence[Plan]) -> list[list[int]]:
+    """The job's plans (by index) grouped by the trials they count: plans whose trials agree (`Plan.shares_trials`) share
+    one computation of them."""
+    groups: list[list[int]] = []
+    for index, plan in enumerate(plans):
+        group = next((group for group in groups if plans[group[0]].shares_trials(plan)), None)
+        if group is None:
+            groups.append([index])
+        else:
+            group.append(index)
+    return groups
+
+
 def new_partition_trials(plans: Sequence[Plan], partition: int, partitions: int, *, strings: bool) -> PartitionTrials:
-    """What one input partition of keyed input keeps: its clock and, per monitor, a bucket of its trials."""
+    """What one input partition of keyed input keeps: its clock and, per group of monitors whose trials agree, a bucket of its trials."""
     first = plans[0]
     clock = new_clock(first)
     clock.partition = partition
-    buckets = [new_bucket(plan, partitions=1, share=partitions, index=partition) for plan in plans]
+    groups = trial_groups(plans)
+    buckets = [new_bucket([plans[index] for index in group], partitions=1, share=partitions, index=partition) for group in groups]
     placement = partitions_of(first.spec.input.partitioner, partitions)
-    return PartitionTrials(first.parser(strings=strings), clock, buckets, [plan.spec.monitor for plan in plans], placement)
+    return PartitionTrials(first.parser(strings=strings), clock, buckets, groups, [plan.spec.monitor for plan in plans], placement)
 
 
 def _partition_local(
@@ -183,15 +201,19 @@ def _bucketed(
     split = op.branch("split-dead", clocked, lambda item: item[0] == "dead")
     dead = op.map("dead-record", split.trues, lambda item: item[1].to_json())
     to_buckets = op.map("key-bucket", split.falses, lambda item: item[1:])  # ("b<i>", (i, partition, [Event], high, idle))
-    reports = []
-    for plan in plans:
-        suffix = "" if len(plans) == 1 else f"_{plan.spec.monitor.replace('.', '_')}"
+    reports: dict[int, Stream[Report]] = {}
+    for group in trial_groups(plans):
+        members = [plans[index] for index in group]
+        suffix = "" if len(plans) == 1 else f"_{members[0].spec.monitor.replace('.', '_')}"
 
-        def bucket_logic(resume: Bucket | None, plan: Plan = plan) -> BucketStep:
-            return BucketStep(resume or new_bucket(plan, partitions), plan.spec.monitor)
+        def bucket_logic(resume: Bucket | None, members: list[Plan] = members, group: list[int] = group) -> BucketStep:
+            return BucketStep(resume or new_bucket(members, partitions), [plan.spec.monitor for plan in members], group)
 
-        reports.append(op.key_rm(f"unkey-trials{suffix}", op.stateful(f"trials{suffix}", to_buckets, bucket_logic)))
-    return reports, dead
+        shared = op.key_rm(f"unkey-trials{suffix}", op.stateful(f"trials{suffix}", to_buckets, bucket_logic))  # (monitor index, Report)
+        for index in group:
+            step = "report" if len(plans) == 1 else f"report_{plans[index].spec.monitor.replace('.', '_')}"
+            reports[index] = op.filter_map(step, shared, lambda item, index=index: item[1] if item[0] == index else None)
+    return [reports[index] for index in range(len(plans))], dead
 
 
 def observe(_step_id: str, record: dict[str, Any]) -> None:
@@ -216,16 +238,17 @@ def new_clock(plan: Plan) -> PartitionClock:
     return PartitionClock(-1, schema.lateness, max_future=schema.max_future, max_ahead=schema.max_ahead, letter_record=plan.letter_record)
 
 
-def new_bucket(plan: Plan, partitions: int, *, share: int | None = None, index: int = -1) -> Bucket:
-    """A trial bucket fed by `partitions` input partitions, holding 1 / `share` of `trial.max_open` (default: of the buckets)."""
-    spec = plan.spec
+def new_bucket(plans: Sequence[Plan], partitions: int, *, share: int | None = None, index: int = -1) -> Bucket:
+    """A trial bucket for monitors whose trials agree, fed by `partitions` input partitions, holding 1 / `share` of
+    `trial.max_open` (default: of the buckets)."""
+    first = plans[0]
+    spec = first.spec
     return Bucket(
         max_open=-(-spec.trial.max_open // (share or spec.buckets)),
         index=index,
-        layout=plan.layout,
-        outcomes=plan.outcomes,
+        layout=first.layout,
+        recipients=tuple(Recipient(plan.outcomes, plan.monitor.needs_trials) for plan in plans),
         partitions=partitions,
         lateness=spec.input.lateness,
-        tick=plan.monitor.tick,
-        keep_trials=plan.monitor.needs_trials,
+        tick=first.monitor.tick,
     )

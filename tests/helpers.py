@@ -9,6 +9,7 @@ from fairstream.events import Event
 from fairstream.spec.load import parse_spec
 from fairstream.spec.plan import Plan, build_plan
 from fairstream.timefmt import DAY
+from fairstream.trials.bucket import Report
 
 SPEC: dict[str, Any] = {
     "monitor": "unit",
@@ -52,3 +53,9 @@ def screen(key: str, day: int, race: str = "a", score: int = 8) -> Event:
 
 def recid(key: str, day: int) -> Event:
     return Event(key, day * DAY, "RECIDIVISM", {"id": key})
+
+
+def only(reports: list[Report]) -> Report | None:
+    """The report of a bucket with one recipient, None when no tick became final."""
+    assert len(reports) <= 1
+    return reports[0] if reports else None

@@ -17,7 +17,8 @@ from fairstream.connectors.compas import compas_events
 from fairstream.connectors.replay import replay
 from fairstream.connectors.synthetic.seminar import seminar_events
 from fairstream.errors import SpecError
-from fairstream.runner import run_file
+from fairstream.flow import new_partition_trials, trial_groups
+from fairstream.runner import FileInput, FileOutput, Job, job_flow, run_file
 from fairstream.spec.load import load_file_plans, load_plans
 from tests.conftest import SPECS
 from tests.kafka.outputs import distinct, kafka_outputs, without_emitted_at
@@ -97,6 +98,39 @@ def test_the_faults_of_every_metric_are_named_by_their_place_in_the_list(tmp_pat
 def test_a_job_of_a_multi_metric_spec_runs_one_monitor_per_metric(tmp_path):
     plans = load_plans([str(write(tmp_path, "several", several()))])
     assert [plan.spec.monitor for plan in plans] == ["compas.equalized-odds", "compas.parity-sex"]
+
+
+def with_anytime_parity() -> dict:
+    """The two metrics and a third that needs its trials one by one (anytime verdicts bet in close order)."""
+    spec = several()
+    spec["metrics"].append({"name": "parity-anytime", "metric": dict(SEX_PARITY), "estimator": {"prior": 0.5, "confidence": 10, "verdict": "anytime", "alpha": 0.05}})
+    return spec
+
+
+def test_the_metrics_of_one_spec_fold_each_trial_once(tmp_path, compas_csv):
+    """One trial bucket per partition (keyed input) or one trials step (re-keyed input) serves every metric of the spec."""
+    plans = load_plans([str(write(tmp_path, "three", with_anytime_parity()))])
+    assert trial_groups(plans) == [[0, 1, 2]]
+    partition = new_partition_trials(plans, 0, 1, strings=True)
+    assert len(partition.buckets) == 1 and [recipient.keep_trials for recipient in partition.buckets[0].recipients] == [False, False, True]
+    rekeyed = with_anytime_parity()
+    rekeyed["input"]["keyed"] = False
+    job = Job(spec=str(write(tmp_path, "rekeyed", rekeyed)), input=FileInput(path=str(compas_csv), format="compas"), output=FileOutput(out_dir=str(tmp_path)))
+    steps = [step.step_id.rsplit(".", 1)[-1] for step in job_flow(job).substeps]
+    assert [step for step in steps if step.startswith("trials")] == ["trials_compas_equalized-odds"]
+    assert sorted(step for step in steps if step.startswith("monitor_")) == ["monitor_compas_equalized-odds", "monitor_compas_parity-anytime", "monitor_compas_parity-sex"]
+
+
+def test_a_metric_that_takes_trials_one_by_one_shares_them_with_metrics_that_count_them(tmp_path, compas_csv, separate):
+    """Sharing trials with a metric that needs them one by one changes nothing for the others, nor for it."""
+    together = run_file(write(tmp_path, "three", with_anytime_parity()), compas_csv, tmp_path / "out")
+    spec = with_anytime_parity()
+    entry = spec.pop("metrics")[-1]
+    anytime = run_file(write(tmp_path, "anytime", {**spec, "monitor": "compas.parity-anytime", "metric": entry["metric"], "estimator": entry["estimator"]}), compas_csv, tmp_path / "alone")
+    for name, run in (*separate.items(), ("parity-anytime", anytime)):
+        expected = without_emitted_at(run.read("estimates.jsonl"))
+        got = without_emitted_at([record for record in together.read("estimates.jsonl") if record["monitor"] == f"compas.{name}"])
+        assert expected and got == expected, name
 
 
 @pytest.mark.kafka

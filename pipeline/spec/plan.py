@@ -33,6 +33,11 @@ class Plan:
     def parser(self, *, strings: bool = False) -> RecordParser:
         return RecordParser(self.spec.input, strings=strings, letter_record=self.letter_record)
 
+    def shares_trials(self, other: Plan) -> bool:
+        """Whether `other` counts the same trials (input, trial, variables and tick agree), so one computation serves both."""
+        mine, theirs = self.spec, other.spec
+        return (mine.input, mine.trial, mine.variables, mine.evaluate.tick) == (theirs.input, theirs.trial, theirs.variables, theirs.evaluate.tick)
+
     @property
     def letter_record(self) -> LetterRecord:
         """What the spec's dead letters keep of a rejected record."""

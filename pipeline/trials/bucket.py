@@ -26,6 +26,14 @@ FINISHED = 2**62
 """`through` of a bucket whose input has ended (later than any event time): every trial with a close time is closed and reported; trials that wait for a closing event are counted as unfinished."""
 
 
+@dataclass(frozen=True)
+class Recipient:
+    """A monitor that counts a bucket's closed trials: its mapping of trials to cells, and whether it takes them one by one."""
+
+    outcomes: Outcomes
+    keep_trials: bool = False
+
+
 @dataclass
 class Report:
     """A bucket's progress: every tick up to `through` is final; `deltas` holds the non-empty ones."""
@@ -41,7 +49,7 @@ class Report:
     """With `through` = FINISHED: the last tick the watermark of the ended input reaches, every partition's latest time
     counting (an ended partition no longer holds it back), so the merge evaluates every tick up to there."""
     idle: bool = False
-    """The reporter's input partition is quiet for now: the merge goes on without waiting for it (see `Bucket.idle_report`)."""
+    """The reporter's input partition is quiet for now: the merge goes on without waiting for it (see `Bucket.idle_reports`)."""
 
 
 class Trials(dict):
@@ -102,15 +110,18 @@ class ClosedTrials:
 
 @dataclass
 class Bucket:
-    """Open trials of the dependence keys that hash to one bucket, with the schedule of their close times."""
+    """Open trials of the dependence keys that hash to one bucket, with the schedule of their close times.
+
+    Its trials are computed once for every monitor in `recipients` (monitors whose trial and variable sections agree),
+    and each progress step gives one `Report` per recipient, in their order.
+    """
 
     index: int
     layout: TrialLayout
-    outcomes: Outcomes
+    recipients: tuple[Recipient, ...]
     partitions: int
     lateness: int
     tick: int
-    keep_trials: bool = False
     trials: dict[str, State] = field(default_factory=dict)
     """Open trials by dependence key: a dict, or where the bucket `packs` them a native `PackedTrials` table."""
     closing: CloseSchedule = field(default_factory=CloseSchedule)
@@ -145,10 +156,11 @@ class Bucket:
     def by_profile(self) -> bool:
         """Whether closed trials are reported as bare slot tuples, for the merge to count and turn into cells: when trials
         need not be kept one by one and equal slots mean equal variables."""
-        return not self.keep_trials and self.layout.exact_slots
+        return self.layout.exact_slots and not any(recipient.keep_trials for recipient in self.recipients)
 
-    def receive(self, partition: int, events: list[Event], high: int | None, idle: bool = False) -> Report | None:
-        """Fold a partition's events (in order) into their trials, note the partition's latest time, report ticks now final.
+    def receive(self, partition: int, events: list[Event], high: int | None, idle: bool = False) -> list[Report]:
+        """Fold a partition's events (in order) into their trials, note the partition's latest time, report ticks now final
+        (no reports when none became final).
 
         An `idle` partition (at the end of its log for a while) stops holding the watermark back until it has events again.
         """
@@ -172,10 +184,11 @@ class Bucket:
             self.idle.discard(partition)
         return self._advance()
 
-    def idle_report(self) -> Report:
-        """A report that only says the bucket's one partition is quiet: kept where the partition is read, the bucket cannot
-        close trials by other partitions' time, so the merge stops waiting for it until it reports again."""
-        return Report(self.index, -FINISHED if self.through is None else self.through, {}, idle=True)
+    def idle_reports(self) -> list[Report]:
+        """Reports that only say the bucket's one partition is quiet: kept where the partition is read, the bucket cannot
+        close trials by other partitions' time, so the merges stop waiting for it until it reports again."""
+        through = -FINISHED if self.through is None else self.through
+        return [Report(self.index, through, {}, idle=True) for _ in self.recipients]
 
     def _evict(self, count: int) -> None:
         """Drop the `count` open trials that close first (with dicts: that opened first), keeping memory bounded."""
@@ -187,26 +200,27 @@ class Bucket:
         self.evicted += count
         self.ever_evicted = True
 
-    def finish(self) -> Report | None:
+    def finish(self) -> list[Report]:
         """The input ended: close every open trial and report all remaining ticks, up to where the ended input's watermark reaches."""
-        report = self._report(FINISHED)
+        reports = self._report(FINISHED)
         if self.high:
-            report.end = ceil_to(max(self.high.values()) - self.lateness, self.tick) - self.tick
-        return report
+            for report in reports:
+                report.end = ceil_to(max(self.high.values()) - self.lateness, self.tick) - self.tick
+        return reports
 
-    def _advance(self) -> Report | None:
+    def _advance(self) -> list[Report]:
         if len(self.high.keys() | self.idle) < self.partitions:
-            return None
+            return []
         active = [high for partition, high in self.high.items() if partition not in self.idle]
         if not active:
-            return None
+            return []
         watermark = min(active) - self.lateness
         through = ceil_to(watermark, self.tick) - self.tick
         if self.through is not None and through <= self.through:
-            return None
+            return []
         return self._report(through)
 
-    def _report(self, through: int) -> Report:
+    def _report(self, through: int) -> list[Report]:
         finished = through == FINISHED
         closed = ClosedTrials(self.tick, self.layout.profiles.slots_of_all if self.by_profile else None)  # type: ignore[union-attr]
         unfinished = 0
@@ -232,7 +246,7 @@ class Bucket:
         self.through = through
         unmatched, self.unmatched = self.unmatched, 0
         evicted, self.evicted = self.evicted, 0
-        return Report(self.index, through, self._deltas(closed), unmatched, unfinished, evicted)
+        return [Report(self.index, through, deltas, unmatched, unfinished, evicted) for deltas in self._deltas(closed)]
 
     def _close_current(self, times: list[int], keys: list[str], closed: ClosedTrials) -> None:
         """Close the trials that are due now, skipping entries whose trial a closing event has already closed.
@@ -247,17 +261,21 @@ class Bucket:
                 del trials[key]
                 closed.append(closes, key, state)
 
-    def _deltas(self, closed: ClosedTrials) -> dict[int, TickDelta]:
-        """The closed trials per tick: their slot tuples (see `by_profile`), else turned into outcomes one by one."""
+    def _deltas(self, closed: ClosedTrials) -> list[dict[int, TickDelta]]:
+        """Per recipient, the closed trials per tick: their slot tuples (see `by_profile`), else turned into outcomes one
+        by one. Each recipient gets deltas of its own, since a merge takes ownership of what it receives."""
         if self.by_profile:
-            return {tick: TickDelta(unsettled=Counter(slots)) for tick, (_, _, slots) in closed.ticks.items()}
-        deltas: dict[int, TickDelta] = {}
-        outcomes, variables, slots, opened = self.outcomes, self.layout.variables, self.layout.slots, self.layout.opened
+            counted = {tick: Counter(slots) for tick, (_, _, slots) in closed.ticks.items()}
+            return [{tick: TickDelta(unsettled=dict(slots)) for tick, slots in counted.items()} for _ in self.recipients]
+        every: list[dict[int, TickDelta]] = [{} for _ in self.recipients]
+        variables, slots, opened = self.layout.variables, self.layout.slots, self.layout.opened
         for tick, (times, keys, states) in closed.ticks.items():
-            delta = deltas[tick] = TickDelta()
+            deltas = [recipient_deltas.setdefault(tick, TickDelta()) for recipient_deltas in every]
             for closed_at, key, state in zip(times, keys, states):
-                delta.add(outcomes.of(closed_at, key, variables(slots(state)), opened(state)), self.keep_trials)
-        return deltas
+                values, opened_at = variables(slots(state)), opened(state)
+                for recipient, delta in zip(self.recipients, deltas):
+                    delta.add(recipient.outcomes.of(closed_at, key, values, opened_at), recipient.keep_trials)
+        return every
 
     def snapshot(self) -> Bucket:
         """A copy for the recovery store: the compiled layout and the (immutable) trial states are shared, the containers copied."""

@@ -47,19 +47,22 @@ def split_batch(
 
 
 class PartitionTrials:
-    """The clock and the trial buckets (one per monitor) of one input partition whose keys are in no other partition."""
+    """The clock and the trial buckets of one input partition whose keys are in no other partition: a bucket per group of
+    monitors whose trials agree (`groups`, monitor indices), each reporting to every monitor of its group."""
 
     def __init__(
         self,
         parser: RecordParser,
         clock: PartitionClock,
         buckets: list[Bucket],
+        groups: list[list[int]],
         monitors: list[str],
         placement: Callable[[list[str]], list[int]] | None = None,
     ):
         self._parse = parser.parse
         self.clock = clock
         self.buckets = buckets
+        self._groups = groups
         self._monitors = monitors
         self._placement = placement
         self._idle = False
@@ -81,17 +84,17 @@ class PartitionTrials:
         accepted, late = clock.admit(events)
         metrics.read(clock.partition, len(events) + len(dead), clock.high)
         out: list[Output] = list(clock.count(dead, late))
-        for index, bucket in enumerate(self.buckets):
+        for bucket, group in zip(self.buckets, self._groups):
             warned = bucket.ever_evicted
-            report = bucket.receive(clock.partition, accepted, clock.high)
-            metrics.open_trials(self._monitors[index], clock.partition, len(bucket.trials))
+            reports = bucket.receive(clock.partition, accepted, clock.high)
+            for index in group:
+                metrics.open_trials(self._monitors[index], clock.partition, len(bucket.trials))
             if bucket.ever_evicted and not warned:
                 log.warning(
                     "input partition %d of monitor %s reached its %s open trials (trial.max_open / partitions): the trials that close first are dropped and counted as evicted",
-                    clock.partition, self._monitors[index], f"{bucket.max_open:,}",
+                    clock.partition, " and ".join(self._monitors[index] for index in group), f"{bucket.max_open:,}",
                 )  # fmt: skip
-            if report is not None:
-                out.append((index, report))
+            out.extend(zip(group, reports))
         return out
 
     def _strays(self, events: list[Event]) -> tuple[list[Event], list[DeadLetter]]:
@@ -115,11 +118,11 @@ class PartitionTrials:
         if self._idle:
             return []
         self._idle = True
-        return [(index, bucket.idle_report()) for index, bucket in enumerate(self.buckets)]
+        return [item for bucket, group in zip(self.buckets, self._groups) for item in zip(group, bucket.idle_reports())]
 
     def finish(self) -> list[Output]:
         """The partition has ended: close every open trial and report every tick it reached."""
-        return [(index, report) for index, bucket in enumerate(self.buckets) if (report := bucket.finish()) is not None]
+        return [item for bucket, group in zip(self.buckets, self._groups) for item in zip(group, bucket.finish())]
 
     def snapshot(self) -> tuple[PartitionClock, list[Bucket], bool]:
         return self.clock.copy(), [bucket.snapshot() for bucket in self.buckets], self._idle

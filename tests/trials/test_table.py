@@ -13,8 +13,8 @@ import fairstream.trials.bucket as bucket_module
 import fairstream.trials.layout as layout_module
 from fairstream.events import Event
 from fairstream.timefmt import DAY
-from fairstream.trials.bucket import Bucket, Report
-from tests.helpers import plan_of
+from fairstream.trials.bucket import Bucket, Recipient, Report
+from tests.helpers import only, plan_of
 
 TIMED = {"trial": {"opens_on": ["SCREEN"], "close_after": "730d", "close_on": None}}
 """The unit spec with trials that close only by time: what the table holds."""
@@ -27,7 +27,7 @@ def new_bucket(lateness: int, *, native: bool, monkeypatch: pytest.MonkeyPatch, 
     with monkeypatch.context() as patch:
         if not native:
             patch.setattr(bucket_module, "PackedTrials", None)
-        made = Bucket(0, plan.layout, plan.outcomes, partitions=1, lateness=lateness, tick=DAY, max_open=max_open)
+        made = Bucket(0, plan.layout, (Recipient(plan.outcomes),), partitions=1, lateness=lateness, tick=DAY, max_open=max_open)
     assert isinstance(made.trials, bucket_module.PackedTrials) == native
     return made
 
@@ -66,8 +66,8 @@ def run(b: Bucket, batches: list[tuple[list[Event], int]], restart_at: int | Non
     for number, (events, high) in enumerate(batches):
         if number == restart_at:
             b = pickle.loads(pickle.dumps(b.snapshot()))
-        reports.append(counted(b.receive(0, events, high)))
-    reports.append(counted(b.finish()))
+        reports.append(counted(only(b.receive(0, events, high))))
+    reports.append(counted(only(b.finish())))
     return reports
 
 
@@ -88,9 +88,9 @@ def test_the_table_closes_the_same_trials_as_a_dict(lateness_days, profile_limit
 def test_a_copy_is_independent_and_lists_the_open_trials_in_close_order(monkeypatch):
     b = new_bucket(0, native=True, monkeypatch=monkeypatch)
     long_key = "x" * 100
-    b.receive(0, [Event(key, day * DAY, "SCREEN", {"id": key, "race": "a", "score": 8}) for day, key in enumerate(["k1", long_key, "ü"])], 2 * DAY)
+    only(b.receive(0, [Event(key, day * DAY, "SCREEN", {"id": key, "race": "a", "score": 8}) for day, key in enumerate(["k1", long_key, "ü"])], 2 * DAY))
     copied = b.snapshot()
-    b.receive(0, [Event("k1", 3 * DAY, "RECIDIVISM", {"id": "k1"})], 3 * DAY)
+    only(b.receive(0, [Event("k1", 3 * DAY, "RECIDIVISM", {"id": "k1"})], 3 * DAY))
     keys_and_states = copied.trials.states()
     assert [key for key, _ in keys_and_states] == ["k1", long_key, "ü"]
     assert [b.layout.opened(state) // DAY for _, state in keys_and_states] == [0, 1, 2]
@@ -104,9 +104,9 @@ def test_a_copy_outlives_its_original_and_grows_on_its_own(monkeypatch):
     """The copy holds its own key bytes: the original closing its trials and going away leaves the copy whole."""
     b = new_bucket(0, native=True, monkeypatch=monkeypatch)
     keys = [f"{'long-' * 10}{number}" if number % 3 == 0 else str(number) for number in range(200)]  # rehashes and long keys
-    b.receive(0, [Event(key, number * 1000, "SCREEN", {"id": key, "race": "a", "score": 8}) for number, key in enumerate(keys)], 0)
+    only(b.receive(0, [Event(key, number * 1000, "SCREEN", {"id": key, "race": "a", "score": 8}) for number, key in enumerate(keys)], 0))
     copied = b.trials.copy()
-    b.finish()
+    only(b.finish())
     del b
     assert [key for key, _ in copied.states()] == keys
     more = copied.copy()
@@ -117,10 +117,10 @@ def test_a_copy_outlives_its_original_and_grows_on_its_own(monkeypatch):
 @needs_table
 def test_layouts_with_closing_events_or_kept_trials_stay_in_dicts():
     with_closing_event = plan_of()  # the unit spec closes trials on DECIDE
-    assert not Bucket(0, with_closing_event.layout, with_closing_event.outcomes, partitions=1, lateness=0, tick=DAY).packs
+    assert not Bucket(0, with_closing_event.layout, (Recipient(with_closing_event.outcomes),), partitions=1, lateness=0, tick=DAY).packs
     kept = plan_of(**TIMED)
-    assert not Bucket(0, kept.layout, kept.outcomes, partitions=1, lateness=0, tick=DAY, keep_trials=True).packs
-    assert Bucket(0, kept.layout, kept.outcomes, partitions=1, lateness=0, tick=DAY).packs
+    assert not Bucket(0, kept.layout, (Recipient(kept.outcomes, keep_trials=True),), partitions=1, lateness=0, tick=DAY).packs
+    assert Bucket(0, kept.layout, (Recipient(kept.outcomes),), partitions=1, lateness=0, tick=DAY).packs
 
 
 @needs_table

@@ -9,14 +9,14 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from fairstream.timefmt import DAY
-from fairstream.trials.bucket import Bucket
+from fairstream.trials.bucket import Bucket, Recipient
 from fairstream.trials.folds import MEMO_LIMIT, PROFILE_LIMIT
-from tests.helpers import plan_of, recid, screen, spec_dict
+from tests.helpers import only, plan_of, recid, screen, spec_dict
 
 
 def bucket(keep_trials: bool, **changes) -> Bucket:
     plan = plan_of(**changes)
-    return Bucket(0, plan.layout, plan.outcomes, partitions=1, lateness=0, tick=DAY, keep_trials=keep_trials)
+    return Bucket(0, plan.layout, (Recipient(plan.outcomes, keep_trials),), partitions=1, lateness=0, tick=DAY)
 
 
 def random_events(seed: int, keys: int = 300) -> list:
@@ -53,9 +53,9 @@ def test_trials_counted_by_slot_tuples_settle_to_what_kept_trials_count():
     for start in range(0, len(events), 37):
         chunk = events[start : start + 37]
         for b, ticks in zip((fast, slow), counted):
-            add(ticks, b.receive(0, chunk, chunk[-1].time).deltas)
+            add(ticks, only(b.receive(0, chunk, chunk[-1].time)).deltas)
     for b, ticks in zip((fast, slow), counted):
-        add(ticks, b.finish().deltas)
+        add(ticks, only(b.finish()).deltas)
     assert len(counted[0]) > 100 and counted[0] == counted[1]
 
 
