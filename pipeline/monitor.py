@@ -208,6 +208,7 @@ class Monitor:
             for trial in sorted(delta.trials, key=lambda trial: (trial.closed_at, trial.key)):
                 if by_opened and not self._opened_inside(trial, tick):
                     self.closed += 1  # closed, but opened before the window's span: counted in no group
+                    self.incomplete += trial.cells is None
                     continue
                 self._apply_trial(trial)
                 if by_opened and self.config.window == "sliding":

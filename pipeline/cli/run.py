@@ -16,17 +16,18 @@ from fairstream.errors import ConnectorError, InputError
 from fairstream.lifecycle import stopped_by
 from fairstream.runner import FORMATS, FileInput, FileOutput, FileRun, Job, KafkaInput, KafkaOutput, execute, guess_format
 from fairstream.spec.models import tests_ratio
-from fairstream.verdicts.summary import dead_letter_counts, final_rates, first_violations
+from fairstream.verdicts.summary import dead_letter_counts, final_rates, first_violations, latest_with_groups
 
 
 def print_summary(estimates: list[dict[str, Any]], alerts: list[dict[str, Any]], dead_letters: list[dict[str, Any]]) -> None:
     """Final per-group estimates, first violation per part and pair, and alert and dead-letter counts."""
-    rows = final_rates(estimates)
-    if rows:
-        last = estimates[-1]
+    last = latest_with_groups(estimates)
+    if last is not None:
+        rows = final_rates(last)
         counted = any(r.hits is not None for r in rows)  # rates count hits; means and benefit rates do not
         console.table(
-            f"Final estimates at {last['event_time']} (prior {last['prior']}, κ = {last['confidence']})",
+            ("Final estimates" if last is estimates[-1] else "Latest estimates published")
+            + f" at {last['event_time']} (prior {last['prior']}, κ = {last['confidence']})",
             ["part", "group", "estimate", *(["hits"] if counted else []), "trials"],
             [(r.part, r.group, "suppressed" if r.suppressed else r.estimate, *([r.hits] if counted else []), r.trials) for r in rows],
             right=(2, 3, 4) if counted else (2, 3),
@@ -34,6 +35,8 @@ def print_summary(estimates: list[dict[str, Any]], alerts: list[dict[str, Any]],
         if any(r.suppressed for r in rows):
             console.console.print("suppressed: a cell of fewer trials than the spec's publish.min_cell, withheld from every record")
         console.console.print(f"closed trials: {last['trials']['closed']}, incomplete: {last['trials']['incomplete']}")
+        if last is not estimates[-1]:
+            console.console.print(f"at the last evaluation, {estimates[-1]['event_time']}, the window holds too few trials to publish")
     else:
         console.console.print("no trial closed: nothing to estimate")
     violations = first_violations(estimates)

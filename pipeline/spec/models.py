@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, ValidationInfo, field_validator, model_validator
 
 from fairstream.timefmt import DAY, HOUR, format_duration, parse_duration
 
@@ -251,13 +251,20 @@ class Metric(_Model):
     threshold: float | None = Field(
         None,
         gt=0,
-        le=1,
-        description="largest tolerated gap between groups (ε); for disparate_impact the smallest tolerated ratio (0.8: four-fifths rule); "
-        "delayed_impact with constraints may leave it out (no gap verdict)",
+        description="largest tolerated gap between groups (ε), at most 1 between rates, in the outcome's own units between mean "
+        "outcomes (delayed_impact); for disparate_impact the smallest tolerated ratio (0.8: four-fifths rule); delayed_impact "
+        "with constraints may leave it out (no gap verdict)",
     )
     constraints: list[Constraint] = Field(
         default_factory=list, description="delayed_impact: ELF constraints on each group's mean outcome, each with its own δ (one alert per group not certified)"
     )
+
+    @field_validator("threshold")
+    @classmethod
+    def _rates_differ_by_at_most_one(cls, threshold: float | None, info: ValidationInfo) -> float | None:
+        if threshold is not None and threshold > 1 and info.data.get("type") != "delayed_impact":
+            raise ValueError(f"Input should be less than or equal to 1; got {threshold} (rates and ratios lie in [0, 1]; only delayed_impact's mean outcomes take their own units)")
+        return threshold
 
     @model_validator(mode="after")
     def _needs_its_variables(self) -> Metric:

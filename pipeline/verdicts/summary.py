@@ -36,11 +36,19 @@ class FirstViolation:
     """What a confident or anytime verdict rested on: the interval's bound beyond the threshold, or the test's log-wealth."""
 
 
-def final_rates(estimates: list[dict[str, Any]]) -> list[GroupRate]:
-    """Per part and group, the last evaluation's estimate and counts."""
-    if not estimates:
-        return []
-    parts = estimates[-1]["parts"]
+def latest_with_groups(estimates: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The last evaluation that published an estimate of any group: the last one, unless a window had emptied (or held
+    only cells too small to publish) by the end of the input."""
+    return next((record for record in reversed(estimates) if any(_published(body) for body in record["parts"].values())), None)
+
+
+def _published(part: dict[str, Any]) -> bool:
+    return any(not cell.get("suppressed", False) for cell in part["groups"].values())
+
+
+def final_rates(record: dict[str, Any]) -> list[GroupRate]:
+    """Per part and group, an evaluation's estimate and counts."""
+    parts = record["parts"]
     return [
         GroupRate(part, group, cell["estimate"], cell.get("hits"), cell.get("trials"), cell.get("suppressed", False))
         for part in sorted(parts)
