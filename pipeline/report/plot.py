@@ -45,7 +45,7 @@ class PartSeries:
     times: list[datetime]
     estimates: dict[str, list[float]]
     trials: dict[str, int | None]
-    """Each group's trials at its last evaluation; None where the cell was too small to publish."""
+    """Each group's trials at the last evaluation that published its cell; None where none did (always too small)."""
     gaps: list[float]
     """Per evaluation, the gap max − min; for a ratio metric (disparate impact), the ratio min / max its threshold bounds."""
     violated: list[bool]
@@ -129,7 +129,7 @@ def _series(name: str, rows: list[tuple[datetime, dict[str, Any]]], ratio: bool 
         name=name,
         times=[moment for moment, _ in rows],
         estimates=per_group("estimate"),
-        trials={g: cell["trials"] for body in bodies for g, cell in body["groups"].items()},
+        trials=_published_trials(bodies, groups),
         gaps=[math.nan if constraint else _number(body["ratio" if ratio else "gap"]) for body in bodies],
         violated=[bool(body["violated"]) for body in bodies],
         threshold=0.0 if constraint else bodies[-1]["threshold"],
@@ -137,6 +137,17 @@ def _series(name: str, rows: list[tuple[datetime, dict[str, Any]]], ratio: bool 
         ratio=ratio and not constraint,
         certificates=per_group("g_upper") if constraint else None,
     )
+
+
+def _published_trials(bodies: list[dict[str, Any]], groups: list[str]) -> dict[str, int | None]:
+    """Each group's trials at the last evaluation that published them (a window may empty, or shrink below the
+    publishing floor, by the end of the input)."""
+    trials: dict[str, int | None] = dict.fromkeys(groups)
+    for body in bodies:
+        for group, cell in body["groups"].items():
+            if cell["trials"] is not None:
+                trials[group] = cell["trials"]
+    return trials
 
 
 def _number(value: float | None) -> float:

@@ -263,7 +263,7 @@ class Metric(_Model):
     @classmethod
     def _rates_differ_by_at_most_one(cls, threshold: float | None, info: ValidationInfo) -> float | None:
         if threshold is not None and threshold > 1 and info.data.get("type") != "delayed_impact":
-            raise ValueError(f"Input should be less than or equal to 1; got {threshold} (rates and ratios lie in [0, 1]; only delayed_impact's mean outcomes take their own units)")
+            raise ValueError(f"Input should be less than or equal to 1 (a gap between rates, or a ratio; only delayed_impact's mean outcomes take their own units); got {threshold}")
         return threshold
 
     @model_validator(mode="after")

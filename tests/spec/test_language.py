@@ -352,3 +352,10 @@ def test_a_condition_reads_fields_of_one_type():
             "trial": {"opens_when": "score > 3", "close_on": ["DECISION"]}}  # fmt: skip
     with pytest.raises(SpecError, match=r"trial -> opens_when: field 'score' has different types in different kinds \(APPLY: number, DECISION: string\); a condition needs one"):
         build_plan(parse_spec(spec))
+
+
+def test_a_mean_outcomes_threshold_is_in_its_own_units_a_rates_at_most_one():
+    days = {**SPEC, "variables": {**SPEC["variables"], "days": {"first": "DECISION", "elapsed": "d"}}}
+    assert parse_spec({**days, "metric": {"type": "delayed_impact", "group": "group", "outcome": "days", "threshold": 3}}).metric.threshold == 3
+    with pytest.raises(SpecError, match=r"metric -> threshold: Input should be less than or equal to 1 \(a gap between rates, or a ratio"):
+        parse_spec({**days, "metric": {**SPEC["metric"], "threshold": 3}})

@@ -28,7 +28,7 @@ def edited(tmp_path: Path, edit) -> Path:
 CASES = [
     (
         lambda s: s["metric"].update(threshold=1.5),
-        "metric -> threshold: Input should be less than or equal to 1; got 1.5",
+        "metric -> threshold: Input should be less than or equal to 1 (a gap between rates, or a ratio; only delayed_impact's mean outcomes take their own units); got 1.5",
     ),
     (
         lambda s: s["variables"]["group"].update(first="SCREENING"),
