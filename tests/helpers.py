@@ -59,3 +59,8 @@ def only(reports: list[Report]) -> Report | None:
     """The report of a bucket with one recipient, None when no tick became final."""
     assert len(reports) <= 1
     return reports[0] if reports else None
+
+
+def anonymous(record: dict[str, Any]) -> dict[str, Any]:
+    """A record without what names its monitor: the name, the alert id hashed from it, and when it was written."""
+    return {key: value for key, value in record.items() if key not in ("monitor", "alert_id", "emitted_at")}

@@ -21,6 +21,7 @@ from fairstream.flow import new_partition_trials, trial_groups
 from fairstream.runner import FileInput, FileOutput, Job, job_flow, run_file
 from fairstream.spec.load import load_file_plans, load_plans
 from tests.conftest import SPECS
+from tests.helpers import anonymous
 from tests.kafka.outputs import distinct, kafka_outputs, without_emitted_at
 from tests.test_compas_reference import compas_trials
 
@@ -164,8 +165,3 @@ def test_the_shipped_seminar_spec_gives_the_records_of_the_two_seminar_specs(tmp
             got = [anonymous(record) for record in together.read(family) if record["monitor"] == f"seminar-parity.{name}"]
             assert got == expected, (name, family)
         assert alone_run.read("estimates.jsonl") and alone_run.read("alerts.jsonl"), name
-
-
-def anonymous(record: dict) -> dict:
-    """A record without what names its monitor: the name, the alert id hashed from it, and when it was written."""
-    return {key: value for key, value in record.items() if key not in ("monitor", "alert_id", "emitted_at")}
