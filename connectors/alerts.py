@@ -66,6 +66,19 @@ def subscribe(
         consumer.close()
 
 
+def topic_exists(kafka: KafkaConnection | str, topic: str) -> bool:
+    """Whether `topic` exists on the broker; raises `ConnectorError` when the broker cannot be reached."""
+    from confluent_kafka import Consumer
+
+    kafka = as_connection(kafka)
+    errors = ClientErrors()
+    consumer = Consumer(kafka.client({"group.id": "fairstream-alerts", "error_cb": errors}))
+    try:
+        return bool(_partitions(consumer, topic, kafka, errors))
+    finally:
+        consumer.close()
+
+
 def _partitions(consumer: Any, topic: str, kafka: KafkaConnection, errors: ClientErrors) -> list[int]:
     try:
         metadata = consumer.list_topics(topic, timeout=CONNECT_TIMEOUT).topics.get(topic)

@@ -266,14 +266,14 @@ def kafka_sink(kafka: KafkaConnection | str, alerts_topic: str, give_up_after: f
 
 def record_encoder(alerts_topic: str, shielded_topic: str = "decisions.shielded"):
     """Routes records: alerts and shield interventions to the alert topic, estimates to `<alerts>.estimates`, dead
-    letters to `<alerts>.dlq`, shielded decisions (the decision record, keyed by its id) to `shielded_topic`."""
+    letters to `<alerts>.dlq`, shield statuses beside the estimates, shielded decisions (the decision record, keyed by its id) to `shielded_topic`."""
     dlq, snapshots = dead_letter_topic(alerts_topic), estimates_topic(alerts_topic)
 
     def encode(record: dict[str, Any]) -> KafkaSinkMessage:
         kind = record["type"]
         if kind == "shield.decision":
             return KafkaSinkMessage(record["id"].encode(), orjson.dumps(record["record"]), topic=shielded_topic)
-        topic = dlq if kind == "pipeline.dead_letter" else snapshots if kind == "fairness.estimate" else alerts_topic
+        topic = dlq if kind == "pipeline.dead_letter" else snapshots if kind in ("fairness.estimate", "shield.status") else alerts_topic
         key = record.get("monitor") or record.get("reason") or ""
         return KafkaSinkMessage(key.encode(), orjson.dumps(record), topic=topic)
 

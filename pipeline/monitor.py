@@ -398,7 +398,7 @@ class Monitor:
                 cell["below_floor"] = True
             elif estimate is not None:
                 estimates[group] = estimate
-        body = _body(groups, self._judge(part, estimates, prior, confidence), config.threshold)
+        body = _body(groups, self._judge(part, estimates, prior, confidence), config.rule)
         if config.part_estimators:
             body["prior"], body["confidence"] = prior, confidence
         return body
@@ -421,7 +421,7 @@ class Monitor:
                 trials[group] = trials.get(group, 0) + cell["trials"]
         estimates = {group: weighted[group] / weights[group] for group in sorted(weighted)}
         groups = {group: {"estimate": estimates[group], "trials": trials[group], "weight": weights[group]} for group in estimates}
-        return _body(groups, judge(VerdictRule(threshold=self.config.threshold, hysteresis=self.config.rule.hysteresis), estimates), self.config.threshold)
+        return _body(groups, judge(VerdictRule(threshold=self.config.threshold, hysteresis=self.config.rule.hysteresis), estimates), self.config.rule)
 
     def _measure_part(self, part: str) -> dict[str, Any]:
         """Mean outcomes (with bounds) or benefit rates per group, judged on their gap."""
@@ -457,8 +457,8 @@ class Monitor:
 
         if config.rule.mode == "anytime" and part == "mean_outcome":
             bets = {(a, b): bet for (bet_part, a, b), bet in self.bets.items() if bet_part == part}
-            return _body(groups, judge(config.rule, estimates, bets=bets), config.threshold)
-        return _body(groups, judge(config.rule, estimates, difference=difference if part == "mean_outcome" else None), config.threshold)
+            return _body(groups, judge(config.rule, estimates, bets=bets), config.rule)
+        return _body(groups, judge(config.rule, estimates, difference=difference if part == "mean_outcome" else None), config.rule)
 
     def _constraint_part(self, rule: ConstraintRule) -> dict[str, Any]:
         """Each group's mean outcome (after the baseline, for a baseline constraint), its τ, its one-sided bound and
@@ -551,17 +551,20 @@ class Monitor:
         return judge(rule, estimates, bets=bets)
 
 
-def _body(groups: dict[str, Any], verdict: PartVerdict, threshold: float) -> dict[str, Any]:
-    """A part's record: per-group cells, the gap (or ratio) and pair, the verdict, and its evidence when the mode gives any."""
+def _body(groups: dict[str, Any], verdict: PartVerdict, rule: VerdictRule) -> dict[str, Any]:
+    """A part's record: per-group cells, the gap (or ratio) and pair, the verdict (with the hysteresis margin of its
+    recovery, where the spec sets one), and its evidence when the mode gives any."""
     body: dict[str, Any] = {
         "groups": groups,
         "gap": verdict.gap,
         "ratio": verdict.ratio,
         "pair": list(verdict.pair) if verdict.pair else None,
-        "threshold": threshold,
+        "threshold": rule.threshold,
         "violated": verdict.violated,
         "clear": verdict.clear,
     }
+    if rule.hysteresis:
+        body["hysteresis"] = rule.hysteresis
     if verdict.interval is not None:
         body["interval"] = list(verdict.interval)
     if verdict.log_wealth is not None:

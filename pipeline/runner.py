@@ -47,6 +47,7 @@ FORMATS: tuple[InputFormat, ...] = ("compas", "csv", "jsonl")
 
 _FILE_OF_TYPE = {
     "fairness.estimate": "estimates.jsonl",
+    "shield.status": "estimates.jsonl",
     "pipeline.dead_letter": "dead_letters.jsonl",
     "shield.decision": "decisions_shielded.jsonl",
 }

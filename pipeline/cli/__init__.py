@@ -13,6 +13,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("fairstream.cli.run:run", "Monitor SPEC over an input file (--input) or a Kafka topic (--bootstrap)."),
     "replay": ("fairstream.cli.replay:replay", "Produce the events of SOURCE to a Kafka topic, keyed by the dependence key, with event time as the Kafka timestamp."),
     "alerts": ("fairstream.cli.alerts:alerts", "Print fairness alerts from the alert topic, each alert id once."),
+    "dashboard": ("fairstream.cli.dashboard:dashboard", "Serve a live web page of a run's estimates, alerts, shield and health, from its output DIR or its Kafka topics."),
     "plot": ("fairstream.cli.plot:plot", "Draw per-group estimates and the gap between groups over event time from the output DIR of `fairstream run`."),
     "spec": ("fairstream.cli.spec:spec", "Check monitor specs and print their JSON Schema."),
     "split": ("fairstream.cli.split:split", "Split an input file by SPEC's dependence key into one file per input partition."),

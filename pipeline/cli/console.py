@@ -31,14 +31,15 @@ def stopped(signal_name: str | None, recovery: str | None) -> None:
 
 
 class _WarningLines(logging.Handler):
-    """Log records as one `warning:` line each on stderr, prefixed with `prefix` (e.g. the library they come from)."""
+    """Log records as one `warning:` (or, from errors up, `error:`) line each on stderr, prefixed with `prefix` (e.g. the
+    library they come from)."""
 
     def __init__(self, level: int, prefix: str = ""):
         super().__init__(level)
         self.prefix = prefix
 
     def emit(self, record: logging.LogRecord) -> None:
-        warning(self.prefix + record.getMessage())
+        (error if record.levelno >= logging.ERROR else warning)(self.prefix + record.getMessage())
 
 
 def show_warnings(verbose: bool = False) -> None:

@@ -13,6 +13,7 @@ from fairstream.verdicts.alerts import stamp
 
 SHIELDED = "shield.decision"
 INTERVENTION = "shield.intervention"
+STATUS = "shield.status"
 
 
 @dataclass
@@ -47,6 +48,8 @@ class ShieldRun:
         else:
             shielded = {**fields, spec.decision: bool(verdict.shielded) if isinstance(proposed, bool) else verdict.shielded}
         out = [{"type": SHIELDED, "monitor": self.monitor, "id": event.key, "flipped": verdict.flipped, "record": shielded}]
+        if self.decisions % spec.status_every == 0:
+            out.append(self.status(event.time))
         if verdict.flipped:
             self.flips += 1
             body = {
@@ -64,3 +67,18 @@ class ShieldRun:
             }
             out.append(stamp(body, self.monitor, INTERVENTION, event.time, event.key))
         return out
+
+    def status(self, instant: int) -> dict[str, Any]:
+        """Where the shield stands: the fairness value of the shielded decisions against its targets, and each group's counts."""
+        counts = self.state.counts if isinstance(self.state, AdaptiveGroupCounts) else self.state
+        first, second = self.spec.groups
+        body = {
+            "fairness": counts.gap,
+            "running": list(self.spec.running),
+            "limit": list(self.spec.limit),
+            "burn_in": self.spec.burn_in,
+            "decisions": self.decisions,
+            "interventions": self.flips,
+            "groups": {first: {"decisions": counts.seen_a, "accepted": counts.ones_a}, second: {"decisions": counts.seen_b, "accepted": counts.ones_b}},
+        }
+        return stamp(body, self.monitor, STATUS, instant, str(self.decisions))

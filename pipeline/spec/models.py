@@ -445,6 +445,7 @@ class ShieldSpec(_Model):
         0.01, ge=0, lt=1, description="the gap settles this far inside L, so finite streams end inside it (at slightly more interference)"
     )
     seed: int = Field(0, ge=0, description="with the decision id, fixes every random draw, so a replay makes the same flips")
+    status_every: int = Field(100, ge=1, description="decisions between shield.status records (fairness value, targets and counts, beside the estimates)")
     cost: str | None = Field(None, description="optional numeric field: the cost of flipping this decision, reported with the flip")
 
     @model_validator(mode="after")

@@ -1,0 +1,72 @@
+"""`fairstream dashboard [DIR]`: serve a live page of a run's estimates, alerts, shield and health."""
+
+from __future__ import annotations
+
+import socket
+from typing import Any
+
+import click
+
+from fairstream.cli import console
+from fairstream.cli.errors import reports_errors
+from fairstream.cli.kafka_options import kafka_options
+from fairstream.connectors.kafka_config import ENV_PREFIX, kafka_configured, load_connection
+from fairstream.errors import ConnectorError, UsageError
+
+
+@click.command()
+@click.argument("directory", required=False, type=click.Path(file_okay=False))
+@kafka_options("Kafka bootstrap servers, HOST:PORT: follow the job's --alerts topic and its .estimates and .dlq topics.")
+@click.option("--alerts", "alerts_topic", default="fairness-alerts", show_default=True, help="With a Kafka: the job's alert topic.")
+@click.option("--metrics", "metrics_url", help="The job's Prometheus endpoint (run --metrics-port), e.g. http://127.0.0.1:9100/metrics: events read, open trials, watermark delay.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to serve on; the default is reachable from this machine only.")
+@click.option("--port", default=8050, show_default=True, type=click.IntRange(1, 65535), help="Port to serve on.")
+@click.option("--max-points", default=1500, show_default=True, type=click.IntRange(10), help="Evaluations drawn per series at most; longer runs are thinned evenly (violated periods stay exact).")
+@reports_errors
+def dashboard(
+    directory: str | None, bootstrap: str | None, kafka_config: str | None, alerts_topic: str, metrics_url: str | None, host: str, port: int, max_points: int
+) -> None:
+    """Serve a live page of a run's estimates, alerts, shield and health.
+
+    Give the output DIR of `fairstream run --out DIR` (followed as its files grow), or a Kafka (--bootstrap,
+    --kafka-config or the environment) and the job's --alerts topic. The page updates itself as records arrive.
+    """
+    import uvicorn
+
+    from fairstream.dashboard.app import Feed, create_app
+    from fairstream.dashboard.sources import DirectorySource, KafkaSource
+
+    if directory is not None and (bootstrap or kafka_config):
+        raise UsageError("give an output DIR or a Kafka (--bootstrap, --kafka-config), not both")
+    if directory is None:
+        if not (bootstrap or kafka_config or kafka_configured()):
+            raise UsageError(f"give an output DIR, or a Kafka: --bootstrap HOST:PORT, --kafka-config FILE or {ENV_PREFIX}BOOTSTRAP")
+        source = KafkaSource(load_connection(bootstrap, kafka_config), alerts_topic)
+    else:
+        source = DirectorySource(directory)
+    listener = _listen(host, port)
+    feed = Feed(source, metrics_url=metrics_url, max_points=max_points)
+    app = create_app(feed)
+    shown = f"[{host}]" if ":" in host else host
+    console.console.print(f"dashboard of {source.describe()} at http://{shown}:{port}/ (Ctrl-C to stop)", soft_wrap=True, markup=False)
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            feed.stopping = True  # open pages' event streams end, so the server exits at once
+            super().handle_exit(sig, frame)
+
+    Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The server's socket, bound before anything starts, so a port in use is one clear error."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((host, port))
+    except OSError as err:
+        listener.close()
+        raise ConnectorError(f"cannot serve on {host}:{port}: {err.strerror}") from None
+    listener.listen(128)
+    return listener

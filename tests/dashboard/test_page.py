@@ -1,0 +1,141 @@
+"""`fairstream dashboard` in a real headless Chromium: a COMPAS run's output shows its groups, the threshold and both
+alerts, and follows records written after the page loaded; a shield run shows its fairness value and flips; a
+directory that is not a run's output is one sentence on the page and one line on stderr; 10⁴ evaluations draw."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from fairstream.connectors.files import write_jsonl
+from fairstream.connectors.synthetic.hiring import hiring_decisions
+from fairstream.runner import run_file
+from tests.conftest import SPECS
+from tests.dashboard.browser import alert_ids, dashboard, new_browser, page_error, status, texts, wait_for
+
+
+@pytest.fixture(scope="module")
+def browser():
+    driver = new_browser()
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="module")
+def compas_run(compas_csv, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("compas") / "out"
+    run_file(SPECS / "compas_equalized_odds.yaml", compas_csv, out)
+    return out
+
+
+def lines(path: Path) -> list[str]:
+    return path.read_text().splitlines(keepends=True)
+
+
+def legend(browser) -> list[str]:
+    return texts(browser, ".legendtext")
+
+
+def test_a_compas_run_shows_its_groups_threshold_and_alerts_and_follows_new_records(browser, compas_run, compas_csv, tmp_path):
+    estimates, alerts = lines(compas_run / "estimates.jsonl"), lines(compas_run / "alerts.jsonl")
+    first_alert_time = json.loads(alerts[0])["event_time"]
+    early = [line for line in estimates if json.loads(line)["event_time"] <= first_alert_time]
+    live = tmp_path / "live"
+    live.mkdir()
+    (live / "estimates.jsonl").write_text("".join(early))
+    (live / "alerts.jsonl").write_text(alerts[0])
+    (live / "dead_letters.jsonl").write_text("")
+    with dashboard(str(live)) as served:
+        browser.get(served.url)
+        wait_for(browser, lambda b: alert_ids(b), what="the first alert")
+        assert alert_ids(browser) == [json.loads(alerts[0])["alert_id"]]
+        races = set(pd.read_csv(compas_csv, usecols=["race"]).race)
+        shown = {entry.split(" (n=")[0] for entry in legend(browser)}
+        assert races <= shown, races - shown
+        assert "threshold" in shown
+        spec_threshold = yaml.safe_load((SPECS / "compas_equalized_odds.yaml").read_text())["metric"]["threshold"]
+        drawn = browser.execute_script(
+            "return [...document.querySelectorAll('[id^=gap-]')].map(d => d.data.find(t => t.name === 'threshold').y[0])"
+        )
+        assert drawn == [spec_threshold, spec_threshold]
+        assert f"{len(early)} evaluations" in status(browser)
+
+        with (live / "estimates.jsonl").open("a") as handle:  # the rest, the last line written in two parts
+            handle.write("".join(estimates[len(early) : -1]) + estimates[-1][:40])
+            handle.flush()
+            with (live / "alerts.jsonl").open("a") as more:
+                more.write("".join(alerts[1:]))
+            handle.write(estimates[-1][40:])
+        wait_for(browser, lambda b: len(alert_ids(b)) == len(alerts) and f"{len(estimates)} evaluations" in status(b), what="the records written later")
+        assert alert_ids(browser) == [json.loads(line)["alert_id"] for line in alerts]
+        assert len(alerts) == 2
+        second = json.loads(alerts[1])
+        served_alert = json.loads(urllib.request.urlopen(served.url + f"api/alerts/{second['alert_id']}").read())
+        assert served_alert == second
+        link = browser.execute_script(f"return document.querySelector('tr[data-alert-id=\"{second['alert_id']}\"] a').getAttribute('href')")
+        assert link == f"/api/alerts/{second['alert_id']}"
+
+
+def test_a_directory_that_is_not_a_runs_output_is_one_sentence_on_the_page_and_on_stderr(browser, tmp_path):
+    with dashboard(str(tmp_path)) as served:
+        browser.get(served.url)
+        message = wait_for(browser, page_error, what="the error sentence")
+        assert message == f"{tmp_path} is not the output of a fairstream run: it holds none of estimates.jsonl, alerts.jsonl, dead_letters.jsonl"
+        stderr = served.stderr()
+    assert stderr == f"error: {message}\n"
+
+
+def test_a_shield_run_shows_its_fairness_value_targets_and_interventions(browser, tmp_path):
+    decisions = tmp_path / "hiring.jsonl"
+    write_jsonl(decisions, hiring_decisions(3000, p_male=0.6, p_female=0.3, seed=2))
+    out = tmp_path / "out"
+    from click.testing import CliRunner
+
+    from fairstream.cli import cli
+
+    result = CliRunner().invoke(cli, ["shield", "run", str(SPECS / "hiring_energy_shield.yaml"), "--input", str(decisions), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    flips = [json.loads(line) for line in lines(out / "alerts.jsonl") if '"shield.intervention"' in line]
+    statuses = [json.loads(line) for line in lines(out / "estimates.jsonl") if '"shield.status"' in line]
+    assert flips and len(statuses) == 3000 // 100
+    shield = yaml.safe_load((SPECS / "hiring_energy_shield.yaml").read_text())["shield"]
+    with dashboard(str(out)) as served:
+        browser.get(served.url)
+        title = wait_for(browser, lambda b: texts(b, ".shield .gtitle"), what="the shield panel")[0]
+        assert title == f"fairness value and interventions ({len(flips)} so far)"
+        shown = legend(browser)
+        assert f"running target S [{shield['running'][0]}, {shield['running'][1]}]" in shown
+        assert f"limit target L [{shield['limit'][0]}, {shield['limit'][1]}]" in shown
+        drawn = browser.execute_script("return document.querySelector('.shield .plot').data[0].y")
+        assert drawn == pytest.approx([status["fairness"] for status in statuses])
+
+
+def test_ten_thousand_evaluations_of_six_groups_in_two_parts_are_thinned_and_drawn(browser, tmp_path):
+    groups = ["a", "b", "c", "d", "e", "f"]
+    records = []
+    for day in range(10_000):
+        time = (pd.Timestamp("2000-01-01", tz="UTC") + pd.Timedelta(days=day)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        parts = {
+            part: {
+                "groups": {g: {"estimate": 0.3 + 0.02 * i + 0.01 * ((day // 50) % 3), "hits": day, "trials": 2 * day + 10} for i, g in enumerate(groups)},
+                "gap": 0.1 + 0.01 * ((day // 50) % 3), "ratio": 0.7, "pair": ["f", "a"], "threshold": 0.11, "violated": (day // 50) % 3 == 2, "clear": (day // 50) % 3 == 0,
+            }
+            for part in ("true_positive_rate", "false_positive_rate")
+        }  # fmt: skip
+        records.append({"alert_id": f"e{day}", "monitor": "big", "type": "fairness.estimate", "event_time": time, "metric": "equalized_odds",
+                        "verdict": "point", "prior": 0.5, "confidence": 100, "trials": {"closed": day, "incomplete": 0}, "parts": parts})  # fmt: skip
+    write_jsonl(tmp_path / "estimates.jsonl", records)
+    with dashboard(str(tmp_path), "--max-points", "1500") as served:
+        browser.get(served.url)
+        drawn = "return [...document.querySelectorAll('[id^=gap-]')].filter(d => d.data && d.data.length).length"
+        wait_for(browser, lambda b: "10000 evaluations" in status(b) and b.execute_script(drawn) == 2, timeout=60, what="the drawn page")
+        lengths = browser.execute_script("return [...document.querySelectorAll('[id^=estimates-]')].flatMap(d => d.data.map(t => t.x.length))")
+        assert len(lengths) == 2 * len(groups) and max(lengths) <= 1500
+        periods = json.loads(urllib.request.urlopen(served.url + "api/snapshot").read())["monitors"][0]["parts"][0]["violated_periods"]
+        expected = [[records[start]["event_time"], records[min(start + 50, 9999)]["event_time"]] for start in range(100, 10_000, 150)]
+        assert periods == expected
