@@ -4,10 +4,8 @@ of the file run); a broker that does not answer is one sentence on the page and 
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
-import urllib.request
 
 import pandas as pd
 import pytest
@@ -29,27 +27,41 @@ def browser():
     driver.quit()
 
 
+def health(browser, table: str) -> dict[str, str]:
+    """A table of the health panel: its rows' names and values as shown."""
+    script = "return Object.fromEntries([...document.querySelectorAll(`[data-table='${arguments[0]}'] tr[data-key]`)].map(r => [r.dataset.key, r.cells[1].textContent]))"
+    return browser.execute_script(script, table)
+
+
 def test_the_page_of_a_live_kafka_job_fills_in_as_the_job_writes(browser, kafka_bootstrap, topic, compas_csv, tmp_path):
-    alerts = f"{topic}-alerts"
-    with dashboard("--bootstrap", kafka_bootstrap, "--alerts", alerts) as served:
+    """Opened before the job: the missing topic, then the job's groups, threshold and both alerts (the ids of the file
+    run), and its health from its metrics endpoint: events read, dead letters by reason, open trials, watermark delay."""
+    alerts, port = f"{topic}-alerts", free_port()
+    file_run = run_file(SPECS / "compas_equalized_odds.yaml", compas_csv, tmp_path / "file")
+    with dashboard("--bootstrap", kafka_bootstrap, "--alerts", alerts, "--metrics", f"http://127.0.0.1:{port}/metrics") as served:
         browser.get(served.url)
         missing = wait_for(browser, page_error, what="the missing topic")
         assert missing.startswith(f"topic '{alerts}' does not exist on {kafka_bootstrap}")
-        replay(compas_events(compas_csv), kafka_bootstrap, topic, partitions=2)
-        job = subprocess.run(
+        events = compas_events(compas_csv)
+        replay([*events, b"{not json", b'{"event": "SCREEN"}'], kafka_bootstrap, topic, partitions=2)
+        job = subprocess.Popen(
             [sys.executable, "-m", "fairstream.cli", "run", str(SPECS / "compas_equalized_odds.yaml"), "--bootstrap", kafka_bootstrap,
-             "--topic", topic, "--alerts", alerts, "--until-end"],
-            capture_output=True, text=True, timeout=240,
+             "--topic", topic, "--alerts", alerts, "--metrics-port", str(port)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
-        assert job.returncode == 0, job.stderr
-        file_run = run_file(SPECS / "compas_equalized_odds.yaml", compas_csv, tmp_path / "file")
-        file_alerts = file_run.read("alerts.jsonl")
-        wait_for(browser, lambda b: len(alert_ids(b)) == len(file_alerts) and not page_error(b), timeout=60, what="the job's alerts")
-        assert sorted(alert_ids(browser)) == sorted(alert["alert_id"] for alert in file_alerts) and len(file_alerts) == 2
-        shown = {entry.split(" (n=")[0] for entry in texts(browser, ".legendtext")}
-        assert set(pd.read_csv(compas_csv, usecols=["race"]).race) | {"threshold"} <= shown
-        snapshot = json.loads(urllib.request.urlopen(served.url + "api/snapshot").read())
-        assert snapshot["monitors"][0]["evaluations"] == len(file_run.read("estimates.jsonl"))
+        try:
+            file_alerts = file_run.read("alerts.jsonl")
+            wait_for(browser, lambda b: len(alert_ids(b)) == len(file_alerts) and not page_error(b), timeout=90, what="the job's alerts")
+            assert sorted(alert_ids(browser)) == sorted(alert["alert_id"] for alert in file_alerts) and len(file_alerts) == 2
+            expected = set(pd.read_csv(compas_csv, usecols=["race"]).race) | {"threshold"}
+            wait_for(browser, lambda b: expected <= {entry.split(" (n=")[0] for entry in texts(b, ".legendtext")}, timeout=60, what="groups and threshold")
+            wait_for(browser, lambda b: health(b, "input").get("events read") == str(len(events) + 2), timeout=60, what="events read")
+            assert health(browser, "dead letters by reason") == {"not_json": "1", "missing_field": "1"}
+            assert set(health(browser, "open trials")) == {"compas-equalized-odds"}
+            assert health(browser, "watermark behind the wall clock")["compas-equalized-odds"].endswith(" s")
+        finally:
+            job.terminate()
+            job.communicate(timeout=30)
 
 
 def test_a_broker_that_does_not_answer_is_one_sentence_on_the_page_and_on_stderr(browser):

@@ -199,7 +199,7 @@ function drawMonitor(monitor) {
 }
 
 function keyValueTable(title, entries, unit = "") {
-  const wrapper = text("div");
+  const wrapper = text("div", undefined, { "data-table": title });
   wrapper.appendChild(text("h3", title));
   if (!entries.length) {
     wrapper.appendChild(text("p", "none", { class: "note" }));
@@ -209,6 +209,7 @@ function keyValueTable(title, entries, unit = "") {
   const body = table.createTBody();
   for (const [name, value] of entries) {
     const row = body.insertRow();
+    row.dataset.key = name;
     row.appendChild(text("td", name));
     row.appendChild(text("td", `${value}${unit}`, { class: "number" }));
   }
