@@ -49,6 +49,7 @@ def test_the_wheel_installs_one_import_package_with_its_specs_and_compiled_trial
     installed = {f"fairstream/{'connectors/' if path.parts[0] == 'connectors' else ''}{'/'.join(path.parts[1:])}" for path in sources}
     assert installed - set(names) == set(), "modules missing from the wheel"
     assert "fairstream/specs/compas_equalized_odds.yaml" in names
+    assert {f"fairstream/dashboard/static/{page}" for page in ("index.html", "dashboard.js", "dashboard.css")} <= set(names)
     assert any(name.startswith("fairstream/trials/table.") and name.endswith(".so") for name in names)
     metadata = wheel.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     required = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:") and "extra ==" not in line]
@@ -72,7 +73,7 @@ def test_commands_run_without_the_studies_extra(tmp_path):
     assert plot.returncode == 0 and (tmp_path / "out" / "fairness.png").is_file(), plot.stderr
     simulate = without_studies("shield", "simulate", "--p", "0.3", "--runs", "20", "--steps", "200", cwd=tmp_path)
     assert simulate.returncode == 0, simulate.stderr
-    for command in (["replay", "--help"], ["alerts", "--help"], ["demo", "--help"], ["shield", "run", "--help"]):
+    for command in (["replay", "--help"], ["alerts", "--help"], ["demo", "--help"], ["shield", "run", "--help"], ["dashboard", "--help"]):
         assert without_studies(*command, cwd=tmp_path).returncode == 0, command
 
 
