@@ -46,6 +46,7 @@ class Feed:
     """Polling runs in a worker thread; snapshots are taken on the event loop."""
     stopping: bool = False
     """Set when the server is asked to exit: open event streams end, so the server need not cut them off."""
+    _encoded: tuple[int, bytes] = (-1, b"")
 
     def poll(self) -> None:
         """Read what arrived; say on stderr, once, when the source starts or stops failing."""
@@ -68,12 +69,16 @@ class Feed:
             self.health, self.health_error = health, health_error
             self.state.version += 1
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> bytes:
+        """The page's data as JSON, built once per change however many pages are open."""
         with self.lock:
-            view = self.state.snapshot(self.max_points)
-        view["source"] = self.source.describe()
-        view["health"] = {"metrics": self.health, "error": self.health_error, "url": self.metrics_url}
-        return view
+            version, encoded = self._encoded
+            if version != self.state.version:
+                view = self.state.snapshot(self.max_points)
+                view["source"] = self.source.describe()
+                view["health"] = {"metrics": self.health, "error": self.health_error, "url": self.metrics_url}
+                self._encoded = version, encoded = self.state.version, orjson.dumps(view)
+        return encoded
 
 
 def create_app(feed: Feed) -> Starlette:
@@ -91,7 +96,7 @@ def create_app(feed: Feed) -> Starlette:
         return Response(_asset(name), media_type=STATIC[name])
 
     async def snapshot(_request: Request) -> Response:
-        return Response(orjson.dumps(feed.snapshot()), media_type="application/json")
+        return Response(feed.snapshot(), media_type="application/json")
 
     async def alert(request: Request) -> Response:
         record = feed.state.alerts_by_id.get(request.path_params["alert_id"])
@@ -105,7 +110,7 @@ def create_app(feed: Feed) -> Starlette:
             while not feed.stopping and not await request.is_disconnected():
                 if feed.state.version != sent:
                     sent, quiet = feed.state.version, 0.0
-                    yield b"data: " + orjson.dumps(feed.snapshot()) + b"\n\n"
+                    yield b"data: " + feed.snapshot() + b"\n\n"
                 elif quiet >= KEEP_ALIVE_SECONDS:
                     quiet = 0.0
                     yield b": keep-alive\n\n"
