@@ -31,15 +31,21 @@ def stopped(signal_name: str | None, recovery: str | None) -> None:
 
 
 class _WarningLines(logging.Handler):
-    """Log records as one `warning:` (or, from errors up, `error:`) line each on stderr, prefixed with `prefix` (e.g. the
-    library they come from)."""
+    """Log records as one `warning:` line each on stderr, prefixed with `prefix` (e.g. the library they come from)."""
 
     def __init__(self, level: int, prefix: str = ""):
         super().__init__(level)
         self.prefix = prefix
 
     def emit(self, record: logging.LogRecord) -> None:
-        (error if record.levelno >= logging.ERROR else warning)(self.prefix + record.getMessage())
+        warning(self.prefix + record.getMessage())
+
+
+class _ErrorLines(_WarningLines):
+    """Log records as one line each on stderr: `error:` from errors up, else `warning:`."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        (error if record.levelno >= logging.ERROR else warning)(record.getMessage())
 
 
 def show_warnings(verbose: bool = False) -> None:
@@ -48,6 +54,11 @@ def show_warnings(verbose: bool = False) -> None:
     _route(logging.getLogger("fairstream"), _WarningLines(logging.WARNING))
     if verbose:
         _route(logging.getLogger("librdkafka"), _WarningLines(logging.WARNING, "librdkafka: "))
+
+
+def show_errors(name: str) -> None:
+    """Route the errors of logger `name` (a service's, which goes on after them) to stderr as `error:` lines."""
+    _route(logging.getLogger(name), _ErrorLines(logging.WARNING))
 
 
 def _route(logger: logging.Logger, handler: _WarningLines) -> None:

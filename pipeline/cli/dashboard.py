@@ -44,6 +44,7 @@ def dashboard(
         source = KafkaSource(load_connection(bootstrap, kafka_config), alerts_topic)
     else:
         source = DirectorySource(directory)
+    console.show_errors("fairstream.dashboard")
     listener = _listen(host, port)
     feed = Feed(source, metrics_url=metrics_url, max_points=max_points)
     app = create_app(feed)
