@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import orjson
@@ -21,12 +21,14 @@ def subscribe(
     poll_seconds: float = 0.5,
     wait_seconds: float = 0.0,
     distinct: bool = True,
+    on_bad: Callable[[str], None] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Yield each distinct record of `topic` once (every record, duplicates too, with `distinct=False`), in partition order.
 
     Without `follow` it stops once it has passed the end offsets it saw at start and a poll comes back
     empty (after waiting up to `wait_seconds` for the topic to appear); with `follow` it keeps waiting for new records until interrupted.
-    Reads by partition assignment, without joining a consumer group, so it starts at once.
+    Reads by partition assignment, without joining a consumer group, so it starts at once. A record that is not a JSON
+    object is told to `on_bad` (a sentence naming it) and skipped, or without `on_bad` raises `ConnectorError`.
     """
     from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, TopicPartition
 
@@ -52,7 +54,16 @@ def subscribe(
                 if message.error() is not None:
                     continue  # partition-end events and transient errors: librdkafka retries
                 positions[message.partition()] = message.offset()
-                record = orjson.loads(message.value())
+                try:
+                    record = orjson.loads(message.value())
+                except orjson.JSONDecodeError:
+                    record = None
+                if not isinstance(record, dict):
+                    bad = f"the record at offset {message.offset()} of {topic!r} partition {message.partition()} is not a JSON object: is it a fairstream topic?"
+                    if on_bad is None:
+                        raise ConnectorError(bad)
+                    on_bad(bad)
+                    continue
                 record_id = record.get("alert_id")
                 if distinct and record_id in seen:
                     continue

@@ -86,6 +86,8 @@ class KafkaSource:
         self.topics = (alerts_topic, estimates_topic(alerts_topic), dead_letter_topic(alerts_topic))
         self._records: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
         self._errors: dict[str, str | None] = dict.fromkeys(self.topics)
+        self._bad: dict[str, str] = {}
+        """Per topic, its first record that is not a JSON object: skipped, and said on the page for as long as the dashboard runs."""
         self._started = False
 
     def describe(self) -> str:
@@ -105,8 +107,8 @@ class KafkaSource:
         return records, self._error()
 
     def _error(self) -> str | None:
-        """The first topic's problem: an unreachable broker is the same sentence for all of them."""
-        return next((error for error in self._errors.values() if error), None)
+        """The first topic's problem (an unreachable broker is the same sentence for all of them), else its first bad record."""
+        return next((error for error in self._errors.values() if error), None) or next(iter(self._bad.values()), None)
 
     def _follow(self, topic: str) -> None:
         while True:
@@ -116,7 +118,7 @@ class KafkaSource:
                     time.sleep(RETRY_SECONDS)
                     continue
                 self._errors[topic] = None
-                for record in subscribe(self.kafka, topic, follow=True, distinct=False):
+                for record in subscribe(self.kafka, topic, follow=True, distinct=False, on_bad=lambda bad: self._bad.setdefault(topic, bad)):
                     self._records.put(record)
             except ConnectorError as err:
                 self._errors[topic] = str(err)

@@ -4,6 +4,8 @@ of the file run); a broker that does not answer is one sentence on the page and 
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 
@@ -72,3 +74,20 @@ def test_a_broker_that_does_not_answer_is_one_sentence_on_the_page_and_on_stderr
         assert message.startswith(f"cannot reach Kafka at {nobody}: ")
         stderr = served.stderr()
     assert stderr == f"error: {message}\n"
+
+
+def test_a_record_that_is_not_json_is_skipped_and_named_on_the_page(browser, kafka_bootstrap, topic):
+    from confluent_kafka import Producer
+
+    alerts = f"{topic}-alerts"
+    alert = {"alert_id": "a1", "monitor": "m", "type": "fairness.violation", "event_time": "2024-01-02T00:00:00Z", "part": "selection_rate", "pair": ["a", "b"], "gap": 0.2}
+    producer = Producer({"bootstrap.servers": kafka_bootstrap})
+    for name, value in ((alerts, b"not json"), (alerts, json.dumps(alert).encode()), (f"{alerts}.estimates", b"[1, 2]"), (f"{alerts}.dlq", b'{"alert_id": "d1", "type": "pipeline.dead_letter", "reason": "late"}')):
+        producer.produce(name, value)
+    assert producer.flush(30) == 0
+    with dashboard("--bootstrap", kafka_bootstrap, "--alerts", alerts) as served:
+        browser.get(served.url)
+        wait_for(browser, lambda b: alert_ids(b) == ["a1"] and page_error(b), what="the good alert and the bad record")
+        assert re.fullmatch(rf"the record at offset 0 of '{alerts}(\.estimates)?' partition \d+ is not a JSON object: is it a fairstream topic\?", page_error(browser))
+        assert health(browser, "dead letters by reason") == {"late": "1"}
+        served.stderr()
