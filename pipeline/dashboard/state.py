@@ -217,14 +217,10 @@ def shield_view(history: MonitorHistory, max_points: int) -> dict[str, Any] | No
     return {
         "times": [status["event_time"] for status in kept],
         "fairness": [status["fairness"] for status in kept],
-        "decisions": [status["decisions"] for status in kept],
-        "interventions": [status["interventions"] for status in kept],
         "running": latest.get("running"),
         "limit": latest.get("limit"),
-        "burn_in": latest.get("burn_in"),
         "flips": {
             "times": [flip["event_time"] for flip in flips],
-            "fairness": [flip["fairness_after"] for flip in flips],
             "count": [flip["interventions"] for flip in flips],
             "ids": [flip["alert_id"] for flip in flips],
         },
