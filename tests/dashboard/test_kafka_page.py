@@ -89,5 +89,5 @@ def test_a_record_that_is_not_json_is_skipped_and_named_on_the_page(browser, kaf
         browser.get(served.url)
         wait_for(browser, lambda b: alert_ids(b) == ["a1"] and page_error(b), what="the good alert and the bad record")
         assert re.fullmatch(rf"the record at offset 0 of '{alerts}(\.estimates)?' partition \d+ is not a JSON object: is it a fairstream topic\?", page_error(browser))
-        assert health(browser, "dead letters by reason") == {"late": "1"}
+        wait_for(browser, lambda b: health(b, "dead letters by reason") == {"late": "1"}, what="the dead letter")
         served.stderr()

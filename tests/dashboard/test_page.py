@@ -55,9 +55,7 @@ def test_a_compas_run_shows_its_groups_threshold_and_alerts_and_follows_new_reco
         wait_for(browser, lambda b: alert_ids(b), what="the first alert")
         assert alert_ids(browser) == [json.loads(alerts[0])["alert_id"]]
         races = set(pd.read_csv(compas_csv, usecols=["race"]).race)
-        shown = {entry.split(" (n=")[0] for entry in legend(browser)}
-        assert races <= shown, races - shown
-        assert "threshold" in shown
+        wait_for(browser, lambda b: races | {"threshold"} <= {entry.split(" (n=")[0] for entry in legend(b)}, what="every race and the threshold in the legend")
         spec_threshold = yaml.safe_load((SPECS / "compas_equalized_odds.yaml").read_text())["metric"]["threshold"]
         drawn = browser.execute_script(
             "return [...document.querySelectorAll('[id^=gap-]')].map(d => d.data.find(t => t.name === 'threshold').y[0])"
