@@ -162,7 +162,8 @@ function drawShield(container, monitor) {
     { x: shield.flips.times, y: shield.flips.count, yaxis: "y2", mode: "markers", name: "interventions (cumulative)", marker: { color: "#D55E00", size: 6 }, text: shield.flips.ids, hovertemplate: "%{y} · %{text}<extra></extra>" },
   ];
   const layout = baseLayout(`fairness value and interventions (${shield.total_interventions} so far)`, "fairness value");
-  layout.yaxis2 = { title: { text: "interventions" }, overlaying: "y", side: "right", rangemode: "tozero", showgrid: false };
+  layout.yaxis2 = { title: { text: "interventions" }, overlaying: "y", side: "right", rangemode: "tozero", showgrid: false, automargin: true };
+  layout.margin.r = 64;
   layout.shapes = [];
   for (const [band, color, label] of [[shield.running, "rgba(0,114,178,0.10)", "running target S"], [shield.limit, "rgba(0,158,115,0.16)", "limit target L"]]) {
     if (!band) continue;
