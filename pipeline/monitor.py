@@ -61,9 +61,9 @@ class MonitorConfig:
     gap_verdict: bool = True
     """Whether the gap between groups is judged (delayed impact with constraints may leave the threshold out)."""
     slot_outcomes: SlotOutcomes | None = field(default=None, compare=False)
+    """Turns the slot tuples buckets count closed trials by into cells (see `TickDelta.unsettled`)."""
     part_estimators: dict[str, tuple[float | Expression | None, float | None]] = field(default_factory=dict)
     """Per part (or part name before a stratum's brackets): its own prior mean and κ, None where the spec's hold."""
-    """Turns the slot tuples buckets count closed trials by into cells (see `TickDelta.unsettled`)."""
 
     @property
     def threshold(self) -> float:
@@ -318,8 +318,11 @@ class Monitor:
                 self.bets[key].update(x, y)
 
     def prior(self) -> float | None:
-        """The prior mean now: the constant, or the expression over the aggregates (None while undefined)."""
-        prior = self.config.prior
+        """The spec's prior mean now (see `_prior_now`)."""
+        return self._prior_now(self.config.prior)
+
+    def _prior_now(self, prior: float | Expression | None) -> float | None:
+        """A prior mean now: the constant, or the expression over the aggregates clamped to [0, 1] (None while undefined)."""
         if isinstance(prior, Expression):
             value = prior.evaluate(self.totals)
             return None if value is None else min(1.0, max(0.0, float(value)))
@@ -369,11 +372,7 @@ class Monitor:
         if own is None:
             return prior, self.config.confidence
         own_prior, own_confidence = own
-        if isinstance(own_prior, Expression):
-            value = own_prior.evaluate(self.totals)
-            part_prior = None if value is None else min(1.0, max(0.0, float(value)))
-        else:
-            part_prior = prior if own_prior is None else own_prior
+        part_prior = prior if own_prior is None else self._prior_now(own_prior)
         return part_prior, self.config.confidence if own_confidence is None else own_confidence
 
     def _part(self, part: str, prior: float | None, confidence: float) -> dict[str, Any]:

@@ -49,7 +49,7 @@ def credit_events(applicants: int, seed: int, settings: CreditSettings = CreditS
     events: list[dict[str, Any]] = []
     for index in range(applicants):
         group = GROUPS[int(rng.random() < 0.5)]
-        branches = BRANCHES if rng.random() < 0.4 else BRANCHES[int(rng.random() < 0.5) :][:1]
+        branches = BRANCHES if rng.random() < 0.4 else (BRANCHES[int(rng.random() < 0.5)],)
         applied = origin + int(rng.random() * SPAN_DAYS * DAY)
         for branch in branches:
             key = {"applicant_id": f"A{index:05d}", "branch": branch}

@@ -9,9 +9,8 @@ import click
 
 from fairstream.cli import console
 from fairstream.cli.errors import reports_errors
-from fairstream.cli.kafka_options import kafka_options
-from fairstream.connectors.kafka_config import ENV_PREFIX, kafka_configured, load_connection
-from fairstream.errors import ConnectorError, UsageError
+from fairstream.cli.kafka_options import file_or_kafka, kafka_options
+from fairstream.errors import ConnectorError
 
 
 @click.command()
@@ -36,14 +35,8 @@ def dashboard(
     from fairstream.dashboard.app import Feed, create_app
     from fairstream.dashboard.sources import DirectorySource, KafkaSource
 
-    if directory is not None and (bootstrap or kafka_config):
-        raise UsageError("give an output DIR or a Kafka (--bootstrap, --kafka-config), not both")
-    if directory is None:
-        if not (bootstrap or kafka_config or kafka_configured()):
-            raise UsageError(f"give an output DIR, or a Kafka: --bootstrap HOST:PORT, --kafka-config FILE or {ENV_PREFIX}BOOTSTRAP")
-        source = KafkaSource(load_connection(bootstrap, kafka_config), alerts_topic)
-    else:
-        source = DirectorySource(directory)
+    kafka = file_or_kafka(directory, bootstrap, kafka_config, file_option="an output DIR")
+    source = DirectorySource(directory) if kafka is None else KafkaSource(kafka, alerts_topic)
     console.show_errors("fairstream.dashboard")
     listener = _listen(host, port)
     feed = Feed(source, metrics_url=metrics_url, max_points=max_points)

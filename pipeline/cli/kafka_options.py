@@ -28,12 +28,15 @@ def kafka_options(bootstrap_help: str) -> Callable[[Callable[..., Any]], Callabl
 
 
 
-def file_or_kafka(input_path: str | None, bootstrap: str | None, kafka_config: str | None) -> KafkaConnection | None:
-    """For commands that read a file or a topic: None for `--input`, else the Kafka connection; both or neither is a usage error."""
+def file_or_kafka(
+    input_path: str | None, bootstrap: str | None, kafka_config: str | None, *, file_option: str = "--input FILE"
+) -> KafkaConnection | None:
+    """For commands that read a file or a topic: None for the file (`file_option` names it in messages), else the Kafka
+    connection; both or neither is a usage error."""
     if input_path is not None:
         if bootstrap or kafka_config:
-            raise UsageError("give --input FILE or a Kafka (--bootstrap, --kafka-config), not both")
+            raise UsageError(f"give {file_option} or a Kafka (--bootstrap, --kafka-config), not both")
         return None
     if not (bootstrap or kafka_config or kafka_configured()):
-        raise UsageError(f"give --input FILE, or a Kafka: --bootstrap HOST:PORT, --kafka-config FILE or {ENV_PREFIX}BOOTSTRAP")
+        raise UsageError(f"give {file_option}, or a Kafka: --bootstrap HOST:PORT, --kafka-config FILE or {ENV_PREFIX}BOOTSTRAP")
     return load_connection(bootstrap, kafka_config)

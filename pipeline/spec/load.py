@@ -12,7 +12,7 @@ from pydantic import BaseModel, ValidationError
 
 from fairstream.errors import SpecError
 from fairstream.paths import SPECS_DIR
-from fairstream.spec.models import Spec
+from fairstream.spec.models import MetricEntry, Spec
 from fairstream.spec.plan import Plan, build_plan
 
 
@@ -168,7 +168,8 @@ def read_yaml(path: str | Path) -> Any:
         raise SpecError(source, [("", f"{where}invalid YAML: {getattr(err, 'problem', err)}")]) from None
 
 
-METRICS_ENTRY = ("name", "metric", "estimator")
+METRICS_ENTRY = tuple(MetricEntry.model_fields)
+"""The fields of an entry of `metrics:` (`name`, `metric`, `estimator`)."""
 
 
 def expand_metrics(data: Any, source: str) -> list[tuple[Any, int | None]]:

@@ -100,9 +100,7 @@ def _fold_capture(check: _Checker, path: str, slot: int, variable: Variable, kin
         return Capture(slot, "count", within=variable.within, where=where)
     field_name = variable.folded_field
     if field_name is not None:
-        if field_name not in fields:
-            declared = ", ".join(sorted(fields)) or "none"
-            check.fail(f"{path} -> {'field' if variable.field else mode}", f"{kind} events do not declare field {field_name!r}; declared: {declared}")
+        if not _declared(check, f"{path} -> {'field' if variable.field else mode}", kind, fields, field_name):
             return None
         value_type = fields[field_name]
         capture = Capture(slot, mode, field=field_name, within=variable.within, where=where)  # type: ignore[arg-type]
@@ -116,6 +114,14 @@ def _fold_capture(check: _Checker, path: str, slot: int, variable: Variable, kin
         check.fail(f"{path} -> {mode}", f"{mode} needs numbers{'' if mode == 'sum' else ' or strings'}; the value read is a {value_type}")
         return None
     return capture
+
+
+def _declared(check: _Checker, path: str, kind: str, fields: dict[str, ExprType], name: str) -> bool:
+    """Whether `kind` events declare field `name`; if not, the issue names the fields they do declare."""
+    if name in fields:
+        return True
+    check.fail(path, f"{kind} events do not declare field {name!r}; declared: {', '.join(sorted(fields)) or 'none'}")
+    return False
 
 
 def _capture_type(capture: Capture, fields: dict[str, ExprType]) -> ExprType:
@@ -183,9 +189,7 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
             captures.setdefault(kind, []).append(Capture(slot, mode, elapsed=parse_duration(f"1{variable.elapsed}")))
             variable_types[name] = "number"
         elif variable.field is not None:
-            if variable.field not in fields:
-                declared = ", ".join(sorted(fields)) or "none"
-                check.fail(f"{path} -> field", f"{kind} events do not declare field {variable.field!r}; declared: {declared}")
+            if not _declared(check, f"{path} -> field", kind, fields, variable.field):
                 continue
             captures.setdefault(kind, []).append(Capture(slot, mode, field=variable.field))
             variable_types[name] = fields[variable.field]

@@ -204,8 +204,9 @@ class Bucket:
         """The input ended: close every open trial and report all remaining ticks, up to where the ended input's watermark reaches."""
         reports = self._report(FINISHED)
         if self.high:
+            end = ceil_to(max(self.high.values()) - self.lateness, self.tick) - self.tick
             for report in reports:
-                report.end = ceil_to(max(self.high.values()) - self.lateness, self.tick) - self.tick
+                report.end = end
         return reports
 
     def _advance(self) -> list[Report]:
