@@ -7,6 +7,7 @@ without the interpreter's per-bytecode work, which is most of a bucket's cost pe
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any
 
@@ -79,32 +80,49 @@ def fold(trials: MutableMapping[str, Any], events: list, layout: Any, closing_ti
     return unmatched
 
 
-def remembering_opener(
-    read_inputs: Callable[[Mapping[str, Any]], Any], open_new: Callable[[int, Mapping[str, Any]], Any]
-) -> Callable[[int, Mapping[str, Any]], Any]:
-    """An opener of packed states that remembers the profile number each distinct input (`read_inputs(fields)`) made,
-    calling `open_new` only for inputs not seen yet."""
-    memo: dict = {}
+class FoldMemo:
+    """What a remembering opener or observer of one kind reads, and the profiles it has remembered: `names`, the event
+    fields it reads; `windows`, the exists windows whose holding at the event's time it also depends on; `profiles`,
+    the remembered profile numbers. The native trial table looks these up itself instead of calling the fold."""
+
+    __slots__ = ("names", "windows", "profiles", "read")
+
+    def __init__(self, names: tuple, windows: tuple = ()):
+        self.names = names
+        self.windows = windows
+        self.profiles: dict = {}
+        self.read: Callable[[Mapping[str, Any]], Any] = operator.itemgetter(*names) if names else _nothing
+
+
+def _nothing(_fields: Mapping[str, Any]) -> tuple[()]:
+    return ()
+
+
+def remembering_opener(memo: FoldMemo, open_new: Callable[[int, Mapping[str, Any]], Any]) -> Callable[[int, Mapping[str, Any]], Any]:
+    """An opener of packed states that remembers, in `memo`, the profile number each distinct input (the values of
+    `memo.names`) made, calling `open_new` only for inputs not seen yet."""
+    remembered: dict = memo.profiles
+    read_inputs = memo.read
 
     def open_trial(time: int, fields: Mapping[str, Any]) -> Any:
         read = read_inputs(fields)
-        number = memo.get(read)
+        number = remembered.get(read)
         if number is not None:
             return time << PROFILE_BITS | number
         state = open_new(time, fields)
-        if state.__class__ is int and len(memo) < MEMO_LIMIT:
-            memo[read] = state & PROFILE_MASK
+        if state.__class__ is int and len(remembered) < MEMO_LIMIT:
+            remembered[read] = state & PROFILE_MASK
         return state
 
     return open_trial
 
 
-def remembering_observer(
-    read_inputs: Callable[[Mapping[str, Any]], Any], windows: tuple, observe_new: Callable[[Any, int, Mapping[str, Any]], Any]
-) -> Callable[[Any, int, Mapping[str, Any]], Any]:
-    """An observer of packed states that remembers the profile after an event by the profile before, the event's input
-    and which exists `windows` hold at its time; `observe_new` works out the ones not seen yet."""
-    memo: dict = {}
+def remembering_observer(memo: FoldMemo, observe_new: Callable[[Any, int, Mapping[str, Any]], Any]) -> Callable[[Any, int, Mapping[str, Any]], Any]:
+    """An observer of packed states that remembers, in `memo`, the profile after an event by the profile before, the
+    event's input and which of `memo.windows` hold at its time; `observe_new` works out the ones not seen yet."""
+    remembered: dict = memo.profiles
+    read_inputs = memo.read
+    windows = memo.windows
 
     def observe(state: Any, time: int, fields: Mapping[str, Any]) -> Any:
         if state.__class__ is not int:
@@ -115,14 +133,14 @@ def remembering_observer(
             key = (number, read_inputs(fields), *[0 <= elapsed <= within for within in windows])
         else:
             key = (number, read_inputs(fields))
-        after = memo.get(key)
+        after = remembered.get(key)
         if after is None:
             observed = observe_new(state, time, fields)
             if observed.__class__ is not int:
                 return observed
             after = observed & PROFILE_MASK
-            if len(memo) < MEMO_LIMIT:
-                memo[key] = after
+            if len(remembered) < MEMO_LIMIT:
+                remembered[key] = after
         return state if after == number else state - number + after
 
     return observe

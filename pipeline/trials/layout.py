@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from fairstream.events import Event
 from fairstream.spec.expressions import Expression
-from fairstream.trials.folds import PROFILE_BITS, PROFILE_LIMIT, PROFILE_MASK, remembering_observer, remembering_opener
+from fairstream.trials.folds import PROFILE_BITS, PROFILE_LIMIT, PROFILE_MASK, FoldMemo, remembering_observer, remembering_opener
 
 OPENED, SLOTS = 0, 1
 """Positions in a trial's state tuple `(opened, slots)`: open time and the tuple of variable slots (it closes at `opened + close_after`)."""
@@ -185,9 +185,14 @@ class TrialLayout:
     equals nothing, so with exact slots the slots an event makes are remembered by the values it reads."""
     openers: dict[str, Opener] = field(init=False, repr=False, compare=False)
     """Per opening kind; a kind absent here opens with `open_any` (or not at all when `opens_on` is set)."""
+    open_memos: dict[str, FoldMemo] = field(init=False, repr=False, compare=False)
+    """Per opening kind whose opener remembers the profiles it made: its memo (see `FoldMemo`)."""
     open_any: Opener | None = field(init=False, repr=False, compare=False)
+    open_any_memo: FoldMemo | None = field(init=False, repr=False, compare=False)
     observers: dict[str, Observer] = field(init=False, repr=False, compare=False)
     """Per capturing kind; events of other kinds leave an open trial as it is."""
+    observe_memos: dict[str, FoldMemo] = field(init=False, repr=False, compare=False)
+    """Per capturing kind whose observer remembers the profiles it made: its memo."""
     profiles: Profiles | None = field(default=None, repr=False, compare=False)
     """The numbered slot tuples of trials with exact slots (None otherwise); pickled with the layout, as states refer to it."""
     open_when: Expression | None = None
@@ -205,14 +210,19 @@ class TrialLayout:
         profiles = self.profiles
         conditional = self.open_when is not None
         kinds = self.opens_on if self.opens_on is not None else self.kinds if conditional else self.captures.keys()
-        openers = {kind: self._opener(self.captures.get(kind, ()), profiles, self._memoizes(kind)) for kind in kinds}
+        opening = {kind: self._opener(self.captures.get(kind, ()), profiles, self._memoizes(kind)) for kind in kinds}
+        openers = {kind: opener for kind, (opener, _) in opening.items()}
         if conditional:
             openers = {kind: _opening_when(self.open_when, kind, opener) for kind, opener in openers.items()}  # type: ignore[arg-type]
-        observers = {kind: _observer(captures, profiles, self._memoizes(kind)) for kind, captures in self.captures.items()}
+        observing = {kind: _observer(captures, profiles, self._memoizes(kind)) for kind, captures in self.captures.items()}
         object.__setattr__(self, "openers", openers)
+        object.__setattr__(self, "open_memos", {} if conditional else {kind: memo for kind, (_, memo) in opening.items() if memo is not None})
         any_kind = self.opens_on is None and not conditional
-        object.__setattr__(self, "open_any", self._opener((), profiles, profiles is not None) if any_kind else None)
-        object.__setattr__(self, "observers", observers)
+        open_any, open_any_memo = self._opener((), profiles, profiles is not None) if any_kind else (None, None)
+        object.__setattr__(self, "open_any", open_any)
+        object.__setattr__(self, "open_any_memo", open_any_memo)
+        object.__setattr__(self, "observers", {kind: observer for kind, (observer, _) in observing.items()})
+        object.__setattr__(self, "observe_memos", {kind: memo for kind, (_, memo) in observing.items() if memo is not None})
         checks = {} if self.close_when is None else {kind: _holds(self.close_when, kind) for kind in self.kinds - self.close_on}
         object.__setattr__(self, "close_checks", checks)
 
@@ -255,7 +265,8 @@ class TrialLayout:
         observer = self.observers.get(event.kind)
         return observer(state, event.time, event.fields) if observer is not None else state
 
-    def _opener(self, captures: tuple[Capture, ...], profiles: Profiles | None, memoize: bool) -> Opener:
+    def _opener(self, captures: tuple[Capture, ...], profiles: Profiles | None, memoize: bool) -> tuple[Opener, FoldMemo | None]:
+        """The opener of a kind with these captures, and the memo it keeps of the profiles it made (None: it keeps none)."""
         blank = [None] * len(self.slot_names)
         fills = tuple((capture.slot, capture.on_open()) for capture in captures)
 
@@ -266,13 +277,16 @@ class TrialLayout:
             return tuple(values)
 
         if profiles is None:
-            return lambda time, fields: (time, slots_of(fields))
+            return (lambda time, fields: (time, slots_of(fields))), None
         pack = profiles.pack
 
         def open_packed(time: int, fields: Mapping[str, Any]) -> State:
             return pack(time, slots_of(fields))
 
-        return remembering_opener(_input_reader(captures), open_packed) if memoize else open_packed
+        if not memoize:
+            return open_packed, None
+        memo = FoldMemo(_input_names(captures))
+        return remembering_opener(memo, open_packed), memo
 
     def variables(self, slots: tuple[Any, ...]) -> dict[str, Any]:
         """A closed trial's variables from its slots (`slots(state)`): captured values, defaults for what never came, then derived expressions."""
@@ -285,7 +299,7 @@ class TrialLayout:
         return values
 
 
-_COMPILED = ("openers", "open_any", "observers", "close_checks")
+_COMPILED = ("openers", "open_memos", "open_any", "open_any_memo", "observers", "observe_memos", "close_checks")
 """The layout's fields rebuilt from the others after unpickling."""
 
 
@@ -313,17 +327,13 @@ def _opening_when(condition: Expression, kind: str, opener: Opener) -> Opener:
     return lambda time, fields: opener(time, fields) if holds(fields) else None  # type: ignore[return-value]
 
 
-def _input_reader(captures: tuple[Capture, ...]) -> Callable[[Mapping[str, Any]], Any]:
-    """Fields -> the values the captures read, as a hashable key (declared fields are always present)."""
-    names = sorted(frozenset().union(*(capture.inputs for capture in captures)))
-    return operator.itemgetter(*names) if names else _nothing
+def _input_names(captures: tuple[Capture, ...]) -> tuple[str, ...]:
+    """The event fields the captures read, in a fixed order (declared fields are always present)."""
+    return tuple(sorted(frozenset().union(*(capture.inputs for capture in captures))))
 
 
-def _nothing(_fields: Mapping[str, Any]) -> tuple[()]:
-    return ()
-
-
-def _observer(captures: tuple[Capture, ...], profiles: Profiles | None, memoize: bool) -> Observer:
+def _observer(captures: tuple[Capture, ...], profiles: Profiles | None, memoize: bool) -> tuple[Observer, FoldMemo | None]:
+    """The observer of a kind with these captures, and the memo it keeps of the profiles it made (None: it keeps none)."""
     step = _stepper(captures)
     if profiles is None:
 
@@ -332,7 +342,7 @@ def _observer(captures: tuple[Capture, ...], profiles: Profiles | None, memoize:
             after = step(slots, opened, time, fields)
             return state if after is slots else (opened, after)
 
-        return observe
+        return observe, None
     unpack, pack = profiles.unpack, profiles.pack
 
     def observe_packed(state: State, time: int, fields: Mapping[str, Any]) -> State:
@@ -341,9 +351,9 @@ def _observer(captures: tuple[Capture, ...], profiles: Profiles | None, memoize:
         return state if after is slots else pack(opened, after)
 
     if not memoize:
-        return observe_packed
-    windows = tuple(capture.within for capture in captures if capture.within is not None)
-    return remembering_observer(_input_reader(captures), windows, observe_packed)
+        return observe_packed, None
+    memo = FoldMemo(_input_names(captures), tuple(capture.within for capture in captures if capture.within is not None))
+    return remembering_observer(memo, observe_packed), memo
 
 
 def _stepper(captures: tuple[Capture, ...]) -> Callable[[tuple[Any, ...], int, int, Mapping[str, Any]], tuple[Any, ...]]:

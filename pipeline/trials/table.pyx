@@ -11,15 +11,19 @@ entry directly instead of probing a dict by a key string.
 
 from cpython.object cimport PyObject_Hash
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int16_t, int32_t, int64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy
 
+cdef extern from *:
+    void __builtin_prefetch(const void* address) nogil
+
 import heapq
 
-from fairstream.trials.folds import PROFILE_BITS, PROFILE_MASK
+from fairstream.trials.folds import PROFILE_BITS, PROFILE_LIMIT, PROFILE_MASK
 
-cdef int64_t BITS = PROFILE_BITS, MASK = PROFILE_MASK
+cdef int64_t BITS = PROFILE_BITS, MASK = PROFILE_MASK, LIMIT = PROFILE_LIMIT
+cdef object MISSING = object()
 
 cdef enum:
     EMPTY = -1
@@ -27,6 +31,8 @@ cdef enum:
     INLINE = 24
     BOXED = -1
     ENDED = -3  # a profile: the trial ended before an event of its key came; its entry waits in the schedule to be freed
+    ARRAY_WINDOWS = 4  # an observer reading no field, with at most this many windows, remembers by profile in an array
+    AHEAD = 16  # events ahead whose index slot the fold fetches into cache, and at half that, their entry
 
 
 cdef inline int64_t _ceil_to(int64_t instant, int64_t step):
@@ -35,6 +41,88 @@ cdef inline int64_t _ceil_to(int64_t instant, int64_t step):
     if quotient * step < instant:
         quotient += 1
     return quotient * step
+
+
+cdef object _read(object fields, tuple names):
+    """The values of `names` in an event's fields, as the layout's `FoldMemo.read` gives them (one value, or a tuple of
+    several); MISSING where the fields are not a dict or lack one, for the fold itself to deal with."""
+    cdef Py_ssize_t count = len(names), position
+    if type(fields) is not dict:
+        return MISSING
+    if count == 1:
+        return (<dict>fields).get(names[0], MISSING)
+    values = []
+    for position in range(count):
+        value = (<dict>fields).get(names[position], MISSING)
+        if value is MISSING:
+            return MISSING
+        values.append(value)
+    return tuple(values)
+
+
+cdef class _KindFold:
+    """How events of one kind meet an open trial: the layout's opener and observer, with their memos (`FoldMemo`) looked
+    up here, so that an input seen before changes a trial's profile number without a call into the fold."""
+
+    cdef object opener, observer, open_memo, observe_memo
+    cdef tuple open_names, observe_names, windows
+    cdef dict open_profiles, observe_profiles
+    cdef int nwindows
+    cdef int64_t within[ARRAY_WINDOWS]
+    cdef int16_t* after  # observers reading no field: the profile after, by `profile << nwindows | windows holding`; -1 unknown
+
+    def __cinit__(self, opener, open_memo, observer, observe_memo):
+        cdef Py_ssize_t position
+        self.opener, self.observer = opener, observer
+        self.open_memo = open_memo if opener is not None else None
+        if self.open_memo is not None:
+            self.open_names, self.open_profiles = open_memo.names, open_memo.profiles
+        self.observe_memo = observe_memo if observer is not None else None
+        if self.observe_memo is not None:
+            self.observe_names, self.observe_profiles, self.windows = observe_memo.names, observe_memo.profiles, observe_memo.windows
+            self.nwindows = len(self.windows)
+            if not self.observe_names and self.nwindows <= ARRAY_WINDOWS:
+                for position in range(self.nwindows):
+                    self.within[position] = self.windows[position]
+                self.after = <int16_t*>malloc((LIMIT << self.nwindows) * sizeof(int16_t))
+                if not self.after:
+                    raise MemoryError()
+                for position in range(LIMIT << self.nwindows):
+                    self.after[position] = -1
+
+    def __dealloc__(self):
+        free(self.after)
+
+    cdef Py_ssize_t remembered_opening(self, object fields):
+        """The profile number the opener made before for these fields' input; -1 when not remembered."""
+        if self.open_memo is None:
+            return -1
+        read = _read(fields, self.open_names)
+        if read is MISSING:
+            return -1
+        number = self.open_profiles.get(read)
+        return -1 if number is None else <Py_ssize_t>number
+
+    cdef Py_ssize_t array_slot(self, int32_t profile, int64_t elapsed):
+        """Where `after` keeps the profile following `profile` for an event `elapsed` after the trial opened."""
+        cdef Py_ssize_t slot = profile, position
+        for position in range(self.nwindows):
+            slot = (slot << 1) | (0 <= elapsed <= self.within[position])
+        return slot
+
+    cdef Py_ssize_t remembered_observation(self, int32_t profile, int64_t elapsed, object fields):
+        """The profile after an event of this input, from `profile`, as the observer worked out before; -1 when unknown."""
+        cdef Py_ssize_t position
+        if self.after:
+            return self.after[self.array_slot(profile, elapsed)]
+        read = _read(fields, self.observe_names)
+        if read is MISSING:
+            return -1
+        key = [profile, read]
+        for position in range(self.nwindows):
+            key.append(0 <= elapsed <= self.windows[position])
+        number = self.observe_profiles.get(tuple(key))
+        return -1 if number is None else <Py_ssize_t>number
 
 
 cdef struct Entry:
@@ -61,12 +149,15 @@ cdef class PackedTrials:
     cdef Py_ssize_t mask, filled, capacity, top, free_count, ring_capacity, ring_head, ring_length, live
     cdef readonly int64_t close_after
     cdef dict boxed
+    cdef object layout  # the layout whose folds `kinds` holds
+    cdef dict kinds  # event kind -> _KindFold
     cdef list late  # heap of (close time, entry) for trials opened out of time order
     cdef public list ended  # (close time, slots) of trials that ended before an event of their key came, not yet reported
 
     def __cinit__(self, int64_t close_after):
         self.close_after = close_after
         self.boxed = {}
+        self.kinds = {}
         self.late = []
         self.ended = []
         self.mask = 7
@@ -211,6 +302,18 @@ cdef class PackedTrials:
         return (entry.opened << BITS) | entry.profile
 
     cdef int _open(self, Py_ssize_t found, Py_hash_t hash, const char* key, Py_ssize_t length, object state) except -1:
+        cdef int64_t packed
+        cdef Py_ssize_t number
+        if type(state) is int:
+            packed = state
+            self._open_at(found, hash, key, length, packed >> BITS, <int32_t>(packed & MASK))
+        else:
+            number = self._open_at(found, hash, key, length, state[0], BOXED)
+            self.boxed[number] = state
+        return 0
+
+    cdef Py_ssize_t _open_at(self, Py_ssize_t found, Py_hash_t hash, const char* key, Py_ssize_t length, int64_t opened, int32_t profile) except -1:
+        """Open a trial at `opened` with this profile (BOXED: the caller keeps its state in `boxed`); return its entry."""
         cdef Py_ssize_t slot, number
         cdef Entry* entry
         if self.index[-1 - found] == EMPTY and 3 * (self.filled + 1) > 2 * (self.mask + 1):
@@ -225,7 +328,8 @@ cdef class PackedTrials:
         entry.hash = hash
         entry.length = <int32_t>length
         entry.spilled = NULL
-        entry.profile = 0  # not boxed until `_set_state` says so
+        entry.opened = opened
+        entry.profile = profile
         if length <= INLINE:
             memcpy(entry.inline, key, length)
         else:
@@ -237,10 +341,9 @@ cdef class PackedTrials:
             self.filled += 1
         self.index[slot] = <int32_t>number
         entry.slot = <int32_t>slot
-        self._set_state(number, state)
         self.live += 1
-        self._schedule(number, entry.opened + self.close_after)
-        return 0
+        self._schedule(number, opened + self.close_after)
+        return number
 
     cdef object _close(self, Py_ssize_t number, list table):
         """Free the entry; return its trial's slot tuple."""
@@ -279,38 +382,78 @@ cdef class PackedTrials:
         self.ended = keep
         return ticks
 
+    cdef _KindFold _kind_fold(self, object kind, object layout):
+        """How events of `kind` meet this layout's trials, made on its first event (and anew for another layout)."""
+        if layout is not self.layout:
+            self.layout, self.kinds = layout, {}
+        opener = layout.openers.get(kind)
+        open_memo = layout.open_memos.get(kind)
+        if opener is None:
+            opener, open_memo = layout.open_any, layout.open_any_memo
+        fold = _KindFold(opener, open_memo, layout.observers.get(kind), layout.observe_memos.get(kind))
+        self.kinds[kind] = fold
+        return fold
+
     def fold(self, list events, layout):
         """Fold events `(key, time, kind, fields, origin)` (in order) into the open trials by the folds of `layout` (a
         `TrialLayout` without closing events); return how many opened none. An event dated after its key's trial ended
         (`close_after` past its opening) does not join it: the trial ends then (`ended`), and the event meets no trial,
-        however the events were batched."""
-        cdef dict openers = layout.openers, observers = layout.observers
-        cdef object open_any = layout.open_any
+        however the events were batched. An input the layout's opener or observer has met before changes the trial's
+        profile number here, without calling it."""
+        cdef dict kinds = self.kinds if layout is self.layout else {}
         cdef list table = layout.profiles.table
-        cdef Py_ssize_t unmatched = 0, length, found
+        cdef Py_ssize_t unmatched = 0, length, found, number, position, count = len(events)
         cdef Py_hash_t hash
         cdef const char* data
         cdef int64_t when, closes
-        for key, time, kind, fields, _origin in events:
+        cdef int32_t ahead
+        cdef _KindFold fold
+        cdef Entry* entry
+        cdef tuple event
+        for position in range(count):
+            if position + AHEAD < count:  # the table is far larger than the cache: fetch what later events will probe
+                __builtin_prefetch(&self.index[<size_t>PyObject_Hash((<tuple>events[position + AHEAD])[0]) & self.mask])
+            if position + AHEAD // 2 < count:
+                ahead = self.index[<size_t>PyObject_Hash((<tuple>events[position + AHEAD // 2])[0]) & self.mask]
+                if ahead >= 0:
+                    __builtin_prefetch(&self.entries[ahead])
+            event = <tuple>events[position]
+            key, time, kind, fields = event[0], event[1], event[2], event[3]
+            fold = kinds.get(kind)
+            if fold is None:
+                fold = self._kind_fold(kind, layout)
+                kinds = self.kinds
+            when = time
             hash = PyObject_Hash(key)
             data = PyUnicode_AsUTF8AndSize(key, &length)
             found = self._find(hash, data, length)
             if found >= 0:
-                when = time
                 closes = self.entries[found].opened + self.close_after
                 if when > closes:
                     self.ended.append((closes, self._end(found, table)))
                     found = self._find(hash, data, length)
             if found < 0:
-                opener = openers.get(kind, open_any)
-                if opener is None:
+                if fold.opener is None:
                     unmatched += 1
                     continue
-                self._open(found, hash, data, length, opener(time, fields))
-            else:
-                observer = observers.get(kind)
-                if observer is not None:
-                    self._set_state(found, observer(self._state(found), time, fields))
+                number = fold.remembered_opening(fields)
+                if number >= 0:
+                    self._open_at(found, hash, data, length, when, <int32_t>number)
+                else:
+                    self._open(found, hash, data, length, fold.opener(time, fields))
+            elif fold.observer is not None:
+                entry = &self.entries[found]
+                if entry.profile >= 0 and fold.observe_memo is not None:
+                    number = fold.remembered_observation(entry.profile, when - entry.opened, fields)
+                    if number >= 0:
+                        entry.profile = <int32_t>number
+                        continue
+                    state = fold.observer(self._state(found), time, fields)
+                    if fold.after and type(state) is int:
+                        fold.after[fold.array_slot(entry.profile, when - entry.opened)] = <int16_t>(<int64_t>state & MASK)
+                    self._set_state(found, state)
+                else:
+                    self._set_state(found, fold.observer(self._state(found), time, fields))
         return unmatched
 
     def close_due(self, through, int64_t step, list table):

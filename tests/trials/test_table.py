@@ -19,11 +19,19 @@ from tests.helpers import only, plan_of
 TIMED = {"trial": {"opens_on": ["SCREEN"], "close_after": "730d", "close_on": None}}
 """The unit spec with trials that close only by time: what the table holds."""
 
+VARIABLES = {
+    "the spec's variables": {},
+    "an observer reading fields": {"last_race": {"last": "DECIDE", "field": "race"}, "hired": {"last": "DECIDE", "field": "hired"}},
+    "windows shorter than the trial": {"soon": {"exists": "RECIDIVISM", "within": "20d"}, "later": {"exists": "RECIDIVISM", "within": "200d"}},
+    "more windows than the table's array holds": {f"within_{days}": {"exists": "RECIDIVISM", "within": f"{days}d"} for days in (5, 10, 20, 40, 80)},
+}
+"""Variables added to the unit spec's: the table looks up what the layout's folds remembered by every path it has."""
+
 needs_table = pytest.mark.skipif(bucket_module.PackedTrials is None, reason="the trial table was not compiled (no C compiler at install)")
 
 
-def new_bucket(lateness: int, *, native: bool, monkeypatch: pytest.MonkeyPatch, max_open: int | None = None) -> Bucket:
-    plan = plan_of(**TIMED)
+def new_bucket(lateness: int, *, native: bool, monkeypatch: pytest.MonkeyPatch, max_open: int | None = None, variables: dict | None = None) -> Bucket:
+    plan = plan_of(**TIMED, variables=variables or {})
     with monkeypatch.context() as patch:
         if not native:
             patch.setattr(bucket_module, "PackedTrials", None)
@@ -74,14 +82,18 @@ def run(b: Bucket, batches: list[tuple[list[Event], int]], restart_at: int | Non
 @needs_table
 @pytest.mark.parametrize("lateness_days", [0, 3], ids=["in order", "late events"])
 @pytest.mark.parametrize("profile_limit", [layout_module.PROFILE_LIMIT, 5], ids=["numbered profiles", "profile table full"])
-def test_the_table_closes_the_same_trials_as_a_dict(lateness_days, profile_limit, monkeypatch):
+@pytest.mark.parametrize("variables", VARIABLES.values(), ids=VARIABLES.keys())
+def test_the_table_closes_the_same_trials_as_a_dict(lateness_days, profile_limit, variables, monkeypatch):
     monkeypatch.setattr(layout_module, "PROFILE_LIMIT", profile_limit)
     batches = random_batches(seed=11 + lateness_days, lateness_days=lateness_days)
     lateness = lateness_days * DAY
-    expected = run(new_bucket(lateness, native=False, monkeypatch=monkeypatch), batches)
-    assert sum(sum(sum(ticks.values(), Counter()).values()) for _, ticks, *_ in filter(None, expected)) > 200  # keys reopen: many trials closed
-    assert run(new_bucket(lateness, native=True, monkeypatch=monkeypatch), batches) == expected
-    assert run(new_bucket(lateness, native=True, monkeypatch=monkeypatch), batches, restart_at=len(batches) // 2) == expected
+    expected = run(new_bucket(lateness, native=False, monkeypatch=monkeypatch, variables=variables), batches)
+    closed = sum((sum(ticks.values(), Counter()) for _, ticks, *_ in filter(None, expected)), Counter())
+    assert sum(closed.values()) > 200  # keys reopen: many trials closed
+    if variables:
+        assert len({slots[3:] for slots in closed}) > 1  # the added variables take several values
+    for restart_at in (None, len(batches) // 2):
+        assert run(new_bucket(lateness, native=True, monkeypatch=monkeypatch, variables=variables), batches, restart_at) == expected
 
 
 @needs_table
