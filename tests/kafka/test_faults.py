@@ -100,7 +100,7 @@ def kill_at_random_moments(scenario: Scenario, kills: int, seed: int) -> int:
 
 
 def test_killed_four_times_at_random_moments_loses_nothing(kafka_bootstrap, tmp_path):
-    scenario = Scenario(kafka_bootstrap, tmp_path, f"kill3-{tmp_path.name}", per_day=60)
+    scenario = Scenario(kafka_bootstrap, tmp_path, f"kill3-{tmp_path.name}", per_day=150)
     assert kill_at_random_moments(scenario, kills=4, seed=1) >= 3, "the monitor finished before it could be killed; use a longer stream"
     scenario.assert_nothing_lost()
 
@@ -124,7 +124,7 @@ def commit_epoch(recovery: Path) -> int | None:
 
 def test_killed_right_after_snapshots_loses_nothing(kafka_bootstrap, tmp_path):
     """Outputs of an epoch are acknowledged before its snapshot counts: a kill the moment a snapshot is committed repeats, never loses."""
-    scenario = Scenario(kafka_bootstrap, tmp_path, f"snapkill-{tmp_path.name}", per_day=60)
+    scenario = Scenario(kafka_bootstrap, tmp_path, f"snapkill-{tmp_path.name}", per_day=250)
     recovery = tmp_path / "recovery"
     hits = 0
     for round_ in range(3):
