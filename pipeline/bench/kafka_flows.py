@@ -9,6 +9,7 @@ from bytewax.connectors.kafka import KafkaSinkMessage
 from bytewax.dataflow import Dataflow
 from bytewax.testing import run_main
 
+from fairstream import collector
 from fairstream.connectors.kafka import CONSUMER_CONFIG, kafka_sink, kafka_source
 from fairstream.connectors.kafka_config import KafkaConnection, load_connection
 from fairstream.flow import parsed_stream
@@ -67,6 +68,7 @@ def main(flow_name: str, bootstrap: str, kafka_config: str, topic: str, spec: st
         )
         prepare(job)
         flow = job_flow(job)
+    collector.settle()  # as `fairstream run` does
     started = time.perf_counter()
     run_main(flow)
     print(orjson.dumps({"events": int(events), "seconds": time.perf_counter() - started}).decode())
