@@ -24,11 +24,10 @@ log = logging.getLogger("fairstream.kafka")
 PRODUCER_CONFIG = {"partitioner": "murmur2_random", "enable.idempotence": "true", "acks": "all"}
 """librdkafka settings for every producer: murmur2 places a key on the partition kafka-python and Java choose."""
 
-CONSUMER_CONFIG = {"fetch.wait.max.ms": "20", "fetch.queue.backoff.ms": "10", "auto.offset.reset": "earliest"}
+CONSUMER_CONFIG = {"fetch.wait.max.ms": "20", "fetch.queue.backoff.ms": "10"}
 """librdkafka settings for the monitor's consumers: a broker that holds fetches until the wait runs out delays verdicts by
-that long; once a partition's local queue holds `queued.min.messages`, librdkafka postpones its next fetch by
-`fetch.queue.backoff.ms` (default 1 s), which over a backlog leaves the consumer idle most of the time; and an offset
-the broker no longer holds (deleted by retention) resumes from the oldest one it holds, never skipping to the end."""
+that long; and once a partition's local queue holds `queued.min.messages`, librdkafka postpones its next fetch by
+`fetch.queue.backoff.ms` (default 1 s), which over a backlog leaves the consumer idle most of the time."""
 
 
 def dead_letter_topic(alerts_topic: str) -> str:
