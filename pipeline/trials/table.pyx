@@ -7,6 +7,10 @@ open-addressing index; its close is scheduled in a ring of entry numbers in open
 object, so hundreds of thousands of open trials neither scatter small objects over the allocator's pools (which slows
 every allocation of the process) nor give the garbage collector anything to look at, and closing a due trial reads its
 entry directly instead of probing a dict by a key string.
+
+Folding an event looks up the profile the layout's opener or observer remembered for its input here, calling the fold
+only for inputs not seen yet, and fetches the index slot and entry of a later event into the cache meanwhile: the
+table is far larger than the cache, and its misses were most of a fold's time.
 """
 
 from cpython.object cimport PyObject_Hash
