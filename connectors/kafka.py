@@ -104,6 +104,7 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, Any]):
         self._idle = False
         self._ended = False
         self._next_offset: int | None = None
+        self._first_offset_asked = False
         self._lag_at = 0.0
 
     def _report_lag(self) -> None:
@@ -118,9 +119,10 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, Any]):
 
     def _start_at_first_offset(self) -> None:
         """Assign the partition from its first offset as a number rather than the logical "beginning", with which
-        librdkafka hands over a backlog in batches a fifth the size, at half the rate; where the broker does not say,
-        the logical offset stays (and the next read asks again)."""
+        librdkafka hands over a backlog in batches a fifth the size, at half the rate. Asked once: where the broker does
+        not say within `WATERMARK_TIMEOUT`, the logical offset stays, so a broker that is down blocks no read again."""
         inner = self._inner
+        self._first_offset_asked = True
         try:
             low, _high = inner._consumer.get_watermark_offsets(TopicPartition(inner._topic, inner._part_idx), timeout=WATERMARK_TIMEOUT)
         except Exception:  # the broker does not answer yet: BrokerWatch reports that
@@ -135,7 +137,7 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, Any]):
         inner = self._inner
         if inner._eof:
             raise StopIteration
-        if inner._offset == OFFSET_BEGINNING:
+        if inner._offset == OFFSET_BEGINNING and not self._first_offset_asked:
             self._start_at_first_offset()
         partition = self._partition
         batch: list[RawRecord] = []
