@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
@@ -63,14 +63,21 @@ class Trials(dict):
 class ClosedTrials:
     """Trials closed in one report, grouped by the tick they close in: per tick, their close times, keys and states.
 
-    By profile (`slots_of_all` given: see `Bucket.by_profile`) a tick holds only the slot tuples of its trials, its lists
-    of close times and keys staying empty.
+    By profile (`slots_of_all` given: see `Bucket.by_profile`) a tick holds instead how many of its trials closed with
+    each slot tuple (`counted`), in the order the tuples first closed.
     """
 
     def __init__(self, tick: int, slots_of_all: Callable[[list[State]], list[tuple[Any, ...]]] | None = None):
         self.step = tick
         self.slots_of_all = slots_of_all
         self.ticks: dict[int, tuple[list[int], list[str], list[Any]]] = {}
+        self.counted: dict[int, Counter[tuple[Any, ...]]] = {}
+
+    def _counter(self, tick: int) -> Counter[tuple[Any, ...]]:
+        counter = self.counted.get(tick)
+        if counter is None:
+            counter = self.counted[tick] = Counter()
+        return counter
 
     def _group(self, tick: int) -> tuple[list[int], list[str], list[Any]]:
         group = self.ticks.get(tick)
@@ -84,25 +91,25 @@ class ClosedTrials:
         while low < count:
             tick = ceil_to(times[low], step)
             high = bisect_right(times, tick, low)
-            group = self._group(tick)
             if self.slots_of_all is None:
+                group = self._group(tick)
                 group[0].extend(times[low:high])
                 group[1].extend(keys[low:high])
                 group[2].extend(states[low:high])
             else:
-                group[2].extend(self.slots_of_all(states[low:high]))
+                self._counter(tick).update(self.slots_of_all(states[low:high]))
             low = high
 
-    def add_slots(self, ticks: dict[int, list[tuple[Any, ...]]]) -> None:
-        """Slot tuples already grouped by tick (by profile)."""
+    def add_slots(self, ticks: Mapping[int, list[tuple[Any, ...]] | Mapping[tuple[Any, ...], int]]) -> None:
+        """Slot tuples already grouped by tick (by profile): a list of them, or how many closed with each."""
         for tick, slots in ticks.items():
-            self._group(tick)[2].extend(slots)
+            self._counter(tick).update(slots)
 
     def append(self, time: int, key: str, state: State) -> None:
-        group = self._group(ceil_to(time, self.step))
         if self.slots_of_all is not None:
-            group[2].extend(self.slots_of_all([state]))
+            self._counter(ceil_to(time, self.step)).update(self.slots_of_all([state]))
             return
+        group = self._group(ceil_to(time, self.step))
         group[0].append(time)
         group[1].append(key)
         group[2].append(state)
@@ -266,8 +273,7 @@ class Bucket:
         """Per recipient, the closed trials per tick: their slot tuples (see `by_profile`), else turned into outcomes one
         by one. Each recipient gets deltas of its own, since a merge takes ownership of what it receives."""
         if self.by_profile:
-            counted = {tick: Counter(slots) for tick, (_, _, slots) in closed.ticks.items()}
-            return [{tick: TickDelta(unsettled=dict(slots)) for tick, slots in counted.items()} for _ in self.recipients]
+            return [{tick: TickDelta(unsettled=dict(slots)) for tick, slots in closed.counted.items()} for _ in self.recipients]
         every: list[dict[int, TickDelta]] = [{} for _ in self.recipients]
         variables, slots, opened = self.layout.variables, self.layout.slots, self.layout.opened
         for tick, (times, keys, states) in closed.ticks.items():

@@ -16,7 +16,7 @@ table is far larger than the cache, and its misses were most of a fold's time.
 from cpython.object cimport PyObject_Hash
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from libc.stdint cimport int16_t, int32_t, int64_t
-from libc.stdlib cimport free, malloc, realloc
+from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy
 
 cdef extern from *:
@@ -62,6 +62,18 @@ cdef object _read(object fields, tuple names):
             return MISSING
         values.append(value)
     return tuple(values)
+
+
+cdef Py_ssize_t _add_counts(dict group, int32_t* counts, int32_t* order, Py_ssize_t touched, list table) except -1:
+    """Add the counts of the `touched` profiles in `order` to `group` (by their slot tuples) and zero them; return 0."""
+    cdef Py_ssize_t position
+    cdef int32_t profile
+    for position in range(touched):
+        profile = order[position]
+        slots = table[profile]
+        group[slots] = group[slots] + counts[profile]
+        counts[profile] = 0
+    return 0
 
 
 cdef class _KindFold:
@@ -143,7 +155,7 @@ cdef class PackedTrials:
     """Open trials by dependence key, each closing `close_after` after it opened (see the module docstring).
 
     States go in and out as a layout's packed ints (`opened << PROFILE_BITS | profile`), or as `(opened, slots)` once its
-    profile table is full; `close_due` hands back the slot tuples of the trials due, grouped by tick.
+    profile table is full; `close_due` hands back how many trials due closed with each slot tuple, by tick.
     """
 
     cdef Entry* entries
@@ -461,39 +473,65 @@ cdef class PackedTrials:
         return unmatched
 
     def close_due(self, through, int64_t step, list table):
-        """Close every trial due at or before `through` (all when None); return their slot tuples by the tick (the next
-        multiple of `step`) they close in. `table` is the layout's profile table."""
+        """Close every trial due at or before `through` (all when None); return how many closed with each slot tuple, by
+        the tick (the next multiple of `step`) they close in, the slot tuples in the order they first closed there.
+        `table` is the layout's profile table."""
         cdef dict ticks = {}
-        cdef list group = None
+        cdef dict group = None
         cdef int64_t last = 0, closes, tick, end = 0
-        cdef Py_ssize_t number
+        cdef Py_ssize_t number, touched = 0
+        cdef int32_t profile, ahead
         cdef bint everything = through is None
+        cdef int32_t* counts = <int32_t*>calloc(2 * LIMIT, sizeof(int32_t))  # per profile, in the tick being closed
+        cdef int32_t* order = counts + LIMIT  # the profiles that tick has closed, in the order they first did
+        if not counts:
+            raise MemoryError()
         if not everything:
             end = through
-        while self.ring_length:
-            number = self.ring[self.ring_head]
-            closes = self.entries[number].opened + self.close_after
-            if not everything and closes > end:
-                break
-            self.ring_head = (self.ring_head + 1) & (self.ring_capacity - 1)
-            self.ring_length -= 1
-            if self.entries[number].profile == ENDED:
-                self._release(number)
-                continue
-            tick = _ceil_to(closes, step)
-            if group is None or tick != last:
-                group = ticks.get(tick)
-                if group is None:
-                    group = ticks[tick] = []
-                last = tick
-            group.append(self._close(number, table))
+        try:
+            while self.ring_length:
+                if self.ring_length > AHEAD:  # fetch the entries closing next, and their index slots, into the cache
+                    __builtin_prefetch(&self.entries[self.ring[(self.ring_head + AHEAD) & (self.ring_capacity - 1)]])
+                    ahead = self.entries[self.ring[(self.ring_head + AHEAD // 2) & (self.ring_capacity - 1)]].slot
+                    if ahead >= 0:
+                        __builtin_prefetch(&self.index[ahead])
+                number = self.ring[self.ring_head]
+                closes = self.entries[number].opened + self.close_after
+                if not everything and closes > end:
+                    break
+                self.ring_head = (self.ring_head + 1) & (self.ring_capacity - 1)
+                self.ring_length -= 1
+                if self.entries[number].profile == ENDED:
+                    self._release(number)
+                    continue
+                tick = _ceil_to(closes, step)
+                if group is None or tick != last:
+                    touched = _add_counts(group, counts, order, touched, table)
+                    group = ticks.get(tick)
+                    if group is None:
+                        group = ticks[tick] = {}
+                    last = tick
+                profile = self.entries[number].profile
+                slots = self._close(number, table)
+                if profile < 0:  # boxed: its slots are in no profile
+                    group[slots] = group.get(slots, 0) + 1
+                    continue
+                if counts[profile] == 0:
+                    order[touched] = profile
+                    touched += 1
+                    group.setdefault(slots, 0)  # its place in the order; its count is added when the tick is done
+                counts[profile] += 1
+            _add_counts(group, counts, order, touched, table)
+        finally:
+            free(counts)
         while self.late and (everything or self.late[0][0] <= end):
             closes, number = heapq.heappop(self.late)
             if self.entries[number].profile == ENDED:
                 self._release(number)
                 continue
-            tick = _ceil_to(closes, step)
-            ticks.setdefault(tick, []).append(self._close(number, table))
+            group = ticks.setdefault(_ceil_to(closes, step), {})
+            slots = self._close(number, table)
+            group[slots] = group.get(slots, 0) + 1
         return ticks
 
     def evict(self, Py_ssize_t count, list table):
