@@ -27,7 +27,6 @@ import heapq
 from fairstream.trials.folds import PROFILE_BITS, PROFILE_LIMIT, PROFILE_MASK
 
 cdef int64_t BITS = PROFILE_BITS, MASK = PROFILE_MASK, LIMIT = PROFILE_LIMIT
-cdef object MISSING = object()
 
 cdef enum:
     EMPTY = -1
@@ -47,23 +46,6 @@ cdef inline int64_t _ceil_to(int64_t instant, int64_t step):
     return quotient * step
 
 
-cdef object _read(object fields, tuple names):
-    """The values of `names` in an event's fields, as the layout's `FoldMemo.read` gives them (one value, or a tuple of
-    several); MISSING where the fields are not a dict or lack one, for the fold itself to deal with."""
-    cdef Py_ssize_t count = len(names), position
-    if type(fields) is not dict:
-        return MISSING
-    if count == 1:
-        return (<dict>fields).get(names[0], MISSING)
-    values = []
-    for position in range(count):
-        value = (<dict>fields).get(names[position], MISSING)
-        if value is MISSING:
-            return MISSING
-        values.append(value)
-    return tuple(values)
-
-
 cdef Py_ssize_t _add_counts(dict group, int32_t* counts, int32_t* order, Py_ssize_t touched, list table) except -1:
     """Add the counts of the `touched` profiles in `order` to `group` (by their slot tuples) and zero them; return 0."""
     cdef Py_ssize_t position
@@ -80,8 +62,8 @@ cdef class _KindFold:
     """How events of one kind meet an open trial: the layout's opener and observer, with their memos (`FoldMemo`) looked
     up here, so that an input seen before changes a trial's profile number without a call into the fold."""
 
-    cdef object opener, observer, open_memo, observe_memo
-    cdef tuple open_names, observe_names, windows
+    cdef object opener, observer, open_memo, observe_memo, open_read, observe_read
+    cdef tuple windows
     cdef dict open_profiles, observe_profiles
     cdef int nwindows
     cdef int64_t within[ARRAY_WINDOWS]
@@ -89,15 +71,13 @@ cdef class _KindFold:
 
     def __cinit__(self, opener, open_memo, observer, observe_memo):
         cdef Py_ssize_t position
-        self.opener, self.observer = opener, observer
-        self.open_memo = open_memo if opener is not None else None
-        if self.open_memo is not None:
-            self.open_names, self.open_profiles = open_memo.names, open_memo.profiles
-        self.observe_memo = observe_memo if observer is not None else None
-        if self.observe_memo is not None:
-            self.observe_names, self.observe_profiles, self.windows = observe_memo.names, observe_memo.profiles, observe_memo.windows
+        self.opener, self.observer, self.open_memo, self.observe_memo = opener, observer, open_memo, observe_memo
+        if open_memo is not None:
+            self.open_read, self.open_profiles = open_memo.read, open_memo.profiles
+        if observe_memo is not None:
+            self.observe_read, self.observe_profiles, self.windows = observe_memo.read, observe_memo.profiles, observe_memo.windows
             self.nwindows = len(self.windows)
-            if not self.observe_names and self.nwindows <= ARRAY_WINDOWS:
+            if not observe_memo.names and self.nwindows <= ARRAY_WINDOWS:
                 for position in range(self.nwindows):
                     self.within[position] = self.windows[position]
                 self.after = <int16_t*>malloc((LIMIT << self.nwindows) * sizeof(int16_t))
@@ -113,10 +93,7 @@ cdef class _KindFold:
         """The profile number the opener made before for these fields' input; -1 when not remembered."""
         if self.open_memo is None:
             return -1
-        read = _read(fields, self.open_names)
-        if read is MISSING:
-            return -1
-        number = self.open_profiles.get(read)
+        number = self.open_profiles.get(self.open_read(fields))
         return -1 if number is None else <Py_ssize_t>number
 
     cdef Py_ssize_t array_slot(self, int32_t profile, int64_t elapsed):
@@ -131,10 +108,7 @@ cdef class _KindFold:
         cdef Py_ssize_t position
         if self.after:
             return self.after[self.array_slot(profile, elapsed)]
-        read = _read(fields, self.observe_names)
-        if read is MISSING:
-            return -1
-        key = [profile, read]
+        key = [profile, self.observe_read(fields)]
         for position in range(self.nwindows):
             key.append(0 <= elapsed <= self.windows[position])
         number = self.observe_profiles.get(tuple(key))
@@ -425,6 +399,7 @@ cdef class PackedTrials:
         cdef int32_t ahead
         cdef _KindFold fold
         cdef Entry* entry
+        cdef bint remembers
         cdef tuple event
         for position in range(count):
             if position + AHEAD < count:  # the table is far larger than the cache: fetch what later events will probe
@@ -459,17 +434,16 @@ cdef class PackedTrials:
                     self._open(found, hash, data, length, fold.opener(time, fields))
             elif fold.observer is not None:
                 entry = &self.entries[found]
-                if entry.profile >= 0 and fold.observe_memo is not None:
+                remembers = entry.profile >= 0 and fold.observe_memo is not None
+                if remembers:
                     number = fold.remembered_observation(entry.profile, when - entry.opened, fields)
                     if number >= 0:
                         entry.profile = <int32_t>number
                         continue
-                    state = fold.observer(self._state(found), time, fields)
-                    if fold.after and type(state) is int:
-                        fold.after[fold.array_slot(entry.profile, when - entry.opened)] = <int16_t>(<int64_t>state & MASK)
-                    self._set_state(found, state)
-                else:
-                    self._set_state(found, fold.observer(self._state(found), time, fields))
+                state = fold.observer(self._state(found), time, fields)
+                if remembers and fold.after and type(state) is int:
+                    fold.after[fold.array_slot(entry.profile, when - entry.opened)] = <int16_t>(<int64_t>state & MASK)
+                self._set_state(found, state)
         return unmatched
 
     def close_due(self, through, int64_t step, list table):
