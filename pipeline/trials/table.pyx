@@ -2,9 +2,10 @@
 """Open trials of one bucket in native memory: for layouts whose trials are counted by profile and close a fixed time
 after opening, the common case of a monitor (compiled at install; the bucket keeps trials in a dict without it).
 
-A trial is one 64-byte entry (key hash, key bytes, open time, profile number) in an array, found through an
-open-addressing index; its close is scheduled in a ring of entry numbers in open order. Nothing of it is a Python
-object, so hundreds of thousands of open trials neither scatter small objects over the allocator's pools (which slows
+A trial is one 64-byte entry (key hash, key bytes, open time, profile number) in an array aligned to cache lines, found
+through an open-addressing index whose slots carry half of the key's hash, so that a probe reads another key's entry
+only when the two hashes agree that far; its close is scheduled in a ring of entry numbers in open order. Nothing of it
+is a Python object, so hundreds of thousands of open trials neither scatter small objects over the allocator's pools (which slows
 every allocation of the process) nor give the garbage collector anything to look at, and closing a due trial reads its
 entry directly instead of probing a dict by a key string.
 
@@ -15,12 +16,15 @@ table is far larger than the cache, and its misses were most of a fold's time.
 
 from cpython.object cimport PyObject_Hash
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
-from libc.stdint cimport int16_t, int32_t, int64_t
+from libc.stdint cimport int16_t, int32_t, int64_t, uint32_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy
 
 cdef extern from *:
     void __builtin_prefetch(const void* address) nogil
+
+cdef extern from "<stdlib.h>":
+    void* aligned_alloc(size_t alignment, size_t size) nogil
 
 import heapq
 
@@ -35,6 +39,7 @@ cdef enum:
     BOXED = -1
     ENDED = -3  # a profile: the trial ended before an event of its key came; its entry waits in the schedule to be freed
     ARRAY_WINDOWS = 4  # an observer reading no field, with at most this many windows, remembers by profile in an array
+    LINE = 64  # bytes in a cache line: the size of an entry
     AHEAD = 16  # events ahead whose index slot the fold fetches into cache, and at half that, their entry
 
 
@@ -115,6 +120,15 @@ cdef class _KindFold:
         return -1 if number is None else <Py_ssize_t>number
 
 
+cdef struct Slot:
+    int32_t number  # the entry's, or EMPTY or DELETED
+    uint32_t tag  # the high half of the key's hash: a probe passes a slot whose tag differs without reading its entry
+
+
+cdef inline uint32_t _tag(Py_hash_t hash):
+    return <uint32_t>(<size_t>hash >> 32)
+
+
 cdef struct Entry:
     Py_hash_t hash
     int64_t opened
@@ -125,6 +139,16 @@ cdef struct Entry:
     char* spilled  # the key's bytes when longer than INLINE
 
 
+cdef Entry* _entries(Py_ssize_t count, Entry* old, Py_ssize_t kept):
+    """Room for `count` entries on cache-line boundaries, so that reading one touches one line; the first `kept` of
+    `old` are moved there (and `old` freed). NULL when out of memory."""
+    cdef Entry* entries = <Entry*>aligned_alloc(LINE, count * sizeof(Entry))
+    if entries and old:
+        memcpy(entries, old, kept * sizeof(Entry))
+        free(old)
+    return entries
+
+
 cdef class PackedTrials:
     """Open trials by dependence key, each closing `close_after` after it opened (see the module docstring).
 
@@ -133,7 +157,7 @@ cdef class PackedTrials:
     """
 
     cdef Entry* entries
-    cdef int32_t* index
+    cdef Slot* index
     cdef int32_t* free_entries
     cdef int32_t* ring
     cdef Py_ssize_t mask, filled, capacity, top, free_count, ring_capacity, ring_head, ring_length, live
@@ -151,9 +175,9 @@ cdef class PackedTrials:
         self.late = []
         self.ended = []
         self.mask = 7
-        self.index = <int32_t*>malloc(8 * sizeof(int32_t))
+        self.index = <Slot*>malloc(8 * sizeof(Slot))
         self.capacity = 8
-        self.entries = <Entry*>malloc(8 * sizeof(Entry))
+        self.entries = _entries(8, NULL, 0)
         self.free_entries = <int32_t*>malloc(8 * sizeof(int32_t))
         self.ring_capacity = 8
         self.ring = <int32_t*>malloc(8 * sizeof(int32_t))
@@ -177,7 +201,7 @@ cdef class PackedTrials:
     cdef void _clear_index(self):
         cdef Py_ssize_t slot
         for slot in range(self.mask + 1):
-            self.index[slot] = EMPTY
+            self.index[slot].number = EMPTY
         self.filled = 0
 
     cdef inline const char* _key_of(self, Entry* entry):
@@ -186,30 +210,42 @@ cdef class PackedTrials:
         return entry.spilled
 
     cdef Py_ssize_t _find(self, Py_hash_t hash, const char* key, Py_ssize_t length):
-        """The entry of this key, or -1 - the free index slot where it would go."""
-        cdef size_t perturb = <size_t>hash
+        """The entry of this key, or -1 - the free index slot where it would go. Probes are linear, so they stay in the
+        cache line fetched for the first."""
         cdef Py_ssize_t slot = <size_t>hash & self.mask, free_slot = -1
+        cdef uint32_t tag = _tag(hash)
         cdef int32_t number
         cdef Entry* entry
         while True:
-            number = self.index[slot]
+            number = self.index[slot].number
             if number == EMPTY:
                 return -1 - (slot if free_slot < 0 else free_slot)
             if number == DELETED:
                 if free_slot < 0:
                     free_slot = slot
-            else:
+            elif self.index[slot].tag == tag:
                 entry = &self.entries[number]
                 if entry.hash == hash and entry.length == length and memcmp(self._key_of(entry), key, length) == 0:
                     return number
-            perturb >>= 5
-            slot = (slot * 5 + perturb + 1) & self.mask
+            slot = (slot + 1) & self.mask
+
+    cdef int32_t _probable(self, Py_hash_t hash):
+        """The entry a key of this hash most likely has (the first whose tag matches), or -1: what to fetch ahead."""
+        cdef Py_ssize_t slot = <size_t>hash & self.mask
+        cdef uint32_t tag = _tag(hash)
+        cdef int32_t number = self.index[slot].number
+        while number != EMPTY:
+            if number >= 0 and self.index[slot].tag == tag:
+                return number
+            slot = (slot + 1) & self.mask
+            number = self.index[slot].number
+        return -1
 
     cdef int _reindex(self, Py_ssize_t size) except -1:
         """Rebuild the index at `size` slots (a power of two), dropping deleted marks."""
-        cdef int32_t* index = <int32_t*>realloc(self.index, size * sizeof(int32_t))
+        cdef Slot* index = <Slot*>realloc(self.index, size * sizeof(Slot))
         cdef Py_ssize_t number, slot
-        cdef size_t perturb
+        cdef Py_hash_t hash
         if not index:
             raise MemoryError()
         self.index = index
@@ -218,12 +254,12 @@ cdef class PackedTrials:
         for number in range(self.top):
             if self.entries[number].slot == EMPTY:
                 continue
-            perturb = <size_t>self.entries[number].hash
-            slot = perturb & self.mask
-            while self.index[slot] != EMPTY:
-                perturb >>= 5
-                slot = (slot * 5 + perturb + 1) & self.mask
-            self.index[slot] = <int32_t>number
+            hash = self.entries[number].hash
+            slot = <size_t>hash & self.mask
+            while self.index[slot].number != EMPTY:
+                slot = (slot + 1) & self.mask
+            self.index[slot].number = <int32_t>number
+            self.index[slot].tag = _tag(hash)
             self.entries[number].slot = <int32_t>slot
             self.filled += 1
         return 0
@@ -235,7 +271,7 @@ cdef class PackedTrials:
             self.free_count -= 1
             return self.free_entries[self.free_count]
         if self.top == self.capacity:
-            entries = <Entry*>realloc(self.entries, 2 * self.capacity * sizeof(Entry))
+            entries = _entries(2 * self.capacity, self.entries, self.top)
             if not entries:
                 raise MemoryError()
             self.entries = entries
@@ -306,7 +342,7 @@ cdef class PackedTrials:
         """Open a trial at `opened` with this profile (BOXED: the caller keeps its state in `boxed`); return its entry."""
         cdef Py_ssize_t slot, number
         cdef Entry* entry
-        if self.index[-1 - found] == EMPTY and 3 * (self.filled + 1) > 2 * (self.mask + 1):
+        if self.index[-1 - found].number == EMPTY and 3 * (self.filled + 1) > 2 * (self.mask + 1):
             size = self.mask + 1
             while 3 * (self.live + 1) > size:  # at most a third full after a rebuild
                 size *= 2
@@ -327,9 +363,10 @@ cdef class PackedTrials:
             if not entry.spilled:
                 raise MemoryError()
             memcpy(entry.spilled, key, length)
-        if self.index[slot] == EMPTY:
+        if self.index[slot].number == EMPTY:
             self.filled += 1
-        self.index[slot] = <int32_t>number
+        self.index[slot].number = <int32_t>number
+        self.index[slot].tag = _tag(hash)
         entry.slot = <int32_t>slot
         self.live += 1
         self._schedule(number, opened + self.close_after)
@@ -346,7 +383,7 @@ cdef class PackedTrials:
         scheduled, marked ENDED, until its close time frees it (`_release`)."""
         cdef Entry* entry = &self.entries[number]
         slots = self.boxed.pop(number)[1] if entry.profile == BOXED else table[entry.profile]
-        self.index[entry.slot] = DELETED
+        self.index[entry.slot].number = DELETED
         entry.slot = EMPTY
         if entry.spilled:
             free(entry.spilled)
@@ -405,7 +442,7 @@ cdef class PackedTrials:
             if position + AHEAD < count:  # the table is far larger than the cache: fetch what later events will probe
                 __builtin_prefetch(&self.index[<size_t>PyObject_Hash((<tuple>events[position + AHEAD])[0]) & self.mask])
             if position + AHEAD // 2 < count:
-                ahead = self.index[<size_t>PyObject_Hash((<tuple>events[position + AHEAD // 2])[0]) & self.mask]
+                ahead = self._probable(PyObject_Hash((<tuple>events[position + AHEAD // 2])[0]))
                 if ahead >= 0:
                     __builtin_prefetch(&self.entries[ahead])
             event = <tuple>events[position]
@@ -549,13 +586,13 @@ cdef class PackedTrials:
         free(clone.entries)
         free(clone.free_entries)
         free(clone.ring)
-        clone.index = <int32_t*>malloc((self.mask + 1) * sizeof(int32_t))
-        clone.entries = <Entry*>malloc(self.capacity * sizeof(Entry))
+        clone.index = <Slot*>malloc((self.mask + 1) * sizeof(Slot))
+        clone.entries = _entries(self.capacity, NULL, 0)
         clone.free_entries = <int32_t*>malloc(self.capacity * sizeof(int32_t))
         clone.ring = <int32_t*>malloc(self.ring_capacity * sizeof(int32_t))
         if not (clone.index and clone.entries and clone.free_entries and clone.ring):
             raise MemoryError()
-        memcpy(clone.index, self.index, (self.mask + 1) * sizeof(int32_t))
+        memcpy(clone.index, self.index, (self.mask + 1) * sizeof(Slot))
         memcpy(clone.entries, self.entries, self.top * sizeof(Entry))
         memcpy(clone.free_entries, self.free_entries, self.free_count * sizeof(int32_t))
         memcpy(clone.ring, self.ring, self.ring_capacity * sizeof(int32_t))
