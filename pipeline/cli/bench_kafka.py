@@ -1,4 +1,4 @@
-"""`fairstream bench kafka`: replay rate, monitor vs. passthrough through a broker, and verdict latency."""
+"""`fairstream bench kafka`: replay rate, monitor vs. passthrough and vs. a plain consumer through a broker (also past start-up), and verdict latency."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from fairstream.cli.kafka_options import kafka_options
 @click.command()
 @kafka_options("Kafka to measure against (default: a local tansu broker started for the run).")
 @click.option("--events", default=1_000_000, show_default=True, type=click.IntRange(1), help="Events replayed to measure the producer.")
-@click.option("--flow-events", default=300_000, show_default=True, type=click.IntRange(1), help="Events each flow consumes from Kafka.")
+@click.option("--flow-events", default=300_000, show_default=True, type=click.IntRange(1), help="Events each flow consumes from Kafka; the monitor and the plain consumer also read twice as many, for their rates past start-up.")
 @click.option("--rate", default=2_000, show_default=True, type=click.IntRange(1), help="Decisions per second in the latency probe.")
 @click.option("--seconds", default=10.0, show_default=True, type=click.FloatRange(1), help="Length of the latency probe.")
 @reports_errors
@@ -35,6 +35,9 @@ def kafka(bootstrap: str | None, kafka_config: str | None, events: int, flow_eve
             (f"plain confluent-kafka consumer (consume, JSON-decode), {result.consumer.events:,} events", f"{result.consumer.rate:,.0f} ev/s"),
             ("monitor / passthrough", f"{result.ratio:.2f}"),
             ("monitor / plain consumer (target ≥ 0.80)", f"{result.consumer_ratio:.2f}"),
+            (f"monitor past start-up (from {result.monitor.events:,} and {result.longer_monitor.events:,} events)", f"{result.monitor_past_startup:,.0f} ev/s"),
+            ("plain consumer past start-up", f"{result.consumer_past_startup:,.0f} ev/s"),
+            ("monitor / plain consumer past start-up", f"{result.consumer_ratio_past_startup:.2f}"),
             (f"verdict latency p50 at {result.latency_rate:,} decisions/s", f"{result.latency_quantile(0.5):,.0f} ms"),
             ("verdict latency p99", f"{result.latency_quantile(0.99):,.0f} ms"),
             ("verdicts measured", f"{len(result.latency_ms):,}"),
