@@ -2,12 +2,12 @@
 """Open trials of one bucket in native memory: for layouts whose trials are counted by profile and close a fixed time
 after opening, the common case of a monitor (compiled at install; the bucket keeps trials in a dict without it).
 
-A trial is one 64-byte entry (key hash, key bytes, open time, profile number) in an array aligned to cache lines, found
-through an open-addressing index whose slots carry half of the key's hash, so that a probe reads another key's entry
-only when the two hashes agree that far; its close is scheduled in a ring of entry numbers in open order. Nothing of it
-is a Python object, so hundreds of thousands of open trials neither scatter small objects over the allocator's pools (which slows
-every allocation of the process) nor give the garbage collector anything to look at, and closing a due trial reads its
-entry directly instead of probing a dict by a key string.
+A trial is one 64-byte entry (key hash, key bytes, open time, profile number) in an array aligned to cache lines,
+found through an open-addressing index whose slots carry half of the key's hash, so that a probe reads another key's
+entry only when the two hashes agree that far; its close is scheduled in a ring of entry numbers in open order. Nothing
+of it is a Python object, so hundreds of thousands of open trials neither scatter small objects over the allocator's
+pools (which slows every allocation of the process) nor give the garbage collector anything to look at, and closing a
+due trial reads its entry directly instead of probing a dict by a key string.
 
 Folding an event looks up the profile the layout's opener or observer remembered for its input here, calling the fold
 only for inputs not seen yet, and fetches the index slot and entry of a later event into the cache meanwhile: the
@@ -16,7 +16,7 @@ table is far larger than the cache, and its misses were most of a fold's time.
 
 from cpython.object cimport PyObject_Hash
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
-from libc.stdint cimport int16_t, int32_t, int64_t, uint32_t
+from libc.stdint cimport int16_t, int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy
 
@@ -126,7 +126,7 @@ cdef struct Slot:
 
 
 cdef inline uint32_t _tag(Py_hash_t hash):
-    return <uint32_t>(<size_t>hash >> 32)
+    return <uint32_t>(<uint64_t><size_t>hash >> 32)  # 0 where hashes have 32 bits: every probe then reads its entry
 
 
 cdef struct Entry:
