@@ -15,7 +15,7 @@ from fairstream.trials.folds import COMPILED
 
 @click.command()
 @click.option("--events", default=1_000_000, show_default=True, type=click.IntRange(1), help="Events in the generated stream.")
-@click.option("--repeat", default=1, show_default=True, type=click.IntRange(1), help="Rounds: each runs the three flows back to back and gives one ratio of each kind; medians are reported.")
+@click.option("--repeat", default=5, show_default=True, type=click.IntRange(1), help="Rounds: each runs the three flows back to back and gives one ratio of each kind; medians are reported.")
 @click.option("--keep", type=click.Path(dir_okay=False), help="Write the generated stream to this file and keep it.")
 @reports_errors
 def throughput(events: int, repeat: int, keep: str | None) -> None:
