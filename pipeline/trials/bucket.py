@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 from bisect import bisect_right
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
@@ -70,20 +70,8 @@ class ClosedTrials:
     def __init__(self, tick: int, slots_of_all: Callable[[list[State]], list[tuple[Any, ...]]] | None = None):
         self.step = tick
         self.slots_of_all = slots_of_all
-        self.ticks: dict[int, tuple[list[int], list[str], list[Any]]] = {}
-        self.counted: dict[int, Counter[tuple[Any, ...]]] = {}
-
-    def _counter(self, tick: int) -> Counter[tuple[Any, ...]]:
-        counter = self.counted.get(tick)
-        if counter is None:
-            counter = self.counted[tick] = Counter()
-        return counter
-
-    def _group(self, tick: int) -> tuple[list[int], list[str], list[Any]]:
-        group = self.ticks.get(tick)
-        if group is None:
-            group = self.ticks[tick] = ([], [], [])
-        return group
+        self.ticks: defaultdict[int, tuple[list[int], list[str], list[Any]]] = defaultdict(lambda: ([], [], []))
+        self.counted: defaultdict[int, Counter[tuple[Any, ...]]] = defaultdict(Counter)
 
     def extend(self, times: list[int], keys: list[str], states: list[State]) -> None:
         """Trials in close-time order: each tick's run is found by bisection and added as slices."""
@@ -92,24 +80,24 @@ class ClosedTrials:
             tick = ceil_to(times[low], step)
             high = bisect_right(times, tick, low)
             if self.slots_of_all is None:
-                group = self._group(tick)
+                group = self.ticks[tick]
                 group[0].extend(times[low:high])
                 group[1].extend(keys[low:high])
                 group[2].extend(states[low:high])
             else:
-                self._counter(tick).update(self.slots_of_all(states[low:high]))
+                self.counted[tick].update(self.slots_of_all(states[low:high]))
             low = high
 
     def add_slots(self, ticks: Mapping[int, list[tuple[Any, ...]] | Mapping[tuple[Any, ...], int]]) -> None:
         """Slot tuples already grouped by tick (by profile): a list of them, or how many closed with each."""
         for tick, slots in ticks.items():
-            self._counter(tick).update(slots)
+            self.counted[tick].update(slots)
 
     def append(self, time: int, key: str, state: State) -> None:
         if self.slots_of_all is not None:
-            self._counter(ceil_to(time, self.step)).update(self.slots_of_all([state]))
+            self.counted[ceil_to(time, self.step)].update(self.slots_of_all([state]))
             return
-        group = self._group(ceil_to(time, self.step))
+        group = self.ticks[ceil_to(time, self.step)]
         group[0].append(time)
         group[1].append(key)
         group[2].append(state)
