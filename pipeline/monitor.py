@@ -8,18 +8,18 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from fairstream.errors import EvaluationError
-from fairstream.estimators.betting import GapBet, PairQueue
-from fairstream.estimators.intervals import INTERVALS
 from fairstream.estimators.means import Mean, hoeffding_bounds, student_t_bounds
 from fairstream.estimators.rate import Rate
-from fairstream.estimators.sequence import MeanSequence, rescale
 from fairstream.spec.expressions import Expression
 from fairstream.timefmt import format_instant
 from fairstream.trials.bucket import FINISHED, Report
 from fairstream.trials.outcomes import SlotOutcomes, TickDelta, TrialOutcome
 from fairstream.verdicts.alerts import ESTIMATE, AlertTracker, stamp
-from fairstream.verdicts.constraints import ConstraintRule
-from fairstream.verdicts.judge import PartVerdict, VerdictRule, compared_pairs, judge
+from fairstream.verdicts.anytime import AnytimeEvidence, opened_later
+from fairstream.verdicts.budget import Budget, Family, MonitorBudget
+from fairstream.verdicts.constraints import ConstraintRule, constraint_part
+from fairstream.verdicts.judge import VerdictRule, judge
+from fairstream.verdicts.parts import describe_interval, measure_verdict, part_body, rate_part, standardized_part
 from fairstream.verdicts.publish import suppress_small_cells
 
 STANDARDIZED = "selection_rate[standardized]"
@@ -64,6 +64,14 @@ class MonitorConfig:
     """Turns the slot tuples buckets count closed trials by into cells (see `TickDelta.unsettled`)."""
     part_estimators: dict[str, tuple[float | Expression | None, float | None]] = field(default_factory=dict)
     """Per part (or part name before a stratum's brackets): its own prior mean and κ, None where the spec's hold."""
+    family: Family = "monitor"
+    """Whether α covers every part of the monitor (split evenly) or each part has the whole α (see `MonitorBudget`)."""
+    declared_parts: int | None = 1
+    """Parts judged against the threshold, where the metric fixes them; None where the data does (strata)."""
+    declared_pairs: int | None = None
+    """Pairs of groups per part where the spec lists groups or pairs; None with `groups: all`."""
+    declared_groups: int | None = None
+    """Groups where the spec lists them: a constraint's δ is split evenly over them (else by the schedule)."""
 
     @property
     def threshold(self) -> float:
@@ -80,6 +88,14 @@ class MonitorConfig:
         if self.metric == "delayed_impact" and self.outcome_range is not None:
             return self.threshold / (self.outcome_range[1] - self.outcome_range[0])
         return self.threshold
+
+    @property
+    def opening_order(self) -> bool:
+        """Whether closed trials reach the anytime tests in opening order, so the reporters say how far that order is final."""
+        return self.rule.mode == "anytime"
+
+    def budget(self) -> MonitorBudget:
+        return MonitorBudget(self.rule.alpha, self.family, self.declared_parts, self.declared_pairs)
 
     @property
     def needs_trials(self) -> bool:
@@ -111,8 +127,6 @@ class Monitor:
     """Windows by opened time: the counted trials as a heap on (opened_at, key), the first to leave on top."""
     period_start: int | None = None
     """Periodic windows by opened time: the instant the current period began (its trials opened after it)."""
-    queues: dict[tuple[str, str, str], PairQueue] = field(default_factory=dict)
-    bets: dict[tuple[str, str, str], GapBet] = field(default_factory=dict)
     tracker: AlertTracker = field(default_factory=AlertTracker)
     weight: float = 1.0
     """discount^t of the coming tick, t counted from the episode's first (see `MonitorConfig.discount`)."""
@@ -120,10 +134,21 @@ class Monitor:
     """The first instant counted (a tick, or a trial's close): baseline constraints measure their length from it."""
     baselines: dict[int, dict[str, list[float]]] = field(default_factory=dict)
     """Per baseline length: each group's mean-outcome sums when the baseline ended, its τ from then on."""
-    sequences: dict[tuple[str, str], MeanSequence] = field(default_factory=dict)
-    """Anytime verdicts: per constraint part and group, the confidence sequence of its mean outcome."""
     idle: set[int] = field(default_factory=set)
     """Reporters whose input partition is quiet for now: the merge does not wait for them (see `Report.idle`)."""
+    budget: MonitorBudget | None = None
+    """α over parts and pairs, each pair's share fixed when it is first judged."""
+    constraint_budgets: dict[str, Budget] = field(default_factory=dict)
+    """Per constraint part, its δ over the groups it judges."""
+    anytime: AnytimeEvidence | None = None
+    """Anytime verdicts: the betting tests and confidence sequences, fed in opening order."""
+
+    def __post_init__(self) -> None:
+        config = self.config
+        if self.budget is None:
+            self.budget = config.budget()
+        if self.anytime is None and config.opening_order:
+            self.anytime = AnytimeEvidence(config.bet_epsilon, config.measures, config.gap_verdict, config.outcome_range, config.constraints)
 
     def receive(self, report: Report) -> list[dict[str, Any]]:
         """Take one reporter's report (and ownership of it); return the records of every evaluation that is now final.
@@ -131,6 +156,8 @@ class Monitor:
         A reporter is a trial bucket, or an input partition whose trials are kept where it is read.
         """
         self.progress[report.bucket] = max(report.through, self.progress.get(report.bucket, report.through))
+        if self.anytime is not None:
+            self.anytime.oldest_open[report.bucket] = report.oldest_open
         if report.idle:
             self.idle.add(report.bucket)
         else:
@@ -176,6 +203,8 @@ class Monitor:
             delta = self.pending.pop(tick, None)
             if delta is not None:
                 self._apply(tick, delta)
+            if self.anytime is not None:
+                self.anytime.release(self.anytime.frontier(tick, self.pending.values()), self.baselines)
             records.extend(self._evaluate(tick))
             self.weight *= self.config.discount
             if self.config.window == "periodic" and tick % self.config.window_length == 0:
@@ -196,9 +225,13 @@ class Monitor:
         records: list[dict[str, Any]] = []
         for tick in sorted(tick for tick in self.pending if tick <= final):
             delta = self.pending.pop(tick)
-            for trial in sorted(delta.trials, key=lambda trial: (trial.closed_at, trial.key)):
+            trials = sorted(delta.trials, key=lambda trial: (trial.closed_at, trial.key))
+            later = opened_later(trials)
+            for index, trial in enumerate(trials):
                 self._take_baselines(trial.closed_at)
                 self._apply_trial(trial)
+                if self.anytime is not None:
+                    self.anytime.release(self.anytime.frontier(trial.closed_at, self.pending.values(), later[index + 1]), self.baselines)
                 records.extend(self._evaluate(trial.closed_at, trial.key))
         return records
 
@@ -284,38 +317,13 @@ class Monitor:
                 for index, number in enumerate(numbers):  # type: ignore[arg-type]
                     cell[index] += number
                 cell[-1] += 1
-                if self.config.rule.mode == "anytime" and part == "mean_outcome":
-                    self._follow_mean(group, numbers[0])  # type: ignore[index]
         else:
             for part, group, hit in trial.cells:
                 self.rates.setdefault(part, {}).setdefault(group, Rate()).update(hit)
-                if self.config.rule.mode == "anytime":
-                    self._bet(part, group, float(hit))
+        if self.anytime is not None:
+            self.anytime.hold(trial)
         for name, value in trial.totals.items():
             self.totals[name] = self.totals.get(name, 0.0) + value
-
-    def _follow_mean(self, group: str, outcome: float) -> None:
-        """Anytime verdicts on mean outcomes: the gap's betting tests on the outcome rescaled to [0, 1], and each
-        constraint's confidence sequence (from the end of its baseline)."""
-        low, high = self.config.outcome_range  # type: ignore[misc]
-        if self.config.gap_verdict:
-            self._bet("mean_outcome", group, rescale(outcome, low, high))
-        for rule in self.config.constraints:
-            if rule.baseline is None or rule.baseline in self.baselines:
-                self.sequences.setdefault((rule.part, group), MeanSequence(low, high)).update(outcome)
-
-    def _bet(self, part: str, group: str, outcome: float) -> None:
-        """Feed one outcome to the betting test of every pair of groups it belongs to (pairs open when both groups exist)."""
-        for other in self.rates[part] if part in self.rates else self.sums[part]:
-            if other == group:
-                continue
-            a, b = sorted((group, other))
-            key = (part, a, b)
-            if key not in self.bets:
-                self.bets[key] = GapBet(self.config.bet_epsilon)
-                self.queues[key] = PairQueue()
-            for x, y in self.queues[key].push(group == a, outcome):
-                self.bets[key].update(x, y)
 
     def prior(self) -> float | None:
         """The spec's prior mean now (see `_prior_now`)."""
@@ -340,13 +348,15 @@ class Monitor:
         for rule in config.constraints:
             parts[rule.part] = self._constraint_part(rule)
         if config.metric == "conditional_statistical_parity" and len(parts) > 1:
-            parts[STANDARDIZED] = self._standardized(parts)
+            parts[STANDARDIZED] = standardized_part(parts, config.rule, config.min_trials)
         parts = {part: suppress_small_cells(body, config.min_cell) for part, body in parts.items()}
         for part, body in parts.items():
             if "constraint" in body:
                 alerts.extend(self._constraint_alerts(part, body, instant, at))
                 continue
             kind = self.tracker.update(part, body["violated"], body["clear"])
+            if body["violated"] is not None or part in self.tracker.violated:
+                body["violated"] = self.tracker.violated.get(part, False)  # the alert state: hysteresis holds it too
             if kind is not None:
                 pair = body["pair"] or []
                 alerts.append(stamp({"metric": config.metric, "part": part, **body}, config.name, kind, instant, part, *pair, *at))
@@ -360,6 +370,9 @@ class Monitor:
                 "trials": {"closed": self.closed, "incomplete": self.incomplete, **({"evicted": self.evicted} if self.evicted else {})},
                 "parts": parts,
             }
+            if config.rule.mode != "point":
+                summary["alpha"] = config.rule.alpha
+                summary["family"] = config.family
             if self.totals:
                 summary["aggregates"] = dict(sorted(self.totals.items()))
             records.append(stamp(summary, config.name, ESTIMATE, instant, *at))
@@ -375,52 +388,21 @@ class Monitor:
         part_prior = prior if own_prior is None else self._prior_now(own_prior)
         return part_prior, self.config.confidence if own_confidence is None else own_confidence
 
+    def _level(self, part: str):
+        """The α of each pair of `part`: its share of the monitor's budget, fixed when first asked for."""
+        budget = self.budget
+        return lambda pair: budget.pair_alpha(part, pair)  # type: ignore[union-attr]
+
     def _part(self, part: str, prior: float | None, confidence: float) -> dict[str, Any]:
         config = self.config
-        rates = self.rates[part]
-        if prior is None and confidence == 0:
-            prior = 0.0  # with κ = 0 the prior has no weight
-        kind = INTERVALS[config.interval]
-        with_intervals = config.rule.mode != "point"
-        groups: dict[str, Any] = {}
-        estimates: dict[str, float] = {}
-        for group in sorted(rates):
-            rate = rates[group]
-            if rate.trials <= 0:
-                continue
-            estimate = rate.get(prior, confidence) if prior is not None else None
-            cell: dict[str, Any] = {"estimate": estimate, "hits": rate.hits, "trials": rate.trials}
-            if with_intervals and prior is not None:
-                cell["interval"] = list(kind.group(rate.hits, rate.trials, config.rule.alpha, prior, confidence))
-            groups[group] = cell
-            if rate.trials < config.min_trials:
-                cell["below_floor"] = True
-            elif estimate is not None:
-                estimates[group] = estimate
-        body = _body(groups, self._judge(part, estimates, prior, confidence), config.rule)
+        bets = self.anytime.bets_of(part) if self.anytime is not None else None
+        body = rate_part(
+            self.rates[part], config.rule, prior=prior, confidence=confidence, interval=config.interval,
+            min_trials=config.min_trials, level=self._level(part), bets=bets,
+        )  # fmt: skip
         if config.part_estimators:
             body["prior"], body["confidence"] = prior, confidence
         return body
-
-    def _standardized(self, strata: dict[str, Any]) -> dict[str, Any]:
-        """Conditional statistical parity over all strata at once: each group's rate in each stratum, weighted by the
-        stratum's share of all trials (direct standardization), so groups are compared as if spread alike over strata."""
-        sizes = {part: sum(cell["trials"] for cell in body["groups"].values()) for part, body in strata.items()}
-        total = sum(sizes.values())
-        weighted: dict[str, float] = {}
-        weights: dict[str, float] = {}
-        trials: dict[str, int] = {}
-        for part, body in strata.items():
-            for group, cell in body["groups"].items():
-                if cell["estimate"] is None or cell["trials"] < self.config.min_trials:
-                    continue
-                share = sizes[part] / total
-                weighted[group] = weighted.get(group, 0.0) + share * cell["estimate"]
-                weights[group] = weights.get(group, 0.0) + share
-                trials[group] = trials.get(group, 0) + cell["trials"]
-        estimates = {group: weighted[group] / weights[group] for group in sorted(weighted)}
-        groups = {group: {"estimate": estimates[group], "trials": trials[group], "weight": weights[group]} for group in estimates}
-        return _body(groups, judge(VerdictRule(threshold=self.config.threshold, hysteresis=self.config.rule.hysteresis), estimates), self.config.rule)
 
     def _measure_part(self, part: str) -> dict[str, Any]:
         """Mean outcomes (with bounds) or benefit rates per group, judged on their gap."""
@@ -438,6 +420,7 @@ class Monitor:
                 groups[group] = {"estimate": mean, "trials": round(trials)}
                 if trials >= 2:
                     groups[group]["interval"] = list(self._bounds(means[group], config.rule.alpha))
+                    groups[group]["interval_of"] = "estimate"
             else:
                 if cell[1] <= 0:
                     continue
@@ -448,61 +431,29 @@ class Monitor:
                 estimates[group] = mean
             elif trials < config.min_trials:
                 groups[group]["below_floor"] = True
-
-        def difference(high: str, low: str, alpha: float) -> tuple[float, float]:
-            low_a, high_a = self._bounds(means[high], alpha / 2)
-            low_b, high_b = self._bounds(means[low], alpha / 2)
-            return low_a - high_b, high_a - low_b
-
-        if config.rule.mode == "anytime" and part == "mean_outcome":
-            bets = {(a, b): bet for (bet_part, a, b), bet in self.bets.items() if bet_part == part}
-            return _body(groups, judge(config.rule, estimates, bets=bets), config.rule)
-        return _body(groups, judge(config.rule, estimates, difference=difference if part == "mean_outcome" else None), config.rule)
+        if self.anytime is not None and part == "mean_outcome":
+            bets = self.anytime.bets_of(part)
+            return part_body(groups, judge(config.rule, estimates, level=self._level(part), bets=bets), config.rule)
+        group_bounds = (lambda group, alpha: self._bounds(means[group], alpha)) if part == "mean_outcome" else None
+        verdict = measure_verdict(config.rule, estimates, self._level(part), group_bounds)
+        body = part_body(groups, verdict, config.rule)
+        if config.rule.mode == "confident" and group_bounds is not None:
+            describe_interval(body, verdict, "gap")
+        return body
 
     def _constraint_part(self, rule: ConstraintRule) -> dict[str, Any]:
-        """Each group's mean outcome (after the baseline, for a baseline constraint), its τ, its one-sided bound and
-        whether that bound certifies the constraint; the part is violated while some judged group is not certified."""
-        baseline = self.baselines.get(rule.baseline) if rule.baseline is not None else None
-        groups: dict[str, Any] = {}
-        failing: list[str] = []
-        for group, cell in sorted(self.sums.get("mean_outcome", {}).items()):
-            total, squares, trials = cell
-            tau = rule.tau
-            if rule.baseline is not None:
-                before = None if baseline is None else baseline.get(group)
-                if before is None or before[2] <= 0:
-                    tau = None  # no baseline yet, or none for this group: nothing to compare with
-                else:
-                    tau = before[0] / before[2]
-                    total, squares, trials = total - before[0], squares - before[1], trials - before[2]
-            if trials <= 0:
-                continue
-            mean = total / trials
-            entry: dict[str, Any] = {"estimate": mean, "trials": round(trials), "tau": tau}
-            groups[group] = entry
-            if trials < max(rule.needs(), self.config.min_trials):
-                entry["below_floor"] = True
-                continue
-            if tau is None:
-                continue
-            if self.config.rule.mode == "anytime":
-                lower, upper = self.sequences[(rule.part, group)].bounds(rule.delta)
-                entry.update(rule.certify(lower if rule.at_least else upper, tau))
-            else:
-                entry.update(rule.judge(Mean.from_sums(total, squares, trials), tau))
-            if not entry["certified"]:
-                failing.append(group)
-        judged = [group for group, entry in groups.items() if "certified" in entry]
-        return {
-            "constraint": {"direction": rule.direction, "tau": rule.tau, "baseline": rule.baseline, "delta": rule.delta, "bound": rule.bound},
-            "groups": groups,
-            "failing": failing,
-            "violated": bool(failing) if judged else None,
-            "clear": not failing if judged else None,
-        }
+        """Each group's constraint, judged at its share of the constraint's δ (see `constraint_part`)."""
+        budget = self.constraint_budgets.get(rule.part)
+        if budget is None:
+            budget = self.constraint_budgets[rule.part] = Budget(rule.delta, self.config.declared_groups)
+        return constraint_part(
+            rule, self.sums.get("mean_outcome", {}), self.baselines.get(rule.baseline) if rule.baseline is not None else None,
+            min_trials=self.config.min_trials, budget=budget, sequences=None if self.anytime is None else self.anytime.sequences,
+        )  # fmt: skip
 
     def _constraint_alerts(self, part: str, body: dict[str, Any], instant: int, at: tuple[str, ...]) -> list[dict[str, Any]]:
-        """One violation per group when its constraint stops being certified, one recovery when it is certified again."""
+        """One violation per group when its constraint stops being certified, one recovery when it is certified again;
+        the part is violated while some group's alert stands."""
         alerts = []
         for group, entry in body["groups"].items():
             if "certified" not in entry:
@@ -511,6 +462,9 @@ class Monitor:
             if kind is not None:
                 record = {"metric": self.config.metric, "part": part, "group": group, "constraint": body["constraint"], **entry}
                 alerts.append(stamp(record, self.config.name, kind, instant, part, group, *at))
+        standing = [group for group in body["groups"] if self.tracker.violated.get(f"{part}\x1f{group}")]
+        if body["violated"] is not None or standing:
+            body["violated"] = bool(standing)
         return alerts
 
     def _bounds(self, mean: Mean, alpha: float) -> tuple[float, float]:
@@ -518,67 +472,3 @@ class Monitor:
             low, high = self.config.outcome_range  # type: ignore[misc]
             return hoeffding_bounds(mean, alpha, low, high)
         return student_t_bounds(mean, alpha)
-
-    def _judge(self, part: str, estimates: dict[str, float], prior: float | None, confidence: float) -> PartVerdict:
-        config = self.config
-        rule = config.rule
-        if rule.mode == "point" or prior is None:
-            return judge(rule if prior is not None else VerdictRule(threshold=rule.threshold), estimates)
-        rates = self.rates[part]
-        kind = INTERVALS[config.interval]
-        if rule.mode == "confident":
-
-            def difference(high: str, low: str, alpha: float) -> tuple[float, float]:
-                a, b = rates[high], rates[low]
-                return kind.difference(a.hits, a.trials, b.hits, b.trials, alpha, prior, confidence)
-
-            def group_interval(group: str, alpha: float) -> tuple[float, float]:
-                return kind.group(rates[group].hits, rates[group].trials, alpha, prior, confidence)
-
-            # an interval lies beyond the recovery band only if its centre does: the MAP gap (beta) or the raw gap (wilson, clopper_pearson)
-            band = rule.threshold - rule.hysteresis
-            if not rule.ratio:
-                raw = {group: rates[group].hits / rates[group].trials for group in estimates}
-                candidates = [
-                    p for p in compared_pairs(list(estimates), rule.pairs)
-                    if max(abs(estimates[p[0]] - estimates[p[1]]), abs(raw[p[0]] - raw[p[1]])) > band
-                ]  # fmt: skip
-                pruned = _PrunedDifference(difference, {frozenset(p) for p in candidates})
-                return judge(rule, estimates, difference=pruned)
-            return judge(rule, estimates, group_interval=group_interval)
-        bets = {(a, b): bet for (bet_part, a, b), bet in self.bets.items() if bet_part == part}
-        return judge(rule, estimates, bets=bets)
-
-
-def _body(groups: dict[str, Any], verdict: PartVerdict, rule: VerdictRule) -> dict[str, Any]:
-    """A part's record: per-group cells, the gap (or ratio) and pair, the verdict (with the hysteresis margin of its
-    recovery, where the spec sets one), and its evidence when the mode gives any."""
-    body: dict[str, Any] = {
-        "groups": groups,
-        "gap": verdict.gap,
-        "ratio": verdict.ratio,
-        "pair": list(verdict.pair) if verdict.pair else None,
-        "threshold": rule.threshold,
-        "violated": verdict.violated,
-        "clear": verdict.clear,
-    }
-    if rule.hysteresis:
-        body["hysteresis"] = rule.hysteresis
-    if verdict.interval is not None:
-        body["interval"] = list(verdict.interval)
-    if verdict.log_wealth is not None:
-        body["log_wealth"] = verdict.log_wealth
-    return body
-
-
-class _PrunedDifference:
-    """Computes difference intervals only for candidate pairs; for the rest returns a point interval at zero gap."""
-
-    def __init__(self, difference, candidates: set[frozenset[str]]):
-        self.difference = difference
-        self.candidates = candidates
-
-    def __call__(self, high: str, low: str, alpha: float) -> tuple[float, float]:
-        if frozenset((high, low)) in self.candidates:
-            return self.difference(high, low, alpha)
-        return (0.0, 0.0)

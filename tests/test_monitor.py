@@ -97,23 +97,24 @@ def test_trials_closed_in_a_tick_already_evaluated_count_at_the_next_one():
     m.receive(Report(0, 2 * DAY, {DAY: delta(a=(1, 2))}))
     records = m.receive(Report(0, 3 * DAY, {DAY: delta(a=(1, 1)), 3 * DAY: delta(b=(0, 1))}))
     assert [r["event_time"][:10] for r in estimates(records)] == ["1970-01-04"]
-    assert estimates(records)[0]["parts"]["selection_rate"]["groups"]["a"] == {"estimate": 2 / 3, "hits": 2, "trials": 3}
+    assert estimates(records)[0]["parts"]["selection_rate"]["groups"]["a"] == {"estimate": 2 / 3, "rate": 2 / 3, "hits": 2, "trials": 3}
     assert m.pending == {}
 
 
 def test_cells_below_the_minimum_are_published_empty_while_the_verdict_counts_them():
-    """Group b's 2 trials (rate 0) against a's 5 of 10: the gap 0.5 violates ε = 0.1 although b's cell is withheld."""
+    """Group b's 2 trials (rate 0) against a's 5 of 10: the gap 0.5 violates ε = 0.1 although b's cell, and so the gap, is withheld."""
     m = monitor(buckets=1, min_cell=3)
     records = m.receive(Report(0, DAY, {DAY: delta(a=(5, 10), b=(0, 2))}))
     estimate, violation = estimates(records)[0], next(r for r in records if r["type"] == "fairness.violation")
     for body in (estimate["parts"]["selection_rate"], violation):
         assert body["groups"] == {
-            "a": {"estimate": 0.5, "hits": 5, "trials": 10},
-            "b": {"estimate": None, "hits": None, "trials": None, "suppressed": True},
+            "a": {"estimate": 0.5, "rate": 0.5, "hits": 5, "trials": 10},
+            "b": {"estimate": None, "rate": None, "hits": None, "trials": None, "suppressed": True},
         }
-        assert (body["pair"], body["gap"], body["violated"]) == (["a", "b"], 0.5, True)
+        # the gap of a pair that names a withheld cell would give the cell back: it is withheld too
+        assert (body["pair"], body["gap"], body["raw_gap"], body["gap_suppressed"], body["violated"]) == (["a", "b"], None, None, True, True)
     records = m.receive(Report(0, 2 * DAY, {2 * DAY: delta(b=(1, 1))}))
-    assert estimates(records)[0]["parts"]["selection_rate"]["groups"]["b"] == {"estimate": 1 / 3, "hits": 1, "trials": 3}
+    assert estimates(records)[0]["parts"]["selection_rate"]["groups"]["b"] == {"estimate": 1 / 3, "rate": 1 / 3, "hits": 1, "trials": 3}
 
 
 def test_a_quiet_reporter_stops_holding_evaluations_back_until_it_reports_again():
@@ -143,7 +144,7 @@ def test_groups_below_the_evidence_floor_are_shown_but_not_judged():
     m = monitor(buckets=1, min_trials=None)
     records = m.receive(Report(0, DAY, {DAY: delta(a=(50, 100), b=(0, 20))}))
     body = estimates(records)[0]["parts"]["selection_rate"]
-    assert body["groups"]["b"] == {"estimate": 0.0, "hits": 0, "trials": 20, "below_floor": True}
+    assert body["groups"]["b"] == {"estimate": 0.0, "rate": 0.0, "hits": 0, "trials": 20, "below_floor": True}
     assert (body["gap"], body["violated"]) == (None, None)
     records = m.receive(Report(0, 2 * DAY, {2 * DAY: delta(b=(10, 80))}))
     body = next(r for r in records if r["type"] == "fairness.violation")

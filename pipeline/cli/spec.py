@@ -11,6 +11,7 @@ from fairstream.cli import console
 from fairstream.errors import SpecError
 from fairstream.spec.load import load_file_plans
 from fairstream.spec.models import MetricEntry, Spec
+from fairstream.verdicts.guarantees import guarantee, warnings
 
 
 @click.group()
@@ -33,6 +34,10 @@ def check(files: tuple[str, ...]) -> None:
             continue
         monitors = ", ".join(f"{plan.spec.monitor}: {plan.spec.metric.type}" for plan in plans)
         console.console.print(f"{path}: ok ({monitors}, {len(plans[0].spec.variables)} variables)", soft_wrap=True)
+        for plan in plans:
+            console.console.print(f"  {plan.spec.monitor}: {guarantee(plan.spec)}", soft_wrap=True)
+            for warning in warnings(plan.spec):
+                console.console.print(f"  warning: {warning}", soft_wrap=True)
     sys.exit(2 if failed else 0)
 
 

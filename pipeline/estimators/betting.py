@@ -5,11 +5,13 @@ fraction λ_k, fixed before pair k arrives, on x_k − y_k exceeding ε: K_n = �
 E[x − y] ≤ ε (H0⁺), K is a nonnegative supermartingale and, by Ville's inequality, P(∃n: K_n ≥ 1/α) ≤ α: the test
 may be read after every pair, forever, without inflating false alarms. A mirror bettor tests H0⁻: E[y − x] ≤ ε.
 
-Why pairing by arrival rank keeps pairs i.i.d.: `PairQueue` decides which a-outcome meets which b-outcome from the
-order of arrival within each group alone, never from the values. If each group's outcomes are i.i.d. (and the order
-in which trials close does not depend on their outcome), the k-th outcome of a group is a fresh draw whatever k is,
-independent of the other group and of every earlier pair; so the pairs are i.i.d. with E[x − y] equal to
-p_a − p_b, which is all the supermartingale argument needs. The group that runs ahead waits in a FIFO.
+Why pairing by rank keeps pairs i.i.d.: `PairQueue` decides which a-outcome meets which b-outcome from the order
+in which outcomes are handed to it within each group alone, never from the values. The monitor hands them over in
+the order their trials *opened* (see `fairstream.estimators.opening`), which an outcome decided later cannot change;
+so if each group's outcomes are i.i.d., the k-th outcome of a group is a fresh draw whatever k is, independent of the
+other group and of every earlier pair, and the pairs are i.i.d. with E[x − y] equal to p_a − p_b, which is all the
+supermartingale argument needs, however late and in whatever order the labels arrive. The group that runs ahead
+waits in a FIFO.
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ class GapBet:
     (30, 'a>b')
     """
 
-    __slots__ = ("epsilon", "pairs", "_bet", "_sum_z2", "_log_wealth")
+    __slots__ = ("epsilon", "pairs", "_bet", "_sum_z2", "_log_wealth", "_rejected")
 
     def __init__(self, epsilon: float):
         if not 0 <= epsilon < 1:
@@ -75,6 +77,7 @@ class GapBet:
         self._bet = np.zeros(2)  # [H0⁺: E[x − y] ≤ ε, H0⁻: E[y − x] ≤ ε]
         self._sum_z2 = np.ones(2)
         self._log_wealth = np.zeros(2)
+        self._rejected: Literal["a>b", "b>a"] | None = None
 
     def update(self, x: float, y: float) -> None:
         """Settle both bets on the k-th outcome x of group a and the k-th outcome y of group b, then place the next."""
@@ -91,18 +94,19 @@ class GapBet:
         return float(above), float(below)
 
     def rejects(self, alpha: float) -> Literal["a>b", "b>a"] | None:
-        """The side whose wealth is at least 2/α now, else None.
+        """The side whose wealth has reached 2/α, now or at an earlier call, else None.
 
-        Each side is tested at α/2, so P(ever rejects | |p_a − p_b| ≤ ε) ≤ α however often this is called; to cover
-        several pairs of groups, pass α divided by their number.
+        Each side is tested at α/2, so P(ever rejects | |p_a − p_b| ≤ ε) ≤ α however often this is called (Ville's
+        inequality bounds the running maximum, so a rejection stands once made); to cover several pairs of groups,
+        pass each its share of α (see `fairstream.verdicts.budget`).
         """
         if not 0 < alpha < 1:
             raise ValueError(BAD_ALPHA.format(alpha=alpha))
-        above, below = self.get()
-        threshold = math.log(2 / alpha)
-        if max(above, below) < threshold:
-            return None
-        return "a>b" if above >= below else "b>a"
+        if self._rejected is None:
+            above, below = self.get()
+            if max(above, below) >= math.log(2 / alpha):
+                self._rejected = "a>b" if above >= below else "b>a"
+        return self._rejected
 
 
 class PairQueue:

@@ -216,7 +216,7 @@ class IntervalKind:
 INTERVALS: dict[str, IntervalKind] = {
     kind.name: kind
     for kind in (
-        IntervalKind("beta", beta_credible, beta_difference, uses_prior=True),
+        IntervalKind("beta_credible", beta_credible, beta_difference, uses_prior=True),
         IntervalKind("wilson", wilson, newcombe_difference, uses_prior=False),
         IntervalKind("clopper_pearson", clopper_pearson, clopper_pearson_difference, uses_prior=False),
     )

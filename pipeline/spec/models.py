@@ -334,11 +334,19 @@ class Estimator(_Model):
         description="point: the estimated gap exceeds the threshold; confident: the gap's 1−α interval lies above it; "
         "anytime: a test by betting rejects a gap ≤ threshold at level α, valid however often it is checked",
     )
-    alpha: float = Field(0.05, gt=0, lt=1, description="error level of confident and anytime verdicts (split over compared pairs)")
-    interval: Literal["wilson", "beta", "clopper_pearson"] | None = Field(
-        None,
-        description="intervals: beta (the posterior under the prior: the default when confidence > 0), "
-        "wilson (gap: Newcombe; the default when confidence = 0), clopper_pearson (exact, conservative)",
+    alpha: float = Field(
+        0.05, gt=0, lt=1, description="error budget of confident and anytime verdicts: split over the monitor's parts and each part's pairs of groups (see family)"
+    )
+    family: Literal["monitor", "part"] = Field(
+        "monitor",
+        description="monitor: alpha covers every part, pair and stratum together; part: each part has the whole alpha, so "
+        "a monitor of k parts may raise a false alarm with probability up to k·alpha",
+    )
+    interval: Literal["wilson", "clopper_pearson", "beta_credible"] = Field(
+        "wilson",
+        description="intervals of the raw counts that confident verdicts rest on, whatever the prior: wilson (gap: Newcombe), "
+        "clopper_pearson (exact, conservative); beta_credible is the posterior's credible interval under the prior, which "
+        "holds no frequentist error rate (a strong prior decides it, not the data)",
     )
     bounds: Literal["student_t", "hoeffding"] = Field("student_t", description="delayed_impact: bounds on a group's mean outcome")
     outcome_range: tuple[float, float] | None = Field(None, description="delayed_impact with hoeffding: the range every outcome lies in")
@@ -355,11 +363,6 @@ class Estimator(_Model):
         description="per conditional rate (e.g. true_positive_rate, false_positive_rate), its own prior and κ; a stratified "
         "part (selection_rate[age=old]) takes its own entry or that of the name before the brackets",
     )
-
-    @property
-    def interval_kind(self) -> str:
-        """The interval method in force: as given, else beta with a prior and wilson without."""
-        return self.interval or ("beta" if self.confidence > 0 else "wilson")
 
     @model_validator(mode="after")
     def _prior_in_range(self) -> Estimator:

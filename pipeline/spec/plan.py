@@ -11,10 +11,11 @@ from fairstream.monitor import MonitorConfig
 from fairstream.parse import RecordParser
 from fairstream.redact import LetterRecord
 from fairstream.spec.expressions import Expression, ExprType, compile_expression
-from fairstream.spec.models import Baseline, Constraint, Estimator, Spec, Variable, tests_ratio
+from fairstream.spec.models import Baseline, Constraint, Estimator, Metric, Spec, Variable, tests_ratio
 from fairstream.timefmt import format_duration, parse_duration
 from fairstream.trials.layout import Capture, TrialLayout
 from fairstream.trials.outcomes import PART_NAMES, AggregateRule, MetricCells, Outcomes, SlotOutcomes
+from fairstream.verdicts.budget import declared_pairs
 from fairstream.verdicts.constraints import ConstraintRule
 from fairstream.verdicts.judge import VerdictRule
 
@@ -300,7 +301,11 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
         prior=prior,
         confidence=estimator.confidence,
         part_estimators=part_estimators,
-        interval=estimator.interval_kind,
+        interval=estimator.interval,
+        family=estimator.family,
+        declared_parts=declared_parts(metric),
+        declared_pairs=declared_pairs(metric.groups if isinstance(metric.groups, list) else None, metric.pairs),
+        declared_groups=len(set(metric.groups)) if isinstance(metric.groups, list) else None,
         bounds=estimator.bounds,
         outcome_range=estimator.outcome_range,
         discount=metric.discount,
@@ -346,6 +351,14 @@ def _derived(
                 check.fail(f"variables -> {name} -> expr", f"variables depend on each other in a cycle: {', '.join(remaining)}")
             break
     return tuple(ordered)
+
+
+def declared_parts(metric: Metric) -> int | None:
+    """The parts a metric judges against its threshold, where the metric fixes them (equalized odds: two); None where the
+    data does (the strata of conditional statistical parity, each a part, whose standardized part is a point verdict)."""
+    if metric.type == "conditional_statistical_parity":
+        return None
+    return 2 if metric.type == "equalized_odds" else 1
 
 
 def _constraint_rule(constraint: Constraint, estimator: Estimator) -> ConstraintRule:

@@ -22,7 +22,7 @@ def tuned_plan(path: Path, *, threshold: float | None = None, **estimator: Any) 
     metric = {} if threshold is None else {"threshold": threshold}
     spec = spec.model_copy(
         update={
-            "estimator": spec.estimator.model_copy(update=estimator),
+            "estimator": spec.estimator.model_copy(update={name: value for name, value in estimator.items() if value is not None}),
             "metric": spec.metric.model_copy(update=metric),
         }
     )

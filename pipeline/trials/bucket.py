@@ -32,6 +32,8 @@ class Recipient:
 
     outcomes: Outcomes
     keep_trials: bool = False
+    opening_order: bool = False
+    """Whether the monitor needs to know when every trial opened before an instant has closed (anytime tests)."""
 
 
 @dataclass
@@ -50,6 +52,9 @@ class Report:
     counting (an ended partition no longer holds it back), so the merge evaluates every tick up to there."""
     idle: bool = False
     """The reporter's input partition is quiet for now: the merge goes on without waiting for it (see `Bucket.idle_reports`)."""
+    oldest_open: int = FINISHED
+    """The earliest opening time of the reporter's trials not yet reported (open, or closed in a tick not yet final), for
+    recipients that ask for it (`Recipient.opening_order`); FINISHED when there is none."""
 
 
 class Trials(dict):
@@ -183,7 +188,16 @@ class Bucket:
         """Reports that only say the bucket's one partition is quiet: kept where the partition is read, the bucket cannot
         close trials by other partitions' time, so the merges stop waiting for it until it reports again."""
         through = -FINISHED if self.through is None else self.through
-        return [Report(self.index, through, {}, idle=True) for _ in self.recipients]
+        oldest = self._oldest_open()
+        return [Report(self.index, through, {}, idle=True, oldest_open=oldest) for _ in self.recipients]
+
+    def _oldest_open(self) -> int:
+        """The earliest opening time among open trials and trials closed in ticks not yet final (a scan, made only for
+        recipients that need opening order); FINISHED when none is held."""
+        if not any(recipient.opening_order for recipient in self.recipients):
+            return FINISHED
+        opened = self.layout.opened
+        return min(min(map(opened, self.trials.values()), default=FINISHED), min((opened(state) for _, _, state in self.due), default=FINISHED))
 
     def _evict(self, count: int) -> None:
         """Drop the `count` open trials that close first (with dicts: that opened first), keeping memory bounded."""
@@ -242,7 +256,8 @@ class Bucket:
         self.through = through
         unmatched, self.unmatched = self.unmatched, 0
         evicted, self.evicted = self.evicted, 0
-        return [Report(self.index, through, deltas, unmatched, unfinished, evicted) for deltas in self._deltas(closed)]
+        oldest = self._oldest_open()
+        return [Report(self.index, through, deltas, unmatched, unfinished, evicted, oldest_open=oldest) for deltas in self._deltas(closed)]
 
     def _close_current(self, times: list[int], keys: list[str], closed: ClosedTrials) -> None:
         """Close the trials that are due now, skipping entries whose trial a closing event has already closed.

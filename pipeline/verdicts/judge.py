@@ -1,4 +1,5 @@
-"""Verdicts on one part of a metric: point (the estimated gap exceeds ε), confident (an interval lies beyond ε) or anytime (a betting test rejects), with hysteresis (pure)."""
+"""Verdicts on one part of a metric: point (the estimated gap exceeds ε), confident (an interval of the raw gap lies
+beyond ε) or anytime (a betting test rejects), each pair at the level its error budget gave it, with hysteresis (pure)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ Difference = Callable[[str, str, float], Interval]
 """(higher group, lower group, α) → interval of the difference of their rates at level 1 − α."""
 GroupInterval = Callable[[str, float], Interval]
 """(group, α) → interval of the group's rate at level 1 − α."""
+PairLevel = Callable[[tuple[str, str]], float]
+"""(a, b) → the α the pair is tested at (its share of the monitor's budget)."""
 
 
 @dataclass(frozen=True)
@@ -31,7 +34,8 @@ class VerdictRule:
 
 @dataclass(frozen=True)
 class PartVerdict:
-    """The gap (or ratio) between the named pair, its interval when the mode gives one, and the verdict.
+    """The gap (or ratio) of the point estimates between the named pair, the raw gap (or ratio) its interval is for when
+    the mode gives one, the pair's level, and the verdict.
 
     `violated` says the property is violated now; `clear` says it holds with the hysteresis margin, so an
     ongoing violation may end. Both are None when fewer than two groups can be compared.
@@ -40,7 +44,10 @@ class PartVerdict:
     gap: float | None = None
     ratio: float | None = None
     pair: tuple[str, str] | None = None
+    raw_gap: float | None = None
+    raw_ratio: float | None = None
     interval: Interval | None = None
+    alpha: float | None = None
     log_wealth: float | None = None
     violated: bool | None = None
     clear: bool | None = None
@@ -58,68 +65,109 @@ def judge(
     rule: VerdictRule,
     estimates: dict[str, float],
     *,
+    raw: dict[str, float] | None = None,
+    level: PairLevel | None = None,
     difference: Difference | None = None,
     group_interval: GroupInterval | None = None,
     bets: dict[tuple[str, str], GapBet] | None = None,
 ) -> PartVerdict:
-    """Judge one part from its per-group estimates (and, per mode, intervals or betting tests)."""
+    """Judge one part from its per-group point estimates and, per mode, the raw rates, intervals or betting tests.
+
+    Confident verdicts rest on the raw rates (`raw`, the point estimates where not given): pairs are ordered by them and
+    their intervals are of the raw gap, whatever prior the point estimates carry. `level` gives each pair's α; by
+    default the rule's α is split evenly over the pairs compared now.
+    """
     pairs = compared_pairs(list(estimates), rule.pairs)
     if not pairs:
         return PartVerdict()
-    ordered = [(a, b) if estimates[a] >= estimates[b] else (b, a) for a, b in pairs]
-    high, low = max(ordered, key=lambda pair: (estimates[pair[0]] - estimates[pair[1]], pair))
-    gap = estimates[high] - estimates[low]
-    ratio = _ratio(estimates[low], estimates[high])
-    if rule.ratio:
-        high, low = min(ordered, key=lambda pair: (_ratio(estimates[pair[1]], estimates[pair[0]]), pair))
-        gap, ratio = estimates[high] - estimates[low], _ratio(estimates[low], estimates[high])
-    base = dict(gap=gap, ratio=ratio, pair=(high, low))
+    raw = raw if raw is not None else estimates
+    level = level or (lambda _pair: rule.alpha / len(pairs))
+    if rule.mode == "confident":
+        return _confident(rule, estimates, raw, pairs, level, difference, group_interval)
+    widest = _widest(rule, estimates, pairs)
+    base = _describe(widest, estimates, raw)
     if rule.mode == "point":
+        gap, ratio = base["gap"], base["ratio"]
         if rule.ratio:
             return PartVerdict(**base, violated=ratio < rule.threshold, clear=ratio >= rule.threshold + rule.hysteresis)
         return PartVerdict(**base, violated=gap > rule.threshold, clear=gap <= rule.threshold - rule.hysteresis)
-    level = rule.alpha / len(ordered)  # Bonferroni over the compared pairs
-    if rule.mode == "confident":
-        if rule.ratio:
-            assert group_interval is not None
-            bounds = {pair: _ratio_upper(group_interval, pair, level / 2) for pair in ordered}
-            worst = min(ordered, key=lambda pair: (bounds[pair], pair))
-            return PartVerdict(
-                gap=estimates[worst[0]] - estimates[worst[1]], ratio=_ratio(estimates[worst[1]], estimates[worst[0]]), pair=worst,
-                interval=(0.0, bounds[worst]),
-                violated=bounds[worst] < rule.threshold, clear=bounds[worst] >= rule.threshold + rule.hysteresis,
-            )  # fmt: skip
-        assert difference is not None
-        intervals = {pair: difference(pair[0], pair[1], level) for pair in ordered}
-        strongest = max(ordered, key=lambda pair: (intervals[pair][0], pair))
-        lower = intervals[strongest][0]
-        return PartVerdict(
-            gap=estimates[strongest[0]] - estimates[strongest[1]], ratio=_ratio(estimates[strongest[1]], estimates[strongest[0]]),
-            pair=strongest, interval=intervals[strongest],
-            violated=lower > rule.threshold, clear=lower <= rule.threshold - rule.hysteresis,
-        )  # fmt: skip
     assert bets is not None
-    strongest: tuple[float, tuple[str, str], bool] | None = None
+    strongest: tuple[bool, float, tuple[str, str], float] | None = None
     for a, b in pairs:
         bet = bets.get((a, b))
         if bet is None:
             continue
-        side = bet.rejects(level)
+        alpha = level((a, b))
+        side = bet.rejects(alpha)
         for log_wealth, pair, name in zip(bet.get(), ((a, b), (b, a)), ("a>b", "b>a")):
-            candidate = (log_wealth, pair, side == name)
-            if strongest is None or (candidate[2], candidate[0]) > (strongest[2], strongest[0]):
+            candidate = (side == name, log_wealth, pair, alpha)
+            if strongest is None or candidate[:2] > strongest[:2]:
                 strongest = candidate
     if strongest is None:
         return PartVerdict(**base)
-    log_wealth, (high, low), rejected = strongest
-    # a betting test that has rejected has rejected for good: a violation found this way never clears.
-    # Until then the record names the widest gap; after, the pair the test rejected for.
+    rejected, log_wealth, pair, alpha = strongest
+    # a betting test that has rejected has rejected for good (see `GapBet.rejects`): a violation found this way never
+    # clears. Until then the record names the widest gap; after, the pair the test rejected for.
     if not rejected:
-        return PartVerdict(**base, log_wealth=log_wealth, violated=False, clear=False)
+        return PartVerdict(**base, alpha=alpha, log_wealth=log_wealth, violated=False, clear=False)
+    return PartVerdict(**_describe(pair, estimates, raw), alpha=alpha, log_wealth=log_wealth, violated=True, clear=False)
+
+
+def _confident(
+    rule: VerdictRule,
+    estimates: dict[str, float],
+    raw: dict[str, float],
+    pairs: list[tuple[str, str]],
+    level: PairLevel,
+    difference: Difference | None,
+    group_interval: GroupInterval | None,
+) -> PartVerdict:
+    """The pair whose interval lies furthest beyond the threshold: a violation when its interval is wholly beyond it."""
+    ordered = [(a, b) if raw[a] >= raw[b] else (b, a) for a, b in pairs]
+    if rule.ratio:
+        assert group_interval is not None
+        bounds = {pair: _ratio_upper(group_interval, pair, level(pair) / 2) for pair in ordered}
+        worst = min(ordered, key=lambda pair: (bounds[pair], pair))
+        return PartVerdict(
+            **_describe(worst, estimates, raw), interval=(0.0, bounds[worst]), alpha=level(worst),
+            violated=bounds[worst] < rule.threshold, clear=bounds[worst] >= rule.threshold + rule.hysteresis,
+        )  # fmt: skip
+    assert difference is not None
+    # an interval reaches beyond the recovery band only if its centre does (the raw gap; the posterior's, for credible
+    # intervals, is the point gap), so only those pairs, and the widest one for the record, are computed
+    band = rule.threshold - rule.hysteresis
+    widest = max(ordered, key=lambda pair: (raw[pair[0]] - raw[pair[1]], pair))
+    candidates = [
+        pair for pair in ordered
+        if pair == widest or max(abs(estimates[pair[0]] - estimates[pair[1]]), raw[pair[0]] - raw[pair[1]]) > band
+    ]  # fmt: skip
+    intervals = {pair: difference(pair[0], pair[1], level(pair)) for pair in candidates}
+    strongest = max(candidates, key=lambda pair: (intervals[pair][0], pair))
+    lower = intervals[strongest][0]
     return PartVerdict(
-        gap=estimates[high] - estimates[low], ratio=_ratio(estimates[low], estimates[high]), pair=(high, low),
-        log_wealth=log_wealth, violated=True, clear=False,
+        **_describe(strongest, estimates, raw), interval=intervals[strongest], alpha=level(strongest),
+        violated=lower > rule.threshold, clear=lower <= band,
     )  # fmt: skip
+
+
+def _widest(rule: VerdictRule, estimates: dict[str, float], pairs: list[tuple[str, str]]) -> tuple[str, str]:
+    """The pair of the largest gap of the point estimates (the smallest ratio, for ratio rules), higher group first."""
+    ordered = [(a, b) if estimates[a] >= estimates[b] else (b, a) for a, b in pairs]
+    if rule.ratio:
+        return min(ordered, key=lambda pair: (_ratio(estimates[pair[1]], estimates[pair[0]]), pair))
+    return max(ordered, key=lambda pair: (estimates[pair[0]] - estimates[pair[1]], pair))
+
+
+def _describe(pair: tuple[str, str], estimates: dict[str, float], raw: dict[str, float]) -> dict:
+    """The gap and ratio of a pair, of the point estimates and of the raw rates."""
+    high, low = pair
+    return {
+        "gap": estimates[high] - estimates[low],
+        "ratio": _ratio(estimates[low], estimates[high]),
+        "pair": pair,
+        "raw_gap": raw[high] - raw[low],
+        "raw_ratio": _ratio(raw[low], raw[high]),
+    }
 
 
 def _ratio(low: float, high: float) -> float:

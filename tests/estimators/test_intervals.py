@@ -136,12 +136,12 @@ def test_gap_intervals_cover_the_difference(p_a, p_b):
 
 
 def test_intervals_share_one_signature():
-    assert INTERVALS["beta"].group(3, 10, ALPHA, 0.5, 2) == beta_credible(3, 10, ALPHA, 0.5, 2)
+    assert INTERVALS["beta_credible"].group(3, 10, ALPHA, 0.5, 2) == beta_credible(3, 10, ALPHA, 0.5, 2)
     assert INTERVALS["clopper_pearson"].group(3, 10, ALPHA, 0.5, 2) == clopper_pearson(3, 10, ALPHA)
     assert INTERVALS["wilson"].difference(3, 10, 5, 9, ALPHA, 0.5, 2) == newcombe_difference(3, 10, 5, 9, ALPHA)
-    assert INTERVALS["beta"].difference(3, 10, 5, 9, ALPHA, 0.5, 2) == beta_difference(3, 10, 5, 9, ALPHA, 0.5, 2)
+    assert INTERVALS["beta_credible"].difference(3, 10, 5, 9, ALPHA, 0.5, 2) == beta_difference(3, 10, 5, 9, ALPHA, 0.5, 2)
     assert {name: kind.per_difference for name, kind in INTERVALS.items()} == {
-        "beta": beta_difference,
+        "beta_credible": beta_difference,
         "wilson": newcombe_difference,
         "clopper_pearson": clopper_pearson_difference,
     }

@@ -1,0 +1,107 @@
+"""The evidence of a monitor's anytime verdicts: betting tests per pair of groups and confidence sequences per
+constraint and group, fed each group's outcomes in the order their trials opened (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from fairstream.estimators.betting import GapBet, PairQueue
+from fairstream.estimators.opening import OpeningOrder
+from fairstream.estimators.sequence import MeanSequence, rescale
+from fairstream.trials.bucket import FINISHED
+from fairstream.trials.outcomes import TickDelta, TrialOutcome
+from fairstream.verdicts.constraints import ConstraintRule
+
+
+@dataclass
+class AnytimeEvidence:
+    """Closed trials wait in `order` until every trial opened before them has closed (the frontier), then feed the tests.
+
+    Pairs of groups open when both have outcomes released, so which outcomes a pair sees depends on opening times
+    alone: however late, and in whatever outcome-dependent order, labels arrive, each group's k-th outcome is a fresh
+    draw and the betting tests keep their level (see `fairstream.estimators.betting`).
+    """
+
+    epsilon: float
+    """The threshold on the scale the tests see (mean outcomes rescaled to [0, 1])."""
+    measures: bool
+    gap_verdict: bool = True
+    outcome_range: tuple[float, float] | None = None
+    constraints: tuple[ConstraintRule, ...] = ()
+    order: OpeningOrder = field(default_factory=OpeningOrder)
+    released: dict[str, set[str]] = field(default_factory=dict)
+    queues: dict[tuple[str, str, str], PairQueue] = field(default_factory=dict)
+    bets: dict[tuple[str, str, str], GapBet] = field(default_factory=dict)
+    sequences: dict[tuple[str, str], MeanSequence] = field(default_factory=dict)
+    """Per constraint part and group, the confidence sequence of its mean outcome (from the end of its baseline)."""
+    oldest_open: dict[int, int] = field(default_factory=dict)
+    """Per reporter, the earliest opening time of its trials not yet reported (see `Report.oldest_open`)."""
+
+    def hold(self, trial: TrialOutcome) -> None:
+        if trial.cells is not None:
+            cells = [cell for cell in trial.cells if not self.measures or cell[0] == "mean_outcome"]
+            self.order.hold(opened(trial), trial.key, cells)
+
+    def frontier(self, instant: int, pending: Iterable[TickDelta], later: int = FINISHED) -> int:
+        """Every trial that opened before the returned instant has closed by `instant` and been held: the earliest
+        opening among trials still open (each reporter's oldest), among those reported to close after `instant`, and
+        `later` (the tick's trials not yet applied). A function of the event-time stream alone, however reports were
+        batched."""
+        frontier = min(instant + 1, later, *self.oldest_open.values())
+        for delta in pending:
+            for trial in delta.trials:
+                if trial.closed_at > instant:
+                    frontier = min(frontier, opened(trial))
+        return frontier
+
+    def release(self, frontier: int, baselines: Iterable[int]) -> None:
+        """Feed the tests every held trial opened before `frontier`, in opening order; `baselines` are the lengths of
+        the baselines that have ended (a constraint's sequence starts after its baseline)."""
+        ended = set(baselines)
+        for cells in self.order.release(frontier):
+            for part, group, value in cells:
+                if self.measures:
+                    self._follow_mean(group, value[0], ended)  # type: ignore[index]
+                else:
+                    self._bet(part, group, float(value))  # type: ignore[arg-type]
+
+    def bets_of(self, part: str) -> dict[tuple[str, str], GapBet]:
+        return {(a, b): bet for (bet_part, a, b), bet in self.bets.items() if bet_part == part}
+
+    def _follow_mean(self, group: str, outcome: float, ended: set[int]) -> None:
+        """Mean outcomes: the gap's betting tests on the outcome rescaled to [0, 1], and each constraint's sequence."""
+        low, high = self.outcome_range  # type: ignore[misc]
+        if self.gap_verdict:
+            self._bet("mean_outcome", group, rescale(outcome, low, high))
+        for rule in self.constraints:
+            if rule.baseline is None or rule.baseline in ended:
+                self.sequences.setdefault((rule.part, group), MeanSequence(low, high)).update(outcome)
+
+    def _bet(self, part: str, group: str, outcome: float) -> None:
+        """Feed one outcome to the betting test of every pair of released groups it belongs to."""
+        released = self.released.setdefault(part, set())
+        released.add(group)
+        for other in sorted(released):
+            if other == group:
+                continue
+            a, b = sorted((group, other))
+            key = (part, a, b)
+            if key not in self.bets:
+                self.bets[key] = GapBet(self.epsilon)
+                self.queues[key] = PairQueue()
+            for x, y in self.queues[key].push(group == a, outcome):
+                self.bets[key].update(x, y)
+
+
+def opened(trial: TrialOutcome) -> int:
+    """When a trial opened (a trial handed over without it opened and closed at once)."""
+    return trial.closed_at if trial.opened_at is None else trial.opened_at
+
+
+def opened_later(trials: list[TrialOutcome]) -> list[int]:
+    """For each index i of trials in close order, the earliest opening among trials[i:] (FINISHED past the end)."""
+    later = [FINISHED] * (len(trials) + 1)
+    for index in range(len(trials) - 1, -1, -1):
+        later[index] = min(later[index + 1], opened(trials[index]))
+    return later

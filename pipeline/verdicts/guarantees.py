@@ -1,0 +1,56 @@
+"""What a monitor's verdicts guarantee, under which assumptions, and what in its spec weakens that (pure).
+
+`fairstream spec check` prints these lines, so a user reads the error rate a spec buys before running it.
+"""
+
+from __future__ import annotations
+
+from fairstream.spec.models import Spec
+
+
+def guarantee(spec: Spec) -> str:
+    """One sentence: the verdict mode's error rate, over which family, resting on what."""
+    estimator = spec.estimator
+    family = "every part and pair of groups together" if estimator.family == "monitor" else "each part on its own"
+    constraints = spec.metric.constraints
+    certificates = (
+        f"; ELF constraints: a false certificate ≤ Σδ = {sum(c.delta for c in constraints):g}, each δ split over the groups, a baseline's mean bounded as a second sample"
+        if constraints
+        else ""
+    )
+    if estimator.verdict == "point":
+        return f"point verdicts: the MAP gap against ε, no error rate; groups join once they have {spec.evidence_floor} trial(s){certificates}"
+    if estimator.verdict == "confident":
+        if spec.metric.type == "delayed_impact":
+            basis = f"{estimator.bounds.replace('_', ' ')} bounds on each group's mean outcome"
+        elif estimator.interval == "beta_credible":
+            basis = "credible intervals of the Beta posterior under the prior: no frequentist error rate"
+        else:
+            basis = f"{'Newcombe (Wilson)' if estimator.interval == 'wilson' else 'Clopper–Pearson'} intervals of the raw counts, whatever the prior"
+        return f"confident verdicts: false alarm at one fixed look ≤ α = {estimator.alpha:g} over {family}; {basis}; assumes independent trials{certificates}"
+    return (
+        f"anytime verdicts: false alarm at any look, ever, ≤ α = {estimator.alpha:g} over {family} (betting tests, Ville's "
+        "inequality); each group's outcomes enter in the order their trials opened, so labels may arrive late and in an "
+        f"order that depends on the outcome; assumes independent trials whose opening does not depend on their outcome{certificates}"
+    )
+
+
+def warnings(spec: Spec) -> list[str]:
+    """What in the spec weakens its verdicts' guarantee or delays them."""
+    found = []
+    estimator = spec.estimator
+    if estimator.verdict == "confident" and estimator.interval == "beta_credible":
+        found.append(
+            "estimator.interval: beta_credible intervals hold no error rate; with confidence κ the prior counts as κ trials "
+            "and can decide a verdict on a small group; wilson or clopper_pearson keep α"
+        )
+    if estimator.verdict == "confident":
+        found.append("confident verdicts hold at one fixed look; read after every evaluation they raise more false alarms than α (anytime verdicts do not)")
+    if estimator.verdict == "anytime" and spec.trial.close_after is None:
+        found.append(
+            "anytime verdicts take outcomes in opening order: without trial.close_after a trial that never closes holds back "
+            "every trial opened after it; set close_after to bound the wait"
+        )
+    if estimator.verdict != "point" and estimator.family == "part":
+        found.append("estimator.family: part gives each part the whole α: a monitor of k parts may raise a false alarm with probability up to k·α")
+    return found

@@ -1,0 +1,143 @@
+"""A part's record: per-group cells, the gap (or ratio) of the point estimates beside the raw one, the interval and what
+it is for, the level it holds at, and the verdict (pure)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fairstream.estimators.intervals import INTERVALS
+from fairstream.estimators.rate import Rate
+from fairstream.verdicts.judge import GroupInterval, PairLevel, PartVerdict, VerdictRule, judge
+
+FIXED_TIME = "fixed_time"
+"""Every interval published today holds at one fixed time; anytime verdicts rest on their betting tests, not on them."""
+
+
+def rate_part(
+    rates: dict[str, Rate],
+    rule: VerdictRule,
+    *,
+    prior: float | None,
+    confidence: float,
+    interval: str,
+    min_trials: int,
+    level: PairLevel,
+    bets: dict[tuple[str, str], Any] | None = None,
+) -> dict[str, Any]:
+    """One conditional rate per group: the MAP estimate (published as the point), the raw rate and, under confident
+    and anytime verdicts, its interval; the verdict over the groups at the evidence floor.
+
+    Confident verdicts rest on intervals of the raw counts (`interval` names the method); only `beta_credible`
+    intervals are of the posterior under the prior, and then they are for the MAP estimate.
+    """
+    if prior is None and confidence == 0:
+        prior = 0.0  # with κ = 0 the prior has no weight
+    kind = INTERVALS[interval]
+    of_estimate = kind.uses_prior
+    with_intervals = rule.mode != "point"
+    groups: dict[str, Any] = {}
+    estimates: dict[str, float] = {}
+    raw: dict[str, float] = {}
+    for group in sorted(rates):
+        rate = rates[group]
+        if rate.trials <= 0:
+            continue
+        estimate = rate.get(prior, confidence) if prior is not None else None
+        cell: dict[str, Any] = {"estimate": estimate, "rate": rate.hits / rate.trials, "hits": rate.hits, "trials": rate.trials}
+        if with_intervals and prior is not None:
+            cell["interval"] = list(kind.group(rate.hits, rate.trials, rule.alpha, prior, confidence))
+            cell["interval_of"] = "estimate" if of_estimate else "rate"
+        groups[group] = cell
+        if rate.trials < min_trials:
+            cell["below_floor"] = True
+        elif estimate is not None:
+            estimates[group] = estimate
+            raw[group] = cell["rate"]
+    if rule.mode == "point" or prior is None:
+        verdict = judge(rule if prior is not None else VerdictRule(threshold=rule.threshold), estimates, raw=raw)
+    elif rule.mode == "anytime":
+        verdict = judge(rule, estimates, raw=raw, level=level, bets=bets or {})
+    else:
+
+        def difference(high: str, low: str, alpha: float) -> tuple[float, float]:
+            a, b = rates[high], rates[low]
+            return kind.difference(a.hits, a.trials, b.hits, b.trials, alpha, prior, confidence)
+
+        def group_interval(group: str, alpha: float) -> tuple[float, float]:
+            return kind.group(rates[group].hits, rates[group].trials, alpha, prior, confidence)
+
+        verdict = judge(rule, estimates, raw=raw, level=level, difference=difference, group_interval=group_interval)
+    body = part_body(groups, verdict, rule)
+    if rule.mode == "confident":
+        interval_of = ("ratio" if rule.ratio else "gap") if of_estimate else ("raw_ratio" if rule.ratio else "raw_gap")
+        describe_interval(body, verdict, interval_of)
+    return body
+
+
+def describe_interval(body: dict[str, Any], verdict: PartVerdict, interval_of: str) -> None:
+    """Name what a confident verdict's interval is for, or say why there is none."""
+    body["interval"] = list(verdict.interval) if verdict.interval is not None else None
+    body["interval_of"] = interval_of
+    if verdict.interval is None:
+        body["interval_reason"] = "fewer than two groups at the evidence floor"
+
+
+def measure_verdict(rule: VerdictRule, estimates: dict[str, float], level: PairLevel, group_bounds: GroupInterval | None) -> PartVerdict:
+    """The verdict on mean outcomes: confident ones from the two groups' bounds at half the pair's level each."""
+    if rule.mode != "confident" or group_bounds is None:
+        return judge(rule, estimates, level=level)
+
+    def difference(high: str, low: str, alpha: float) -> tuple[float, float]:
+        low_a, high_a = group_bounds(high, alpha / 2)
+        low_b, high_b = group_bounds(low, alpha / 2)
+        return low_a - high_b, high_a - low_b
+
+    return judge(rule, estimates, level=level, difference=difference)
+
+
+def standardized_part(strata: dict[str, Any], rule: VerdictRule, min_trials: int) -> dict[str, Any]:
+    """Conditional statistical parity over all strata at once: each group's rate in each stratum, weighted by the
+    stratum's share of all trials (direct standardization), so groups are compared as if spread alike over strata.
+    A point verdict, whatever the monitor's mode: it takes no share of the error budget."""
+    sizes = {part: sum(cell["trials"] for cell in body["groups"].values()) for part, body in strata.items()}
+    total = sum(sizes.values())
+    weighted: dict[str, float] = {}
+    weights: dict[str, float] = {}
+    trials: dict[str, int] = {}
+    for part, body in strata.items():
+        for group, cell in body["groups"].items():
+            if cell["estimate"] is None or cell["trials"] < min_trials:
+                continue
+            share = sizes[part] / total
+            weighted[group] = weighted.get(group, 0.0) + share * cell["estimate"]
+            weights[group] = weights.get(group, 0.0) + share
+            trials[group] = trials.get(group, 0) + cell["trials"]
+    estimates = {group: weighted[group] / weights[group] for group in sorted(weighted)}
+    groups = {group: {"estimate": estimates[group], "trials": trials[group], "weight": weights[group]} for group in estimates}
+    point = VerdictRule(threshold=rule.threshold, hysteresis=rule.hysteresis)
+    return {**part_body(groups, judge(point, estimates), point), "verdict": "point"}
+
+
+def part_body(groups: dict[str, Any], verdict: PartVerdict, rule: VerdictRule) -> dict[str, Any]:
+    """A part's record: per-group cells, the gap (or ratio) of the point estimates and the raw one, the pair, the
+    verdict (with the hysteresis margin of its recovery, where the spec sets one), the pair's level and its evidence."""
+    body: dict[str, Any] = {
+        "groups": groups,
+        "gap": verdict.gap,
+        "ratio": verdict.ratio,
+        "pair": list(verdict.pair) if verdict.pair else None,
+        "raw_gap": verdict.raw_gap,
+        "raw_ratio": verdict.raw_ratio,
+        "threshold": rule.threshold,
+        "violated": verdict.violated,
+        "clear": verdict.clear,
+    }
+    if rule.hysteresis:
+        body["hysteresis"] = rule.hysteresis
+    if verdict.alpha is not None:
+        body["alpha"] = verdict.alpha
+    if verdict.log_wealth is not None:
+        body["log_wealth"] = verdict.log_wealth
+    if rule.mode != "point" and any("interval" in cell for cell in groups.values()):
+        body["interval_validity"] = FIXED_TIME
+    return body
