@@ -1,6 +1,7 @@
-"""ELF's delayed-impact constraints: per group a one-sided 1 − δ bound on the mean outcome (Student t or Hoeffding)
-certifies E[outcome | group] ≥ τ (or ≤ τ), τ fixed or each group's own baseline mean; a group its bound cannot certify
-alerts once. Checked against scipy, the Hoeffding closed form and a pandas computation of every day."""
+"""ELF's delayed-impact constraints: per group a one-sided bound on the mean outcome (Student t or Hoeffding) at the
+group's share of δ (δ/2 each for the two listed groups) certifies E[outcome | group] ≥ τ (or ≤ τ), τ fixed or each
+group's own baseline mean, itself bounded as a second sample; a group its bound cannot certify alerts once. Checked
+against scipy, the Hoeffding closed form and a pandas computation of every day."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def write_spec(folder, constraints, **metric):
         "input": {"time": "time", "key": "id", "kind": "event", "kinds": {"LOAN": {"group": "str", "repaid": "float"}}},
         "trial": {"close_on": ["LOAN"]},
         "variables": {"group": {"first": "LOAN", "field": "group"}, "repaid": {"first": "LOAN", "field": "repaid"}},
-        "metric": {"type": "delayed_impact", "group": "group", "outcome": "repaid", "constraints": constraints, **metric},
+        "metric": {"type": "delayed_impact", "group": "group", "outcome": "repaid", "constraints": constraints, "groups": ["a", "b"], **metric},
         "estimator": {"outcome_range": [0, 1]},
         "evaluate": {"every": "1d"},
         "publish": {"min_cell": 1},
@@ -71,7 +72,7 @@ def test_every_day_each_group_bound_and_certificate_equal_scipy(loans, tmp_path)
     assert [r["event_time"][:10] for r in records] == [t.strftime("%Y-%m-%d") for t in sorted(frame.tick.unique())]
     for record in records:
         closed = frame[frame.tick <= pd.Timestamp(record["event_time"][:19])]
-        for part, delta, lower in (("mean_outcome>=0.6", 0.05, t_lower), ("hoeffding_0_6", 0.2, hoeffding_lower)):
+        for part, delta, lower in (("mean_outcome>=0.6", 0.05 / 2, t_lower), ("hoeffding_0_6", 0.2 / 2, hoeffding_lower)):
             body = record["parts"][part]
             for group, values in closed.groupby("group").repaid:
                 cell = body["groups"][group]
@@ -95,7 +96,7 @@ def test_one_alert_per_group_when_its_constraint_turns_uncertified_and_one_when_
         for group, values in sorted(closed.groupby("group").repaid):
             if len(values) < FLOOR:
                 continue
-            failing = t_lower(values, 0.05) < 0.6
+            failing = t_lower(values, 0.05 / 2) < 0.6
             if failing != state.get(group, False):
                 state[group] = failing
                 expected.append(("fairness.violation" if failing else "fairness.recovered", pd.Timestamp(tick).strftime("%Y-%m-%d"), group))
@@ -117,12 +118,16 @@ def test_a_baseline_tau_is_each_groups_mean_over_the_baseline_and_the_rest_is_ju
     body = records[-1]["parts"]["mean_outcome<=baseline(10d)"]
     for group, values in after.groupby("group").repaid:
         cell = body["groups"][group]
-        tau = baseline[baseline.group == group].repaid.mean()
-        upper = values.mean() + stats.t.ppf(0.9, len(values) - 1) * values.std(ddof=1) / math.sqrt(len(values))
+        before = baseline[baseline.group == group].repaid
+        tau = before.mean()
+        # δ = 0.1, half to each listed group, and each half split again between the later mean and the baseline's
+        upper = values.mean() + stats.t.ppf(1 - 0.025, len(values) - 1) * values.std(ddof=1) / math.sqrt(len(values))
+        tau_lower = tau - stats.t.ppf(1 - 0.025, len(before) - 1) * before.std(ddof=1) / math.sqrt(len(before))
         assert cell["tau"] == pytest.approx(tau, abs=1e-12)
         assert cell["estimate"] == pytest.approx(values.mean(), abs=1e-9)
         assert cell["bound"] == pytest.approx(upper, rel=1e-6)
-        assert cell["certified"] == (upper <= tau)
+        assert cell["tau_bound"] == pytest.approx(tau_lower, rel=1e-6)
+        assert cell["certified"] == (upper <= tau_lower)
     assert body["failing"] == ["a", "b"]  # b rose above its baseline; a stayed at it, which a bound cannot certify as "no higher"
     before = [r for r in records if r["event_time"] < (first + pd.Timedelta(days=10)).strftime("%Y-%m-%d")]
     assert all(c["tau"] is None for r in before for c in r["parts"]["mean_outcome<=baseline(10d)"]["groups"].values())
@@ -144,7 +149,8 @@ def test_bad_constraints_fail_at_load(tmp_path, constraints, metric, message):
 
 def test_anytime_verdicts_bet_on_the_rescaled_gap_and_certify_by_confidence_sequences(loans, tmp_path):
     """The gap verdict is the betting test on k-th-with-k-th pairs of outcomes (log-wealth as `log_wealth_paths` computes
-    it from the data); each constraint's bound is the group's confidence sequence fed its outcomes in close order."""
+    it from the data); each constraint's bound is the group's confidence sequence fed its outcomes in opening order
+    (here each loan opens and closes at once), at the group's share of δ."""
     from fairstream.estimators.betting import log_wealth_paths
     from fairstream.estimators.sequence import MeanSequence
 
@@ -173,6 +179,6 @@ def test_anytime_verdicts_bet_on_the_rescaled_gap_and_certify_by_confidence_sequ
         for x in values:
             sequence_.update(float(x))
         cell = final["mean_outcome>=0.6"]["groups"][group]
-        assert cell["bound"] == pytest.approx(sequence_.bounds(0.1)[0], abs=1e-12)
-        assert cell["certified"] == (sequence_.bounds(0.1)[0] >= 0.6)
+        assert cell["bound"] == pytest.approx(sequence_.bounds(0.05)[0], abs=1e-12)
+        assert cell["certified"] == (sequence_.bounds(0.05)[0] >= 0.6)
     assert final["mean_outcome>=0.6"]["constraint"]["bound"] == "betting"

@@ -1,6 +1,6 @@
 """A seeded stream of hiring decisions, one independent trial per applicant, for `specs/hiring_demographic_parity.yaml`.
 
-Each applicant is male or female with probability 1/2 and is hired with the probability of their
+Each applicant is male or female with probability 1/2 (or a given share) and is hired with the probability of their
 gender, independently of everyone else: the setting of the RTLola hiring experiment (TACAS 2025),
 where equal probabilities are fair and 0.5 vs. 0.2 violates demographic parity.
 """
@@ -22,8 +22,11 @@ START = datetime(2024, 1, 1, tzinfo=UTC)
 GENDERS = ("male", "female")
 
 
-def hiring_decisions(n: int, p_male: float, p_female: float, seed: int, *, start: datetime = START) -> list[dict[str, Any]]:
-    """`n` DECISION events (`id`, `time`, `gender`, `hired`), one a minute from `start`; the same arguments give the same list.
+def hiring_decisions(
+    n: int, p_male: float, p_female: float, seed: int, *, start: datetime = START, share_male: float = 0.5
+) -> list[dict[str, Any]]:
+    """`n` DECISION events (`id`, `time`, `gender`, `hired`), one a minute from `start`, each applicant male with
+    probability `share_male`; the same arguments give the same list.
 
     The first k decisions do not depend on `n`: a seed's stream grows, it is not redrawn.
 
@@ -34,7 +37,7 @@ def hiring_decisions(n: int, p_male: float, p_female: float, seed: int, *, start
         if not 0 <= p <= 1:
             raise ValueError(f"{name} is a probability in [0, 1]; got {p}")
     draws = np.random.default_rng(seed).random((n, 2))  # one row per applicant, so a shorter stream is a prefix of a longer one
-    male = draws[:, 0] < 0.5
+    male = draws[:, 0] < share_male
     hired = draws[:, 1] < np.where(male, p_male, p_female)
     origin = int(start.timestamp()) * SECOND
     return [

@@ -7,6 +7,7 @@ import click
 from fairstream.cli.bench_database import database
 from fairstream.cli.bench_detection import detection
 from fairstream.cli.bench_evidence import evidence
+from fairstream.cli.bench_guarantees import guarantees
 from fairstream.cli.bench_hiring import hiring
 from fairstream.cli.bench_kafka import kafka
 from fairstream.cli.bench_means import means
@@ -20,5 +21,5 @@ def bench() -> None:
     """Measure throughput and detection behaviour."""
 
 
-for command in (throughput, scale, kafka, database, hiring, detection, evidence, means, shield):
+for command in (throughput, scale, kafka, database, hiring, detection, guarantees, evidence, means, shield):
     bench.add_command(command)

@@ -42,10 +42,12 @@ def print_summary(estimates: list[dict[str, Any]], alerts: list[dict[str, Any]],
     violations = first_violations(estimates)
     if violations:
         measure = "ratio then" if tests_ratio(estimates[-1]["metric"]) else "gap then"
+        if estimates[-1]["verdict"] != "point" and estimates[-1]["metric"] not in ("delayed_impact", "benefit_rate"):
+            measure = f"raw {measure}"  # the tests rest on the raw counts; the MAP point is in the records
         evidence = any(v.evidence for v in violations)
         console.table(
             f"First violation per part and pair of groups ({estimates[-1]['verdict']} verdicts"
-            + ("; constraints at their own δ" if any("constraint" in body for body in estimates[-1]["parts"].values()) else "")
+            + ("; each constraint's δ split over its groups" if any("constraint" in body for body in estimates[-1]["parts"].values()) else "")
             + ")",
             ["part", "higher", "lower", "first violated", measure, *(["evidence"] if evidence else [])],
             [(v.part, v.high, v.low, v.event_time[:10], v.value, *([v.evidence or ""] if evidence else [])) for v in violations],

@@ -127,7 +127,8 @@ def _part_view(name: str, every: list[dict[str, Any]], kept: list[dict[str, Any]
     groups = sorted({group for _, body in rows if body for group in body["groups"]})
     latest = next(body for body in (record["parts"].get(name) for record in reversed(every)) if body)
     ratio = tests_ratio(every[-1]["metric"])
-    measure = "ratio" if ratio else "gap"
+    measure = latest.get("interval_of") or ("ratio" if ratio else "gap")  # the gap an interval is for: the raw one of confident verdicts
+    point = next((cell.get("interval_of") for cell in latest["groups"].values() if cell.get("interval_of")), "estimate")
 
     def cell(body: dict[str, Any] | None, group: str, key: str) -> Any:
         value = ((body or {}).get("groups", {}).get(group) or {}).get(key)
@@ -144,7 +145,7 @@ def _part_view(name: str, every: list[dict[str, Any]], kept: list[dict[str, Any]
         "times": [time for time, _ in rows],
         "groups": {
             group: {
-                "estimate": [cell(body, group, "estimate") for _, body in rows],
+                "estimate": [cell(body, group, point) for _, body in rows],
                 "low": [interval(body, group, 0) for _, body in rows],
                 "high": [interval(body, group, 1) for _, body in rows],
                 "trials": [cell(body, group, "trials") for _, body in rows],
@@ -153,8 +154,8 @@ def _part_view(name: str, every: list[dict[str, Any]], kept: list[dict[str, Any]
         },
         "measure": measure,
         "values": [(body or {}).get(measure) for _, body in rows],
-        "value_low": [((body or {}).get("interval") or [None, None])[0] if measure == "gap" else None for _, body in rows],
-        "value_high": [((body or {}).get("interval") or [None, None])[1] if measure == "gap" else None for _, body in rows],
+        "value_low": [((body or {}).get("interval") or [None, None])[0] if measure.endswith("gap") else None for _, body in rows],
+        "value_high": [((body or {}).get("interval") or [None, None])[1] if measure.endswith("gap") else None for _, body in rows],
         "threshold": threshold,
         "clear_line": None if not hysteresis or threshold is None else threshold + hysteresis if ratio else threshold - hysteresis,
         "violated_periods": violated_periods([(record["event_time"], (record["parts"].get(name) or {}).get("violated")) for record in every]),
@@ -192,6 +193,8 @@ def alert_row(alert: dict[str, Any]) -> dict[str, Any]:
         "pair": alert.get("pair") or ([alert["group"]] if alert.get("group") else []),
         "gap": alert.get("gap"),
         "ratio": alert.get("ratio"),
+        "raw_gap": alert.get("raw_gap"),
+        "raw_ratio": alert.get("raw_ratio"),
         "verdict": _verdict_of(alert),
     }
 

@@ -125,12 +125,14 @@ def _series(name: str, rows: list[tuple[datetime, dict[str, Any]]], ratio: bool 
         return {g: [_number(body["groups"].get(g, {}).get(field)) for body in bodies] for g in groups}
 
     constraint = "constraint" in bodies[-1]  # no gap: each group's bound on g against 0
+    named = next((body["interval_of"] for body in bodies if body.get("interval_of")), None)  # the gap an interval is for
+    point = next((cell["interval_of"] for body in bodies for cell in body["groups"].values() if cell.get("interval_of")), "estimate")
     return PartSeries(
         name=name,
         times=[moment for moment, _ in rows],
-        estimates=per_group("estimate"),
+        estimates=per_group(point),
         trials=_published_trials(bodies, groups),
-        gaps=[math.nan if constraint else _number(body["ratio" if ratio else "gap"]) for body in bodies],
+        gaps=[math.nan if constraint else _number(body[named or ("ratio" if ratio else "gap")]) for body in bodies],
         violated=[bool(body["violated"]) for body in bodies],
         threshold=0.0 if constraint else bodies[-1]["threshold"],
         intervals=[tuple(body["interval"]) if body.get("interval") else (math.nan, math.nan) for body in bodies],

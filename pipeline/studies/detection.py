@@ -1,14 +1,18 @@
-"""False alarms and detection delay of the hiring monitor under each verdict mode: point, confident, anytime.
+"""False alarms and detection delay of the hiring monitor under each verdict mode, against an oracle.
 
-The same seeded streams go through the monitor once per mode. On fair streams (both genders hired with
-probability 0.5) every violation alert is a false alarm; on unfair ones (0.5 vs. 0.2) the delay is the
-number of decisions until the first alert. Point verdicts compare the MAP gap with ε after every decision
-and fire on noise; a confident verdict holds at level α at one fixed time, so its guarantee covers the
-last decision, not every look; an anytime verdict holds at level α however often it is read.
+The same seeded streams go through the monitor once per mode, at each ratio of group sizes. On fair streams (both
+genders hired with probability 0.5) every violation alert is a false alarm; on unfair ones (0.5 vs. 0.2) the delay is
+the number of decisions until the first alert. Point verdicts compare the MAP gap with ε after every decision and
+fire on noise; a confident verdict holds at level α at one fixed time, so its guarantee covers the last decision, not
+every look; an anytime verdict holds at level α however often it is read.
+
+The oracle knows the effect size: a fixed-sample two-sided z test of the gap against ε at level α (α/2 a side) that
+reaches power 0.8 needs `oracle_decisions` decisions; a sequential monitor that knows nothing pays for not knowing.
 """
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -18,6 +22,7 @@ from functools import partial
 from typing import Any
 
 import numpy as np
+from scipy import stats
 
 from fairstream.connectors.synthetic.hiring import hiring_decisions
 from fairstream.spec.plan import Plan
@@ -26,6 +31,9 @@ from fairstream.studies.runs import monitor_records
 from fairstream.verdicts.judge import Mode
 
 MODES: tuple[Mode, ...] = ("point", "confident", "anytime")
+RATIOS: tuple[tuple[int, int], ...] = ((1, 1), (1, 4))
+"""Group sizes male : female."""
+POWER = 0.8
 
 Scenario = tuple[float, float]
 """Hire probabilities (male, female) of a stream: `FAIR` or `UNFAIR`."""
@@ -34,11 +42,27 @@ PRIOR = 0.5
 """Prior mean of each gender's hire rate, as in the hiring spec."""
 
 
+def oracle_decisions(rates: Scenario, share: float, threshold: float, alpha: float, power: float = POWER) -> float:
+    """Decisions a fixed-sample z test of gap ≤ ε (two-sided, α/2 a side) needs for `power` at the true rates.
+
+    n = (z_{1−α/2} + z_{power})² · (p_a(1 − p_a)/s + p_b(1 − p_b)/(1 − s)) / (|p_a − p_b| − ε)², s the first group's share.
+
+    >>> round(oracle_decisions((0.5, 0.2), 0.5, 0.1, 0.05))
+    161
+    """
+    (p_a, p_b), effect = rates, abs(rates[0] - rates[1]) - threshold
+    if effect <= 0:
+        raise ValueError(f"the gap {abs(p_a - p_b):g} is not beyond the threshold {threshold:g}: no test has power there")
+    z = stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)
+    return float(z**2 * (p_a * (1 - p_a) / share + p_b * (1 - p_b) / (1 - share)) / effect**2)
+
+
 @dataclass(frozen=True)
 class ModeSummary:
-    """One verdict mode over every seed: false alarms on the fair streams, detection delay on the unfair ones."""
+    """One verdict mode at one ratio of group sizes over every seed: false alarms on fair streams, delay on unfair ones."""
 
     mode: Mode
+    ratio: tuple[int, int]
     seeds: int
     fair_alarmed: int
     """Fair runs with at least one violation alert."""
@@ -50,6 +74,8 @@ class ModeSummary:
     delay_p10: float | None
     delay_p90: float | None
     """Decisions until the first violation alert, over the unfair runs that raise one (linear interpolation); None when none does."""
+    oracle: float
+    """Decisions the oracle z test needs (see `oracle_decisions`)."""
 
     @property
     def false_alarm_rate(self) -> float:
@@ -59,10 +85,23 @@ class ModeSummary:
     def false_alarm_rate_at_end(self) -> float:
         return self.fair_violated_at_end / self.seeds
 
+    @property
+    def false_alarm_error(self) -> float:
+        """The Monte Carlo standard error of the false-alarm rate."""
+        return _standard_error(self.false_alarm_rate, self.seeds)
+
+    @property
+    def false_alarm_error_at_end(self) -> float:
+        return _standard_error(self.false_alarm_rate_at_end, self.seeds)
+
+    @property
+    def delay_over_oracle(self) -> float | None:
+        return None if self.delay_median is None else self.delay_median / self.oracle
+
 
 @dataclass(frozen=True)
 class DetectionStudy:
-    """The settings of the study and one summary per verdict mode, in the order of `MODES`."""
+    """The settings of the study and one summary per ratio and verdict mode, ratios in the order of `RATIOS`."""
 
     seeds: int
     decisions: int
@@ -72,12 +111,13 @@ class DetectionStudy:
     modes: tuple[ModeSummary, ...]
 
 
-def summarize_mode(mode: Mode, fair: Sequence[Run], unfair: Sequence[Run]) -> ModeSummary:
-    """Condense one mode's runs (one fair and one unfair run per seed)."""
+def summarize_mode(mode: Mode, ratio: tuple[int, int], fair: Sequence[Run], unfair: Sequence[Run], oracle: float) -> ModeSummary:
+    """Condense one mode's runs at one ratio (one fair and one unfair run per seed)."""
     delays = [run.first_trigger for run in unfair if run.first_trigger is not None]
     p10, median, p90 = (float(q) for q in np.percentile(delays, [10, 50, 90])) if delays else (None, None, None)
     return ModeSummary(
         mode=mode,
+        ratio=ratio,
         seeds=len(fair),
         fair_alarmed=sum(run.triggers > 0 for run in fair),
         fair_violated_at_end=sum(run.onset is not None for run in fair),
@@ -85,6 +125,7 @@ def summarize_mode(mode: Mode, fair: Sequence[Run], unfair: Sequence[Run]) -> Mo
         delay_median=median,
         delay_p10=p10,
         delay_p90=p90,
+        oracle=oracle,
     )
 
 
@@ -95,33 +136,40 @@ def run_detection(
     confidence: float = 24.0,
     threshold: float = 0.1,
     alpha: float = 0.05,
+    ratios: Sequence[tuple[int, int]] = RATIOS,
     workers: int = 1,
     on_run: Callable[[Mode, Run], None] | None = None,
 ) -> DetectionStudy:
-    """Monitor a fair and an unfair stream of `decisions` decisions for each seed in 0..seeds-1 under every mode.
-
-    Intervals are the default for κ (beta when κ > 0, wilson at κ = 0). `workers` > 1 spreads the seeds over
-    that many processes; the result is the same. `on_run` sees each finished run with its mode, seed by seed.
-    """
+    """Monitor a fair and an unfair stream of `decisions` decisions for each seed in 0..seeds-1 and each ratio of group
+    sizes under every mode, with the spec's default intervals. `workers` > 1 spreads the seeds over that many processes;
+    the result is the same. `on_run` sees each finished run with its mode."""
     plans = {mode: hiring_plan(confidence=confidence, threshold=threshold, prior=PRIOR, verdict=mode, alpha=alpha) for mode in MODES}
-    runs: dict[tuple[Mode, Scenario], list[Run]] = {(mode, scenario): [] for mode in MODES for scenario in (FAIR, UNFAIR)}
-    with _seed_mapper(workers) as map_seeds:
-        for seed_runs in map_seeds(partial(_monitor_seed, plans, decisions), range(seeds)):
-            for mode, scenario, run in seed_runs:
-                runs[mode, scenario].append(run)
-                if on_run is not None:
-                    on_run(mode, run)
-    summaries = tuple(summarize_mode(mode, runs[mode, FAIR], runs[mode, UNFAIR]) for mode in MODES)
-    return DetectionStudy(seeds, decisions, confidence, threshold, alpha, summaries)
+    summaries = []
+    for ratio in ratios:
+        share = ratio[0] / sum(ratio)
+        runs: dict[tuple[Mode, Scenario], list[Run]] = {(mode, scenario): [] for mode in MODES for scenario in (FAIR, UNFAIR)}
+        with _seed_mapper(workers) as map_seeds:
+            for seed_runs in map_seeds(partial(_monitor_seed, plans, decisions, share), range(seeds)):
+                for mode, scenario, run in seed_runs:
+                    runs[mode, scenario].append(run)
+                    if on_run is not None:
+                        on_run(mode, run)
+        oracle = oracle_decisions(UNFAIR, share, threshold, alpha)
+        summaries.extend(summarize_mode(mode, tuple(ratio), runs[mode, FAIR], runs[mode, UNFAIR], oracle) for mode in MODES)
+    return DetectionStudy(seeds, decisions, confidence, threshold, alpha, tuple(summaries))
 
 
-def _monitor_seed(plans: dict[Mode, Plan], decisions: int, seed: int) -> list[tuple[Mode, Scenario, Run]]:
+def _monitor_seed(plans: dict[Mode, Plan], decisions: int, share: float, seed: int) -> list[tuple[Mode, Scenario, Run]]:
     """Every mode's run over the seed's fair and unfair streams."""
     seed_runs = []
     for scenario in (FAIR, UNFAIR):
-        events = hiring_decisions(decisions, *scenario, seed=seed)
+        events = hiring_decisions(decisions, *scenario, seed=seed, share_male=share)
         seed_runs.extend((mode, scenario, summarize_run(seed, monitor_records(plan, events))) for mode, plan in plans.items())
     return seed_runs
+
+
+def _standard_error(rate: float, runs: int) -> float:
+    return math.sqrt(rate * (1 - rate) / runs) if runs else math.nan
 
 
 @contextmanager

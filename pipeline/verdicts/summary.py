@@ -71,7 +71,7 @@ def first_violations(estimates: Iterable[dict[str, Any]]) -> list[FirstViolation
                 continue
             high, low = body["pair"]
             if (part, high, low) not in found:
-                value = body["ratio"] if ratio else body["gap"]
+                value = body[_rested_on(record, ratio)]
                 found[(part, high, low)] = FirstViolation(part, high, low, record["event_time"], value, _evidence(body, ratio))
     return sorted(found.values(), key=lambda v: (v.event_time, v.part, v.high, v.low))
 
@@ -88,6 +88,12 @@ def _first_failure(found: dict[tuple[str, ...], FirstViolation], event_time: str
     high, low = (tau, group) if at_least else (group, tau)
     if (part, group) not in found:
         found[(part, group)] = FirstViolation(part, high, low, event_time, value, evidence)
+
+
+def _rested_on(record: dict[str, Any], ratio: bool) -> str:
+    """The gap (or ratio) a verdict rests on: the MAP one for point verdicts, the raw one for the tests of the others."""
+    name = "ratio" if ratio else "gap"
+    return name if record.get("verdict", "point") == "point" or record["metric"] in ("delayed_impact", "benefit_rate") else f"raw_{name}"
 
 
 def _evidence(body: dict[str, Any], ratio: bool) -> str | None:

@@ -5,7 +5,10 @@ are checked against the two seminar specs in `tests/test_metrics_list.py`.)"""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import yaml
 
 from fairstream.connectors.files import write_jsonl
 from fairstream.connectors.synthetic.hiring import hiring_decisions
@@ -14,16 +17,24 @@ from tests.conftest import SPECS
 from tests.helpers import anonymous
 
 
-def assert_same_records(written: str, short: str, input_path, tmp_path) -> None:
+def assert_same_records(written: str, short: str | Path, input_path, tmp_path) -> list[dict]:
     ours = run_file(SPECS / f"{written}.yaml", input_path, tmp_path / written)
-    theirs = run_file(SPECS / f"{short}.yaml", input_path, tmp_path / short)
+    theirs = run_file(short if isinstance(short, Path) else SPECS / f"{short}.yaml", input_path, tmp_path / "short")
     for family in ("estimates.jsonl", "alerts.jsonl"):
         assert theirs.read(family), family
         assert list(map(anonymous, ours.read(family))) == list(map(anonymous, theirs.read(family))), family
+    return ours.read("alerts.jsonl")
 
 
 def test_the_rtlola_compas_monitor_gives_the_records_of_the_compas_spec(compas_csv, tmp_path):
-    assert_same_records("rtlola_compas_equalized_odds", "compas_equalized_odds", compas_csv, tmp_path)
+    """Without an evidence floor, as RTLola judges a group from its first trial: the first alert is the paper's,
+    Asian vs Caucasian on 2015-01-10, from 2 Asian trials the prior lifted."""
+    short = yaml.safe_load((SPECS / "compas_equalized_odds.yaml").read_text())
+    short["estimator"]["min_trials"] = 1
+    (tmp_path / "short.yaml").write_text(yaml.safe_dump(short))
+    alerts = assert_same_records("rtlola_compas_equalized_odds", tmp_path / "short.yaml", compas_csv, tmp_path)
+    first = alerts[0]
+    assert (first["event_time"][:10], first["pair"]) == ("2015-01-10", ["Asian", "Caucasian"])
 
 
 @pytest.mark.parametrize("p_female", [0.2, 0.5])

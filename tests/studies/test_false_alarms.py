@@ -17,13 +17,15 @@ from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 from typing import Any
 
+import numpy as np
 import pytest
+from scipy import stats
 
 from fairstream.connectors.synthetic.hiring import hiring_decisions
 from fairstream.events import RawRecord
 from fairstream.monitor import Monitor, MonitorConfig
 from fairstream.spec.plan import Plan
-from fairstream.studies.detection import MODES, run_detection
+from fairstream.studies.detection import MODES, oracle_decisions, run_detection
 from fairstream.studies.hiring import FAIR, PART, UNFAIR, hiring_plan
 from fairstream.studies.runs import monitor_records, unsuppressed
 from fairstream.timefmt import ceil_to
@@ -109,7 +111,7 @@ def test_anytime_verdicts_do_not_depend_on_the_interval_kind():
             for r in direct_records(plan, events)
         ]
 
-    beta, wilson = plan_of("anytime"), plan_of("anytime", interval="wilson")
+    beta, wilson = plan_of("anytime", interval="beta_credible"), plan_of("anytime", interval="wilson")
     for seed in range(5):
         for scenario in (FAIR, UNFAIR):
             events = hiring_decisions(300, *scenario, seed=seed)
@@ -157,7 +159,7 @@ def test_one_daily_evaluation_judges_the_last_decision_as_the_flow_does():
 
 @pytest.mark.parametrize("seeds", [5, pytest.param(50, marks=[pytest.mark.slow, pytest.mark.timeout(900)])])
 def test_confident_and_anytime_verdicts_detect_every_unfair_stream_and_point_verdicts_raise_more_false_alarms(seeds):
-    study = run_detection(seeds, 1000, confidence=KAPPA, threshold=EPSILON, alpha=ALPHA, workers=2)
+    study = run_detection(seeds, 1000, confidence=KAPPA, threshold=EPSILON, alpha=ALPHA, ratios=[(1, 1)], workers=2)
     modes = {summary.mode: summary for summary in study.modes}
     assert modes["confident"].unfair_missed == modes["anytime"].unfair_missed == 0
     assert modes["point"].fair_alarmed > max(modes["confident"].fair_alarmed, modes["anytime"].fair_alarmed)
@@ -165,3 +167,16 @@ def test_confident_and_anytime_verdicts_detect_every_unfair_stream_and_point_ver
 
 def test_the_study_is_the_same_on_one_process_or_two():
     assert run_detection(3, 150, workers=1) == run_detection(3, 150, workers=2)
+
+
+def test_the_oracle_needs_the_decisions_a_simulated_z_test_needs_for_power_0_8():
+    """The closed form against a simulation of the z test it describes, at 1:1 and 1:4."""
+    rng = np.random.default_rng(5)
+    for share in (0.5, 0.2):
+        n = round(oracle_decisions(UNFAIR, share, EPSILON, ALPHA))
+        n_a = rng.binomial(n, share, 20000)
+        n_b = n - n_a
+        p_a, p_b = rng.binomial(n_a, UNFAIR[0]) / n_a, rng.binomial(n_b, UNFAIR[1]) / n_b
+        se = np.sqrt(UNFAIR[0] * (1 - UNFAIR[0]) / n_a + UNFAIR[1] * (1 - UNFAIR[1]) / n_b)
+        power = np.mean((p_a - p_b - EPSILON) / se > stats.norm.ppf(1 - ALPHA / 2))
+        assert power == pytest.approx(0.8, abs=0.02)

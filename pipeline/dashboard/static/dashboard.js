@@ -72,7 +72,7 @@ function gapTraces(part, alerts) {
     traces.push({ x: part.times, y: part.value_low, mode: "lines", line: { width: 0 }, hoverinfo: "skip", showlegend: false });
     traces.push({ x: part.times, y: part.value_high, mode: "lines", line: { width: 0 }, fill: "tonexty", fillcolor: "rgba(0,0,0,0.12)", name: "interval of the gap", hoverinfo: "skip" });
   }
-  traces.push({ x: part.times, y: part.values, mode: "lines", name: part.measure === "ratio" ? "ratio (min / max)" : "gap (max − min)", line: { color: "#1b1b1b", width: 2 } });
+  traces.push({ x: part.times, y: part.values, mode: "lines", name: part.measure.endsWith("ratio") ? `${part.measure.replace("_", " ")} (min / max)` : `${part.measure.replace("_", " ")} (max − min)`, line: { color: "#1b1b1b", width: 2 } });
   const span = [part.times[0], part.times[part.times.length - 1]];
   if (part.threshold !== null) {
     traces.push({ x: span, y: [part.threshold, part.threshold], mode: "lines", name: "threshold", line: { color: BAD, dash: "dash", width: 2 }, hoverinfo: "skip" });
@@ -85,7 +85,7 @@ function gapTraces(part, alerts) {
     const chosen = mine.filter((alert) => alert.type === type);
     if (!chosen.length) continue;
     traces.push({
-      x: chosen.map((alert) => alert.event_time), y: chosen.map((alert) => (part.measure === "ratio" ? alert.ratio : alert.gap)),
+      x: chosen.map((alert) => alert.event_time), y: chosen.map((alert) => alert[part.measure]),
       text: chosen.map((alert) => `${(alert.pair || []).join(" vs ")} · ${alert.alert_id}`), mode: "markers", name: label,
       marker: { symbol, size: 11, color, line: { color: "#fff", width: 1 } }, hovertemplate: "%{text}<extra></extra>",
     });
@@ -121,7 +121,7 @@ function drawPart(container, monitor, part) {
   const estimates = block.querySelector(`#estimates-${CSS.escape(key)}`);
   const gap = block.querySelector(`#gap-${CSS.escape(key)}`);
   Plotly.react(estimates, estimateTraces(part), baseLayout("estimate per group", "estimate"), PLOT_CONFIG);
-  const layout = baseLayout(part.measure === "ratio" ? "ratio against its threshold" : "gap against its threshold", part.measure);
+  const layout = baseLayout(`${part.measure.replace("_", " ")} against its threshold`, part.measure.replace("_", " "));
   layout.yaxis.rangemode = "tozero";
   layout.shapes = violatedShapes(part.violated_periods);
   Plotly.react(gap, gapTraces(part, monitor.alerts), layout, PLOT_CONFIG);
