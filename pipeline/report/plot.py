@@ -54,6 +54,8 @@ class PartSeries:
     ratio: bool = False
     certificates: dict[str, list[float]] | None = None
     """A delayed-impact constraint: per group, the upper bound on g (τ − mean, or mean − τ); at most 0 is certified."""
+    raw: bool = False
+    """Whether the rates and gap drawn are the raw ones (the points confident intervals are for), not the MAP estimates."""
 
     @property
     def final_gap(self) -> float:
@@ -138,6 +140,7 @@ def _series(name: str, rows: list[tuple[datetime, dict[str, Any]]], ratio: bool 
         intervals=[tuple(body["interval"]) if body.get("interval") else (math.nan, math.nan) for body in bodies],
         ratio=ratio and not constraint,
         certificates=per_group("g_upper") if constraint else None,
+        raw=point == "rate",
     )
 
 
@@ -190,7 +193,8 @@ def alerts_by_part(alerts: list[dict[str, Any]]) -> dict[str, list[dict[str, Any
 def figure_title(last: dict[str, Any], shown: int, total: int) -> str:
     """The figure title: monitor, metric and estimator, and how many parts are left out."""
     verdict = f"{last['verdict']} verdicts, " if last.get("verdict") else ""
-    text = f"{last['monitor']}: {last['metric']} ({verdict}prior {last['prior']}, κ = {last['confidence']:g}; {last['trials']['closed']} closed trials)"
+    level = f"α = {last['alpha']:g} over the monitor, " if last.get("alpha") is not None and last.get("family") == "monitor" else ""
+    text = f"{last['monitor']}: {last['metric']} ({verdict}{level}MAP prior {last['prior']}, κ = {last['confidence']:g}; {last['trials']['closed']} closed trials)"
     if shown < total:
         text += f"\n{shown} of {total} parts, those with the largest final gap"
     return text
@@ -212,11 +216,12 @@ def draw(
         _draw_estimates(top, part, colors, groups, legend_columns=3 if columns <= 2 else 2)
         _draw_gap(bottom, part, alerts.get(part.name, []), colors)
         if column == 0:
-            top.set_ylabel("estimate")
+            top.set_ylabel("raw rate" if part.raw else "estimate")
         if column == 0 or part.certificates is not None:
-            bottom.set_ylabel("bound on g (≤ 0: certified)" if part.certificates is not None else "ratio (min / max)" if part.ratio else "gap (max − min)")
+            measure = "bound on g (≤ 0: certified)" if part.certificates is not None else "ratio (min / max)" if part.ratio else "gap (max − min)"
+            bottom.set_ylabel(f"raw {measure}" if part.raw and part.certificates is None else measure)
     figure.suptitle(title, fontsize=14)
-    figure.legend(handles=_key(any(part.ratio for part in series)), loc="outside lower center", ncol=5, frameon=False, fontsize=11)
+    figure.legend(handles=_key(any(part.ratio for part in series), any(part.raw for part in series)), loc="outside lower center", ncol=5, frameon=False, fontsize=11)
     return figure
 
 
@@ -293,8 +298,8 @@ def _label_first_violation(ax: Axes, part: PartSeries, alert: dict[str, Any]) ->
     )
 
 
-def _key(ratio: bool) -> list[Any]:
-    measure = "ratio" if ratio else "gap"
+def _key(ratio: bool, raw: bool = False) -> list[Any]:
+    measure = ("raw " if raw else "") + ("ratio" if ratio else "gap")
     return [
         Line2D([], [], color=GAP_COLOR, linewidth=1.3, label=f"{measure} between groups"),
         Patch(color=GAP_COLOR, alpha=0.18, label=f"interval of the {measure} (confident verdicts)"),

@@ -4,7 +4,7 @@ seeded streams whose generating process has no violation, and counts how often i
 - confident verdicts, one look at a fixed time, under strong priors and unequal groups (fair and boundary rates);
 - anytime verdicts read at every evaluation while one group's rejections are decided hours after its approvals;
 - ELF constraints against a baseline estimated from a shorter period than the later one (g = 0, the boundary);
-- one budget over five groups and two parts (equalized odds, `groups: all` and a listed group list).
+- one budget over five groups and two parts, one group at the boundary (equalized odds, `groups: all` and a list).
 """
 
 from __future__ import annotations
@@ -108,14 +108,16 @@ def confident_cases(runs: int, seed: int = 0) -> Iterator[Case]:
 
 
 def family_cases(runs: int, seed: int = 0) -> Iterator[Case]:
-    """Five fair groups of 150 trials, equalized odds, one look: any part violated is a family-wise error."""
+    """Five groups of 150 trials, equalized odds, one look, the fifth group's rates exactly ε above the others' in both
+    parts (four pairs per part at the boundary): any part violated is a family-wise error."""
     names = ["g1", "g2", "g3", "g4", "g5"]
+    rates = {"true_positive_rate": 0.6, "false_positive_rate": 0.3}
     rng = np.random.default_rng(seed)
     for groups in ("all", names):
         plan = _spec({"type": "equalized_odds", "label": "label", "groups": groups}, {"verdict": "confident", "alpha": ALPHA, "confidence": 24})
         errors = 0
         for _ in range(runs):
-            counts = {part: {g: (int(rng.binomial(150, rate)), 150) for g in names} for part, rate in (("true_positive_rate", 0.6), ("false_positive_rate", 0.3))}
+            counts = {part: {g: (int(rng.binomial(150, rate + EPSILON * (g == "g5"))), 150) for g in names} for part, rate in rates.items()}
             errors += any(body["violated"] is True for body in _one_look(plan, counts)["parts"].values())
         yield Case("one budget, five groups, two parts", f"groups: {'all' if groups == 'all' else 'listed'}", runs, errors, ALPHA)
 

@@ -91,6 +91,18 @@ def false_certificates(tau: float, *, delta: float, runs: int, steps: int, seed:
     return FirstAlarms(_first(certified), _first((n >= 2) & (lower >= tau)))
 
 
+def oracle_trials(mean_a: float, mean_b: float, *, epsilon: float, alpha: float, power: float = 0.8) -> float:
+    """Trials per group a fixed-sample two-sided test of "gap ≤ ε" (α/2 a side) needs for `power` when it knows the
+    means and the spread of the Beta outcomes: (z_{1−α/2} + z_power)² (σ_a² + σ_b²) / (|μ_a − μ_b| − ε)².
+
+    >>> round(oracle_trials(0.8, 0.55, epsilon=0.1, alpha=0.05))
+    28
+    """
+    variance = sum(mean * (1 - mean) / (SPREAD + 1) for mean in (mean_a, mean_b))
+    z = stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)
+    return float(z**2 * variance / (abs(mean_a - mean_b) - epsilon) ** 2)
+
+
 def binomial_slack(rate: float, runs: int) -> float:
     """Three standard errors of a rate estimated from `runs` runs (for comparing a simulated rate with α)."""
     return 3 * math.sqrt(max(rate * (1 - rate), 1e-12) / runs)

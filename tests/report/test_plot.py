@@ -106,7 +106,7 @@ def test_many_strata_keep_the_eight_largest_final_gaps_and_say_so():
     shown = largest_final_gaps(series, 8)
     assert [part.name for part in shown] == [names[i] for i in (8, 7, 6, 5, 4, 3, 2, 1)]
     text = figure_title(records[-1], len(shown), len(series))
-    assert text == "m: conditional_statistical_parity (prior 0.5, κ = 10; 40 closed trials)\n8 of 10 parts, those with the largest final gap"
+    assert text == "m: conditional_statistical_parity (MAP prior 0.5, κ = 10; 40 closed trials)\n8 of 10 parts, those with the largest final gap"
     figure = draw(shown, {}, title=text)
     assert figure.get_suptitle() == text
     assert [ax.get_legend().get_title().get_text() for ax in figure.axes[::2]] == [part.name for part in shown]
