@@ -153,6 +153,7 @@ def _part_view(name: str, every: list[dict[str, Any]], kept: list[dict[str, Any]
             for group in groups
         },
         "measure": measure,
+        "point": point,
         "values": [(body or {}).get(measure) for _, body in rows],
         "value_low": [((body or {}).get("interval") or [None, None])[0] if measure.endswith("gap") else None for _, body in rows],
         "value_high": [((body or {}).get("interval") or [None, None])[1] if measure.endswith("gap") else None for _, body in rows],
@@ -185,6 +186,7 @@ def violated_periods(verdicts: list[tuple[str, bool | None]]) -> list[list[str]]
 
 def alert_row(alert: dict[str, Any]) -> dict[str, Any]:
     """What the alerts list shows of an alert: when, which part and pair (or group), the gap or ratio, the verdict mode."""
+    verdict = _verdict_of(alert)
     return {
         "alert_id": alert.get("alert_id"),
         "type": alert.get("type"),
@@ -195,8 +197,15 @@ def alert_row(alert: dict[str, Any]) -> dict[str, Any]:
         "ratio": alert.get("ratio"),
         "raw_gap": alert.get("raw_gap"),
         "raw_ratio": alert.get("raw_ratio"),
-        "verdict": _verdict_of(alert),
+        "verdict": verdict,
+        "value": _rested_on(alert, verdict),
     }
+
+
+def _rested_on(alert: dict[str, Any], verdict: str) -> float | None:
+    """The gap (or ratio) the alert's verdict rests on: the MAP one for point verdicts, the raw one for the tests."""
+    names = ("gap", "ratio") if verdict == "point" else ("raw_gap", "raw_ratio")
+    return next((alert[name] for name in names if alert.get(name) is not None), None)
 
 
 def _verdict_of(alert: dict[str, Any]) -> str:

@@ -120,7 +120,7 @@ function drawPart(container, monitor, part) {
   });
   const estimates = block.querySelector(`#estimates-${CSS.escape(key)}`);
   const gap = block.querySelector(`#gap-${CSS.escape(key)}`);
-  Plotly.react(estimates, estimateTraces(part), baseLayout("estimate per group", "estimate"), PLOT_CONFIG);
+  Plotly.react(estimates, estimateTraces(part), baseLayout(part.point === "rate" ? "raw rate per group" : "estimate per group", part.point === "rate" ? "raw rate" : "estimate"), PLOT_CONFIG);
   const layout = baseLayout(`${part.measure.replace("_", " ")} against its threshold`, part.measure.replace("_", " "));
   layout.yaxis.rangemode = "tozero";
   layout.shapes = violatedShapes(part.violated_periods);
@@ -130,7 +130,7 @@ function drawPart(container, monitor, part) {
 function alertsTable(monitor) {
   const table = text("table", undefined, { class: "alerts" });
   const head = table.createTHead().insertRow();
-  for (const title of ["event time", "alert", "part", "pair", "gap / ratio", "verdict", "alert id"]) head.appendChild(text("th", title));
+  for (const title of ["event time", "alert", "part", "pair", "gap / ratio (raw for tests)", "verdict", "alert id"]) head.appendChild(text("th", title));
   const body = table.createTBody();
   for (const alert of monitor.alerts) {
     const row = body.insertRow();
@@ -140,7 +140,7 @@ function alertsTable(monitor) {
     row.appendChild(text("td", alert.type.replace("fairness.", "")));
     row.appendChild(text("td", alert.part));
     row.appendChild(text("td", (alert.pair || []).join(" vs ")));
-    row.appendChild(text("td", number(alert.gap !== null ? alert.gap : alert.ratio), { class: "number" }));
+    row.appendChild(text("td", number(alert.value), { class: "number" }));
     row.appendChild(text("td", alert.verdict));
     const cell = row.insertCell();
     cell.appendChild(text("a", alert.alert_id, { href: `/api/alerts/${encodeURIComponent(alert.alert_id)}`, target: "_blank", rel: "noopener" }));
