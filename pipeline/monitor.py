@@ -170,6 +170,8 @@ class Monitor:
                 self.pending[tick] = delta
             else:
                 merged += delta
+            if self.anytime is not None:
+                self.anytime.note_pending(tick, delta)
         self.unmatched += report.unmatched
         self.unfinished += report.unfinished
         self.evicted += report.evicted
@@ -204,7 +206,8 @@ class Monitor:
             if delta is not None:
                 self._apply(tick, delta)
             if self.anytime is not None:
-                self.anytime.release(self.anytime.frontier(tick, self.pending.values()), self.baselines)
+                self.anytime.applied(tick)
+                self.anytime.release(self.anytime.frontier(tick), self.baselines)
             records.extend(self._evaluate(tick))
             self.weight *= self.config.discount
             if self.config.window == "periodic" and tick % self.config.window_length == 0:
@@ -225,13 +228,15 @@ class Monitor:
         records: list[dict[str, Any]] = []
         for tick in sorted(tick for tick in self.pending if tick <= final):
             delta = self.pending.pop(tick)
+            if self.anytime is not None:
+                self.anytime.applied(tick)
             trials = sorted(delta.trials, key=lambda trial: (trial.closed_at, trial.key))
             later = opened_later(trials)
             for index, trial in enumerate(trials):
                 self._take_baselines(trial.closed_at)
                 self._apply_trial(trial)
                 if self.anytime is not None:
-                    self.anytime.release(self.anytime.frontier(trial.closed_at, self.pending.values(), later[index + 1]), self.baselines)
+                    self.anytime.release(self.anytime.frontier(trial.closed_at, later[index + 1]), self.baselines)
                 records.extend(self._evaluate(trial.closed_at, trial.key))
         return records
 

@@ -196,8 +196,9 @@ class Bucket:
         recipients that need opening order); FINISHED when none is held."""
         if not any(recipient.opening_order for recipient in self.recipients):
             return FINISHED
-        opened = self.layout.opened
-        return min(min(map(opened, self.trials.values()), default=FINISHED), min((opened(state) for _, _, state in self.due), default=FINISHED))
+        earliest = self.layout.earliest_opened
+        open_now, due = earliest(self.trials.values()), earliest(state for _, _, state in self.due)
+        return min(FINISHED if open_now is None else open_now, FINISHED if due is None else due)
 
     def _evict(self, count: int) -> None:
         """Drop the `count` open trials that close first (with dicts: that opened first), keeping memory bounded."""

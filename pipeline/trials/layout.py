@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import operator
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -250,6 +250,16 @@ class TrialLayout:
     def opened(self, state: State) -> int:
         """When the trial opened."""
         return (state if self.profiles is None else self.profiles.unpack(state))[OPENED]  # type: ignore[index]
+
+    def earliest_opened(self, states: Iterable[State]) -> int | None:
+        """The earliest opening time among trial states, in one pass in C where they are all ints (opened in the high
+        bits) or all tuples; None without states."""
+        if self.profiles is None:
+            return min(map(operator.itemgetter(OPENED), states), default=None)
+        if len(self.profiles.table) < PROFILE_LIMIT:  # states are ints until the table is full
+            low = min(states, default=None)
+            return None if low is None else low >> PROFILE_BITS  # type: ignore[operator]
+        return min(map(self.opened, states), default=None)
 
     def slots(self, state: State) -> tuple[Any, ...]:
         """The trial's slot values."""

@@ -37,23 +37,30 @@ class AnytimeEvidence:
     """Per constraint part and group, the confidence sequence of its mean outcome (from the end of its baseline)."""
     oldest_open: dict[int, int] = field(default_factory=dict)
     """Per reporter, the earliest opening time of its trials not yet reported (see `Report.oldest_open`)."""
+    pending_oldest: dict[int, int] = field(default_factory=dict)
+    """Per tick not yet evaluated, the earliest opening time among the trials reported to close in it."""
+
+    def note_pending(self, tick: int, delta: TickDelta) -> None:
+        """Trials reported to close in a tick the merge has not reached: they hold the frontier back until applied."""
+        if delta.trials:
+            earliest = min(map(opened, delta.trials))
+            self.pending_oldest[tick] = min(earliest, self.pending_oldest.get(tick, earliest))
+
+    def applied(self, tick: int) -> None:
+        """The merge took a tick's trials out of its pending ones."""
+        self.pending_oldest.pop(tick, None)
 
     def hold(self, trial: TrialOutcome) -> None:
         if trial.cells is not None:
             cells = [cell for cell in trial.cells if not self.measures or cell[0] == "mean_outcome"]
             self.order.hold(opened(trial), trial.key, cells)
 
-    def frontier(self, instant: int, pending: Iterable[TickDelta], later: int = FINISHED) -> int:
+    def frontier(self, instant: int, later: int = FINISHED) -> int:
         """Every trial that opened before the returned instant has closed by `instant` and been held: the earliest
-        opening among trials still open (each reporter's oldest), among those reported to close after `instant`, and
-        `later` (the tick's trials not yet applied). A function of the event-time stream alone, however reports were
-        batched."""
-        frontier = min(instant + 1, later, *self.oldest_open.values())
-        for delta in pending:
-            for trial in delta.trials:
-                if trial.closed_at > instant:
-                    frontier = min(frontier, opened(trial))
-        return frontier
+        opening among trials still open (each reporter's oldest), among those reported to close in later ticks, and
+        `later` (the current tick's trials not yet applied). A function of the event-time stream alone, however
+        reports were batched."""
+        return min(instant + 1, later, *self.oldest_open.values(), *self.pending_oldest.values())
 
     def release(self, frontier: int, baselines: Iterable[int]) -> None:
         """Feed the tests every held trial opened before `frontier`, in opening order; `baselines` are the lengths of
