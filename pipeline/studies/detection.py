@@ -12,7 +12,6 @@ reaches power 0.8 needs `oracle_decisions` decisions; a sequential monitor that 
 
 from __future__ import annotations
 
-import math
 import multiprocessing
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -27,7 +26,7 @@ from scipy import stats
 from fairstream.connectors.synthetic.hiring import hiring_decisions
 from fairstream.spec.plan import Plan
 from fairstream.studies.hiring import FAIR, UNFAIR, Run, hiring_plan, summarize_run
-from fairstream.studies.runs import monitor_records
+from fairstream.studies.runs import monitor_records, standard_error
 from fairstream.verdicts.judge import Mode
 
 MODES: tuple[Mode, ...] = ("point", "confident", "anytime")
@@ -88,11 +87,11 @@ class ModeSummary:
     @property
     def false_alarm_error(self) -> float:
         """The Monte Carlo standard error of the false-alarm rate."""
-        return _standard_error(self.false_alarm_rate, self.seeds)
+        return standard_error(self.false_alarm_rate, self.seeds)
 
     @property
     def false_alarm_error_at_end(self) -> float:
-        return _standard_error(self.false_alarm_rate_at_end, self.seeds)
+        return standard_error(self.false_alarm_rate_at_end, self.seeds)
 
     @property
     def delay_over_oracle(self) -> float | None:
@@ -166,10 +165,6 @@ def _monitor_seed(plans: dict[Mode, Plan], decisions: int, share: float, seed: i
         events = hiring_decisions(decisions, *scenario, seed=seed, share_male=share)
         seed_runs.extend((mode, scenario, summarize_run(seed, monitor_records(plan, events))) for mode, plan in plans.items())
     return seed_runs
-
-
-def _standard_error(rate: float, runs: int) -> float:
-    return math.sqrt(rate * (1 - rate) / runs) if runs else math.nan
 
 
 @contextmanager

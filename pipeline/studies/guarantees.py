@@ -10,7 +10,6 @@ seeded streams whose generating process has no violation, and counts how often i
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -22,7 +21,7 @@ import numpy as np
 from fairstream.monitor import Monitor
 from fairstream.spec.load import parse_spec
 from fairstream.spec.plan import Plan, build_plan
-from fairstream.studies.runs import monitor_records
+from fairstream.studies.runs import monitor_records, standard_error
 from fairstream.trials.bucket import FINISHED, Report
 from fairstream.trials.outcomes import TickDelta
 from fairstream.verdicts.budget import Budget
@@ -52,12 +51,12 @@ class Case:
     @property
     def error(self) -> float:
         """The Monte Carlo standard error of `rate`."""
-        return math.sqrt(max(self.rate * (1 - self.rate), 1e-12) / self.runs)
+        return standard_error(self.rate, self.runs)
 
     @property
     def holds(self) -> bool:
-        """Whether the rate is within its bound up to three Monte Carlo standard errors."""
-        return self.rate <= self.bound + 3 * math.sqrt(self.bound * (1 - self.bound) / self.runs)
+        """Whether the rate is within its bound up to three Monte Carlo standard errors of a rate at the bound."""
+        return self.rate <= self.bound + 3 * standard_error(self.bound, self.runs)
 
 
 def _spec(metric: dict[str, Any], estimator: dict[str, Any]) -> Plan:

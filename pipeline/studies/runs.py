@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -40,3 +41,8 @@ def monitor_records(plan: Plan, events: Sequence[dict[str, Any]]) -> list[dict[s
     records: list[dict[str, Any]] = []
     run_main(build_flow(unsuppressed(plan), RecordSource(lambda: events, batch_size=1000), TestingSink(records)))
     return records
+
+
+def standard_error(rate: float, runs: int) -> float:
+    """The Monte Carlo standard error of a rate estimated from `runs` independent runs."""
+    return math.sqrt(rate * (1 - rate) / runs) if runs else math.nan

@@ -78,7 +78,7 @@ def test_the_credible_interval_is_still_there_and_does_not_keep_alpha():
     rng = np.random.default_rng(7)
     runs, sizes = 300, group_sizes(1000, (1, 9))
     alarms = 0
-    for run in range(runs):
+    for _ in range(runs):
         counts = {"a": (int(rng.binomial(sizes[0], 0.1)), sizes[0]), "b": (int(rng.binomial(sizes[1], 0.1)), sizes[1])}
         alarms += one_look(parity_monitor(100, "beta_credible"), {"selection_rate": counts})["parts"]["selection_rate"]["violated"] is True
     assert alarms / runs > 0.3
