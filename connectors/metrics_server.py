@@ -35,15 +35,15 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def serving(port: int | None, host: str = "0.0.0.0") -> Iterator[None]:
-    """Serve /metrics and /healthz on `port` (none when None) while the block runs."""
+def serving(port: int | None, host: str = "127.0.0.1") -> Iterator[None]:
+    """Serve /metrics and /healthz on `host`:`port` (none when None) while the block runs."""
     if port is None:
         yield
         return
     try:
         server = ThreadingHTTPServer((host, port), _Handler)
     except OSError as err:
-        raise UsageError(f"cannot serve metrics on port {port}: {err.strerror}") from None
+        raise UsageError(f"cannot serve metrics on {host}:{port}: {err.strerror}") from None
     thread = threading.Thread(target=server.serve_forever, name="fairstream-metrics", daemon=True)
     thread.start()
     try:

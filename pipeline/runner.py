@@ -97,6 +97,8 @@ class Job(_Model):
     snapshot_seconds: float = 2.0
     metrics_port: int | None = None
     """Serve Prometheus metrics and /healthz on this port while the job runs (worker process i of several: port + i)."""
+    metrics_host: str = "127.0.0.1"
+    """The address the metrics endpoint listens on: loopback unless exposed on purpose (it has no authentication)."""
     kafka_config: str | None = None
     """A Java-style properties file of Kafka client settings; FAIRSTREAM_KAFKA_* variables add to it in every process
     (so that no secret is passed on a worker's command line)."""
@@ -232,7 +234,7 @@ def execute(job: Job, *, workers: int = 1, processes: int = 1, own_process: bool
     if processes > 1:
         _run_processes(job, workers, processes)
         return
-    with stopping(), serving(job.metrics_port), _unwrapped():
+    with stopping(), serving(job.metrics_port, job.metrics_host), _unwrapped():
         flow = job_flow(job)
         if own_process:
             collector.settle()
@@ -244,7 +246,7 @@ def execute(job: Job, *, workers: int = 1, processes: int = 1, own_process: bool
 
 def run_worker(job: Job, addresses: list[str], index: int, workers: int) -> None:
     """One process of a multi-process run (it stops, like the others, on SIGINT or SIGTERM)."""
-    with stopping(), serving(None if job.metrics_port is None else job.metrics_port + index), _unwrapped():
+    with stopping(), serving(None if job.metrics_port is None else job.metrics_port + index, job.metrics_host), _unwrapped():
         flow = job_flow(job)
         collector.settle()
         cluster_main(flow, addresses, index, worker_count_per_proc=workers, **_recovery(job))

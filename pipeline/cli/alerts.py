@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterable
 from typing import Any
 
@@ -13,6 +14,10 @@ from fairstream.cli.errors import reports_errors
 from fairstream.cli.kafka_options import kafka_options
 from fairstream.connectors.alerts import subscribe
 from fairstream.connectors.kafka_config import load_connection
+
+
+def _interrupt(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def alert_row(record: dict[str, Any]) -> tuple[Any, ...]:
@@ -51,6 +56,7 @@ def alerts(bootstrap: str | None, kafka_config: str | None, topic: str, follow: 
     """Print fairness alerts from the alert topic, each alert id once."""
     records = subscribe(load_connection(bootstrap, kafka_config), topic, from_beginning=from_beginning or not follow, follow=follow)
     if follow:
+        previous = signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM ends following as Ctrl-C does: exit 0, as `run` does
         try:
             for record in records:
                 if as_json:
@@ -59,5 +65,7 @@ def alerts(bootstrap: str | None, kafka_config: str | None, topic: str, follow: 
                     console.console.print("  ".join(console.fmt(cell) for cell in alert_row(record)), soft_wrap=True)
         except KeyboardInterrupt:
             pass
+        finally:
+            signal.signal(signal.SIGTERM, previous)
         return
     print_alerts(records, as_json=as_json, title=f"Alerts on {topic}")

@@ -8,6 +8,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
@@ -76,7 +77,15 @@ def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *, 
         view.add_column(column, justify="right" if index in aligned else "left")
     for row in rows:
         view.add_row(*(Text(fmt(cell)) for cell in row))
-    console.print(view)
+    if console.is_terminal:
+        console.print(view)  # fitted to the terminal
+        return
+    width = console.width  # piped to a file or a log: as wide as it needs, every cell whole
+    console.width = max(width, Measurement.get(console, console.options.update_width(100_000), view).maximum)
+    try:
+        console.print(view)
+    finally:
+        console.width = width
 
 
 def fmt(value: Any) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import click
@@ -82,6 +83,7 @@ def print_summary(estimates: list[dict[str, Any]], alerts: list[dict[str, Any]],
 @click.option("--recovery", type=click.Path(file_okay=False), help="Recovery store directory: resume from the last snapshot after a crash.")
 @click.option("--snapshot-every", default=2.0, show_default=True, type=click.FloatRange(min=0.1), help="Seconds between recovery snapshots.")
 @click.option("--metrics-port", type=click.IntRange(1, 65535), help="Serve Prometheus metrics at /metrics and a health check at /healthz on this port while the run lasts (process i of --processes: port + i).")
+@click.option("--metrics-host", default="127.0.0.1", show_default=True, help="Address the metrics endpoint listens on; it has no authentication: expose it (0.0.0.0) only behind a proxy that authenticates.")
 @click.option("--allow-empty", is_flag=True, help="Exit 0 even when no record was accepted (by default that is an error).")
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1), help="Worker threads per process.")
 @click.option("--processes", default=1, show_default=True, type=click.IntRange(1), help="Cooperating worker processes.")
@@ -101,6 +103,7 @@ def run(
     recovery: str | None,
     snapshot_every: float,
     metrics_port: int | None,
+    metrics_host: str,
     allow_empty: bool,
     workers: int,
     processes: int,
@@ -124,7 +127,7 @@ def run(
             output=FileOutput(out_dir=out_dir),
             recovery=recovery,
             snapshot_seconds=snapshot_every,
-            metrics_port=metrics_port,
+            metrics_port=metrics_port, metrics_host=metrics_host,
         )
     else:
         job = Job(
@@ -134,7 +137,7 @@ def run(
             recovery=recovery,
             snapshot_seconds=snapshot_every,
             kafka_config=kafka_config,
-            metrics_port=metrics_port,
+            metrics_port=metrics_port, metrics_host=metrics_host,
         )
         if not until_end:
             console.console.print(f"monitoring {topic!r} on {kafka}; alerts to {alerts_topic!r} (Ctrl-C to stop)", soft_wrap=True)
@@ -145,7 +148,8 @@ def run(
     if kafka is None:
         result = FileRun(out_dir)
         estimates, alerts, dead_letters = result.read("estimates.jsonl"), result.read("alerts.jsonl"), result.read("dead_letters.jsonl")
-        done = f"wrote alerts.jsonl, estimates.jsonl, dead_letters.jsonl to {out_dir} in {time.perf_counter() - started:.1f} s"
+        written = [name for name in ("alerts.jsonl", "estimates.jsonl", "dead_letters.jsonl") if (Path(out_dir) / name).exists()]
+        done = f"wrote {', '.join(written) or 'nothing'} to {out_dir} in {time.perf_counter() - started:.1f} s"
     else:
         done = f"read {topic!r} to its end in {time.perf_counter() - started:.1f} s; alerts are on {alerts_topic!r}"
         try:

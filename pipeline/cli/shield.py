@@ -199,6 +199,7 @@ def simulate_command(runs: int, steps: int, seed: int, out_dir: str, **options: 
 @click.option("--alerts", "alerts_topic", default="fairness-alerts", show_default=True)
 @click.option("--until-end", is_flag=True, help="With --bootstrap: stop at the end of the topic.")
 @click.option("--metrics-port", type=click.IntRange(1, 65535), help="Serve Prometheus metrics at /metrics and /healthz on this port while the run lasts.")
+@click.option("--metrics-host", default="127.0.0.1", show_default=True, help="Address the metrics endpoint listens on; it has no authentication: expose it (0.0.0.0) only behind a proxy that authenticates.")
 @reports_errors
 def run_command(
     spec: str,
@@ -211,6 +212,7 @@ def run_command(
     alerts_topic: str,
     until_end: bool,
     metrics_port: int | None,
+    metrics_host: str,
 ) -> None:
     """Put SPEC's shield on the decision path: every decision shielded, every flip reported as an intervention."""
     kafka = file_or_kafka(input_path, bootstrap, kafka_config)
@@ -218,7 +220,7 @@ def run_command(
     if shield_spec is not None:  # without one, the job below fails with the spec's own error
         console.console.print(configure(shield_spec).summary(shield_spec), soft_wrap=True)
     if kafka is None:
-        job = Job(spec=spec, input=FileInput(path=input_path, format=fmt or guess_format(input_path)), output=FileOutput(out_dir=out_dir), shield=True, metrics_port=metrics_port)  # type: ignore[arg-type]
+        job = Job(spec=spec, input=FileInput(path=input_path, format=fmt or guess_format(input_path)), output=FileOutput(out_dir=out_dir), shield=True, metrics_port=metrics_port, metrics_host=metrics_host)  # type: ignore[arg-type]
     else:
         job = Job(
             spec=spec,
@@ -226,7 +228,7 @@ def run_command(
             output=KafkaOutput(bootstrap=kafka.bootstrap, alerts=alerts_topic),
             shield=True,
             kafka_config=kafka_config,
-            metrics_port=metrics_port,
+            metrics_port=metrics_port, metrics_host=metrics_host,
         )
     started = time.perf_counter()
     execute(job, own_process=True)

@@ -59,3 +59,15 @@ def test_sigterm_stops_a_tailing_run_cleanly_and_the_resumed_run_loses_nothing(k
     got = kafka_outputs(kafka_bootstrap, alerts)
     for family in ("alerts", "estimates"):
         assert list(distinct(got[family]).values()) == without_emitted_at(expected.read(f"{family}.jsonl")), family
+
+
+def test_sigterm_ends_following_alerts_with_exit_code_0(kafka_bootstrap, topic):
+    """`fairstream alerts --follow` stops on SIGTERM as on Ctrl-C, exit 0, as `fairstream run` does."""
+    replay([{"id": "1", "date": "2014-01-01", "event": "SCREEN"}], kafka_bootstrap, topic, partitions=1)
+    command = [sys.executable, "-m", "fairstream.cli", "alerts", "--bootstrap", kafka_bootstrap, "--topic", topic, "--follow"]
+    following = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    assert following.poll() is None, following.communicate()
+    following.send_signal(signal.SIGTERM)
+    _, stderr = following.communicate(timeout=15)
+    assert following.returncode == 0, stderr

@@ -1,0 +1,33 @@
+"""The metrics endpoint listens on loopback unless told otherwise: it has no authentication."""
+
+from __future__ import annotations
+
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from fairstream.connectors.broker import free_port
+from fairstream.connectors.metrics_server import serving
+
+PROC_TCP = Path("/proc/net/tcp")
+
+
+def listening_address(port: int) -> str:
+    """The local IPv4 address a socket listening on `port` is bound to, read from the kernel's table."""
+    for line in PROC_TCP.read_text().splitlines()[1:]:
+        local, state = line.split()[1], line.split()[3]
+        address, hex_port = local.split(":")
+        if state == "0A" and int(hex_port, 16) == port:
+            return ".".join(str(int(address[i : i + 2], 16)) for i in (6, 4, 2, 0))
+    raise AssertionError(f"nothing listens on port {port}")
+
+
+@pytest.mark.skipif(not PROC_TCP.exists(), reason="needs Linux's /proc/net/tcp")
+@pytest.mark.parametrize(("host", "bound"), [(None, "127.0.0.1"), ("0.0.0.0", "0.0.0.0")], ids=["default", "exposed"])
+def test_the_endpoint_binds_loopback_by_default(host, bound):
+    port = free_port()
+    with serving(port, *([host] if host else [])):
+        assert listening_address(port) == bound
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as answer:
+            assert answer.read() == b"ok\n"
