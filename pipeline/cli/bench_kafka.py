@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import click
 
 from fairstream.bench.kafka import measure_kafka
@@ -35,12 +37,21 @@ def kafka(bootstrap: str | None, kafka_config: str | None, events: int, flow_eve
             (f"plain confluent-kafka consumer (consume, JSON-decode), {result.consumer.events:,} events", f"{result.consumer.rate:,.0f} ev/s"),
             ("monitor / passthrough", f"{result.ratio:.2f}"),
             ("monitor / plain consumer (target ≥ 0.80)", f"{result.consumer_ratio:.2f}"),
-            (f"monitor past start-up (from {result.monitor.events:,} and {result.longer_monitor.events:,} events)", f"{result.monitor_past_startup:,.0f} ev/s"),
-            ("plain consumer past start-up", f"{result.consumer_past_startup:,.0f} ev/s"),
-            ("monitor / plain consumer past start-up", f"{result.consumer_ratio_past_startup:.2f}"),
-            (f"verdict latency p50 at {result.latency_rate:,} decisions/s", f"{result.latency_quantile(0.5):,.0f} ms"),
-            ("verdict latency p99", f"{result.latency_quantile(0.99):,.0f} ms"),
+            (f"monitor past start-up (from {result.monitor.events:,} and {result.longer_monitor.events:,} events)", _measured(result.monitor_past_startup, "{:,.0f} ev/s", STARTUP)),
+            ("plain consumer past start-up", _measured(result.consumer_past_startup, "{:,.0f} ev/s", STARTUP)),
+            ("monitor / plain consumer past start-up", _measured(result.consumer_ratio_past_startup, "{:.2f}", STARTUP)),
+            (f"verdict latency p50 at {result.latency_rate:,} decisions/s", _measured(result.latency_quantile(0.5), "{:,.0f} ms", NO_VERDICTS)),
+            ("verdict latency p99", _measured(result.latency_quantile(0.99), "{:,.0f} ms", NO_VERDICTS)),
             ("verdicts measured", f"{len(result.latency_ms):,}"),
         ],
         right=(1,),
     )
+
+
+STARTUP = "not measured: the longer run was not slower; give more --flow-events"
+NO_VERDICTS = "not measured: no verdict came back; give more --seconds"
+
+
+def _measured(value: float, form: str, why: str) -> str:
+    """A figure as printed, or why it could not be measured (never `nan`)."""
+    return why if math.isnan(value) else form.format(value)

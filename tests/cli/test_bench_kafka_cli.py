@@ -35,3 +35,10 @@ def test_prints_every_figure(kafka_bootstrap):
     ):
         assert measure in figures, result.output
     assert float(figures["monitor / plain consumer (target ≥ 0.80)"]) > 0
+    assert not any(value.strip().lower() == "nan" or "nan " in value for value in figures.values()), figures  # a figure or why it is missing
+
+
+def test_a_figure_that_could_not_be_measured_says_why():
+    from fairstream.cli.bench_kafka import STARTUP, _measured
+
+    assert _measured(math.nan, "{:.2f}", STARTUP) == STARTUP and _measured(0.5, "{:.2f}", STARTUP) == "0.50"
