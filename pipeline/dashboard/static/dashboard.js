@@ -199,6 +199,13 @@ function drawMonitor(monitor) {
   slot.replaceChildren(monitor.alerts.length ? alertsTable(monitor) : text("p", "no alerts", { class: "note" }));
 }
 
+function duration(seconds) {
+  // a replay of history is years behind the wall clock: say so in days and years, not in a ten-digit count of seconds
+  const units = [["years", 365 * 86400], ["days", 86400], ["h", 3600], ["min", 60]];
+  for (const [name, size] of units) if (Math.abs(seconds) >= 2 * size) return `${(seconds / size).toFixed(1)} ${name}`;
+  return `${seconds.toFixed(1)} s`;
+}
+
 function keyValueTable(title, entries, unit = "") {
   const wrapper = text("div", undefined, { "data-table": title });
   wrapper.appendChild(text("h3", title));
@@ -225,7 +232,7 @@ function drawHealth(snapshot) {
   if (metrics) {
     grid.appendChild(keyValueTable("input", [["events read", metrics.events_read], ["consumer lag", metrics.consumer_lag]]));
     grid.appendChild(keyValueTable("open trials", Object.entries(metrics.open_trials)));
-    grid.appendChild(keyValueTable("watermark behind the wall clock", Object.entries(metrics.watermark_delay_seconds), " s"));
+    grid.appendChild(keyValueTable("watermark behind the wall clock", Object.entries(metrics.watermark_delay_seconds).map(([name, seconds]) => [name, duration(seconds)])));
   }
   grid.appendChild(keyValueTable("dead letters by reason", Object.entries(snapshot.dead_letters)));
   grid.appendChild(keyValueTable("watermark (latest evaluation)", snapshot.monitors.map((m) => [m.name, m.event_time || "–"])));
