@@ -125,7 +125,21 @@ def check_spec(data: Any, source: str = "<spec>") -> Plan:
 
 
 class _Yaml12Loader(yaml.SafeLoader):
-    """YAML 1.2 booleans: only true/false are booleans, so keys such as `on:` and values such as `no` stay strings."""
+    """YAML 1.2 booleans: only true/false are booleans, so keys such as `on:` and values such as `no` stay strings; a
+    key given twice in one mapping is an error (PyYAML would keep the last silently)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: dict[Any, yaml.Mark] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *defaults` keys may be overridden on purpose
+                continue
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, str | int | float | bool) and key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r} (first at line {seen[key].line + 1}): the second would silently replace the first", key_node.start_mark
+                )
+            seen.setdefault(key, key_node.start_mark)
+        return super().construct_mapping(node, deep=deep)
 
 
 _Yaml12Loader.yaml_implicit_resolvers = {
@@ -135,6 +149,10 @@ _Yaml12Loader.yaml_implicit_resolvers = {
 _Yaml12Loader.add_implicit_resolver(
     "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
 )
+
+
+MAX_SPEC_BYTES = 1_000_000
+"""A spec is a page of YAML; a larger file is refused before it is parsed (parsing and checking grow with its size)."""
 
 
 def find_spec(name: str | Path) -> Path:
@@ -155,7 +173,11 @@ def read_yaml(path: str | Path) -> Any:
     """The YAML document in a spec file (or bundled spec, see `find_spec`), with syntax errors reported by line and column."""
     source = str(path)
     try:
-        text = find_spec(path).read_text()
+        found = find_spec(path)
+        size = found.stat().st_size
+        if size > MAX_SPEC_BYTES:
+            raise SpecError(source, [("", f"the spec has {size:,} bytes, more than the {MAX_SPEC_BYTES:,} a spec may have")])
+        text = found.read_text()
     except FileNotFoundError:
         raise SpecError(source, [("", f"no such file, and no bundled spec of that name (bundled: {', '.join(bundled_specs())})")]) from None
     except OSError as err:

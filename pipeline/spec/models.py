@@ -324,6 +324,10 @@ class PartEstimator(_Model):
         return self
 
 
+MIN_ALPHA = 1e-12
+"""The smallest error level a spec may ask for."""
+
+
 class Estimator(_Model):
     """MAP estimate (S_AB + prior·κ)/(S_B + κ) per group, and how a verdict is reached from it."""
 
@@ -363,6 +367,13 @@ class Estimator(_Model):
         description="per conditional rate (e.g. true_positive_rate, false_positive_rate), its own prior and κ; a stratified "
         "part (selection_rate[age=old]) takes its own entry or that of the name before the brackets",
     )
+
+    @field_validator("alpha")
+    @classmethod
+    def _alpha_within_reach(cls, alpha: float) -> float:
+        if alpha < MIN_ALPHA:
+            raise ValueError(f"alpha must be at least {MIN_ALPHA:g}: below it no stream gives the evidence, and bounds cost far more to compute")
+        return alpha
 
     @model_validator(mode="after")
     def _prior_in_range(self) -> Estimator:

@@ -156,9 +156,16 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
     defaults: dict[str, Any] = {}
     derived_sources: dict[str, Variable] = {}
 
+    close_after = spec.trial.close_after
     for name, variable in spec.variables.items():
         path = f"variables -> {name}"
         fold = variable.fold
+        if variable.within is not None and close_after is not None and variable.within > close_after:
+            check.fail(
+                f"{path} -> within",
+                f"{format_duration(variable.within)} is longer than trial.close_after {format_duration(close_after)}: "
+                "no event after the trial closed joins it; make within at most the trial's span",
+            )
         kind = variable.first or variable.last or variable.exists or variable.folded_kind
         if kind is None:
             derived_sources[name] = variable
@@ -232,16 +239,24 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
     prior: float | Expression | None = spec.estimator.prior
     aggregate_types = {name: "number" for name in spec.aggregates}
     if isinstance(spec.estimator.prior, str):
-        prior = check.expression("estimator -> prior", spec.estimator.prior, aggregate_types, "number")
+        prior = _prior_expression(check, "estimator -> prior", spec.estimator.prior, aggregate_types)
     part_estimators: dict[str, tuple[float | Expression | None, float | None]] = {}
     for part, own in spec.estimator.parts.items():
         path = f"estimator -> parts -> {part}"
         known = PART_NAMES[metric.type]
         if part.split("[", 1)[0] not in known:
             check.fail(path, f"{metric.type} has no part {part!r}; its parts: {', '.join(known)}")
-        own_prior = check.expression(f"{path} -> prior", own.prior, aggregate_types, "number") if isinstance(own.prior, str) else own.prior
+        own_prior = _prior_expression(check, f"{path} -> prior", own.prior, aggregate_types) if isinstance(own.prior, str) else own.prior
         part_estimators[part] = (own_prior, own.confidence)
 
+    window, span = spec.window, spec.trial.close_after
+    if window.kind == "sliding" and window.by == "opened" and span is not None and not spec.trial.close_on and spec.trial.closes_when is None:
+        if window.length <= span:  # type: ignore[operator]
+            check.fail(
+                "window -> length",
+                f"a sliding window of {format_duration(window.length)} by opened time never holds a trial that closes "  # type: ignore[arg-type]
+                f"{format_duration(span)} after it opens; make it longer than trial.close_after",
+            )
     every = spec.evaluate.every
     if every is not None:
         for path, span in (("trial -> close_after", spec.trial.close_after), ("window -> length", spec.window.length)):
@@ -351,6 +366,18 @@ def _derived(
                 check.fail(f"variables -> {name} -> expr", f"variables depend on each other in a cycle: {', '.join(remaining)}")
             break
     return tuple(ordered)
+
+
+def _prior_expression(check: _Checker, path: str, source: str, types: dict[str, Any]) -> Expression | None:
+    """A prior written as an expression; one over no aggregate is a constant, refused outside [0, 1] as the number is
+    (an expression over aggregates is clamped to [0, 1] as it is evaluated)."""
+    expr = check.expression(path, source, types, "number")
+    if expr is not None and not expr.names:
+        value = expr.evaluate({})
+        if value is not None and not 0 <= value <= 1:
+            check.fail(path, f"prior must be in [0, 1]; {source!r} is {value:g}")
+            return None
+    return expr
 
 
 def declared_parts(metric: Metric) -> int | None:

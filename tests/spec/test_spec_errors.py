@@ -107,6 +107,24 @@ CASES = [
         lambda s: s.update(publish={"min_cell": 0}),
         "publish -> min_cell: Input should be greater than or equal to 1; got 0",
     ),
+    (  # specs that passed and then failed or misled
+        lambda s: s["variables"]["reoffended"].update(within="800d"),
+        "variables -> reoffended -> within: 800d is longer than trial.close_after 730d: no event after the trial closed joins it; "
+        "make within at most the trial's span",
+    ),
+    (
+        lambda s: s["estimator"].update(alpha=1e-300),
+        "estimator -> alpha: alpha must be at least 1e-12: below it no stream gives the evidence, and bounds cost far more to compute",
+    ),
+    (
+        lambda s: s["estimator"].update(prior="2 * 1"),
+        "estimator -> prior: prior must be in [0, 1]; '2 * 1' is 2",
+    ),
+    (
+        lambda s: s.update(window={"kind": "sliding", "length": "365d", "by": "opened"}),
+        "window -> length: a sliding window of 365d by opened time never holds a trial that closes 730d after it opens; "
+        "make it longer than trial.close_after",
+    ),
 ]
 
 
@@ -196,3 +214,20 @@ def test_yaml_keys_like_on_stay_strings(tmp_path):
     assert "  on: close" in text
     path.write_text(text)
     assert load_plan(path).monitor.on_close
+
+
+def test_a_key_given_twice_is_refused_with_both_lines(tmp_path):
+    path = tmp_path / "spec.yaml"
+    path.write_text((SPECS / "compas_equalized_odds.yaml").read_text() + "monitor: another-name\n")
+    with pytest.raises(SpecError) as caught:
+        load_plan(path)
+    first = next(n for n, line in enumerate(path.read_text().splitlines(), 1) if line.startswith("monitor:"))
+    assert f"invalid YAML: duplicate key 'monitor' (first at line {first})" in str(caught.value)
+
+
+def test_a_spec_over_a_megabyte_is_refused_before_it_is_parsed(tmp_path):
+    path = tmp_path / "spec.yaml"
+    path.write_text((SPECS / "compas_equalized_odds.yaml").read_text() + "#" * 1_000_001 + "\n")
+    with pytest.raises(SpecError) as caught:
+        load_plan(path)
+    assert "more than the 1,000,000 a spec may have" in str(caught.value)
