@@ -12,7 +12,7 @@ from fairstream.redact import DEFAULT, LetterRecord
 from fairstream.spec.models import FieldType, InputSchema
 from fairstream.timefmt import format_instant, representable, time_parser
 
-REASONS = ("not_json", "not_object", "missing_field", "bad_time", "wrong_type", "unknown_kind", "late", "future", "key_too_long", "wrong_partition", "internal")
+REASONS = ("not_json", "not_object", "missing_field", "bad_time", "wrong_type", "unknown_kind", "late", "future", "key_too_long", "value_too_long", "wrong_partition", "internal")
 """Every reason a record can be dead-lettered for."""
 
 _EXACT = {"int": int, "float": float, "str": str, "bool": bool}
@@ -121,6 +121,7 @@ class RecordParser:
         self._time_field, self._time = schema.time, field_getter(schema.time)
         self._key_field, self._key = key_name(schema.key), key_getter(schema.key)
         self._max_key = schema.max_key_chars
+        self._max_value = schema.max_value_chars
         self._kind_field = schema.kind
         self._kind = field_getter(schema.kind) if schema.kind is not None else None
         self._only_kind = next(iter(schema.kinds)) if schema.kind is None else None
@@ -186,13 +187,21 @@ class RecordParser:
         for name, get, nested, check, exact in checks:
             value = get(record) if nested else record.get(name)
             if type(value) is exact and value != "" and not nested:  # the usual case: already of the declared type, kept as it is
+                if exact is str and len(value) > self._max_value:
+                    raise self._too_long(name, value)
                 continue
             if value is None or value == "":
                 raise _BadRecord("missing_field", f"{kind} events need field {name!r}")
             checked = check(value)
+            if type(checked) is str and len(checked) > self._max_value:
+                raise self._too_long(name, checked)
             if checked is not value or nested:  # a nested value is kept under its dotted path, where variables read it
                 record[name] = checked
         return Event(key, time, kind, record, raw)
+
+
+    def _too_long(self, name: str, value: str) -> _BadRecord:
+        return _BadRecord("value_too_long", f"field {name!r} has {len(value):,} characters; at most input.max_value_chars = {self._max_value:,}")
 
 
 def _excerpt(value: Any, limit: int = 80) -> str:

@@ -220,6 +220,16 @@ def test_a_key_longer_than_max_key_chars_is_a_dead_letter():
     assert letter.reason == "key_too_long" and "1,000,000 characters" in letter.detail and len(letter.record) < 2200  # 2,000 characters, the length and the hash
 
 
+def test_a_string_longer_than_max_value_chars_is_a_dead_letter():
+    """A group name of 100,000 characters would be in every record that counts the group: its records would outgrow a
+    Kafka message; so a declared string field is bounded like the key (read from JSON, and from CSV text)."""
+    assert parse(screen(race="r" * 256)).fields["race"] == "r" * 256
+    letter = parse(screen(race="r" * 100_000))
+    assert letter.reason == "value_too_long" and "'race' has 100,000 characters; at most input.max_value_chars = 256" in letter.detail
+    from_text = RecordParser(parse_spec(spec_dict()).input, strings=True).parse(RawRecord(0, 1, {**screen(race="r" * 300), "score": "3"}))
+    assert from_text.reason == "value_too_long"
+
+
 def test_a_run_beyond_max_open_counts_evicted_trials_and_says_so(compas_jsonl, tmp_path, specs_dir, caplog):
     """COMPAS (one input partition) with room for 160 open trials: the oldest are evicted, the estimates count them, a warning says so."""
     import yaml

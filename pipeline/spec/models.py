@@ -56,6 +56,9 @@ class InputSchema(_Model):
         "key (`[applicant_id, branch]`: one trial per applicant and branch)"
     )
     max_key_chars: int = Field(256, ge=1, description="a longer dependence key is a dead letter (key_too_long): every open trial holds its key")
+    max_value_chars: int = Field(
+        256, ge=1, description="a longer string in a declared field is a dead letter (value_too_long): a group name is in every record that counts it"
+    )
     kind: FieldPath | None = Field(None, description="field holding the event kind; omit it when every record is of the one kind in kinds")
     kinds: dict[str, dict[FieldPath, FieldType]] = Field(
         description="per event kind, the fields (or dotted paths) it must carry and their types", min_length=1
