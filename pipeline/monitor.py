@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from fairstream.errors import EvaluationError
 from fairstream.estimators.means import Mean, hoeffding_bounds, student_t_bounds
+from fairstream.estimators.priors import part_estimator, prior_now
 from fairstream.estimators.rate import Rate
 from fairstream.spec.expressions import Expression
 from fairstream.timefmt import format_instant
@@ -21,6 +22,7 @@ from fairstream.verdicts.constraints import ConstraintRule, constraint_part
 from fairstream.verdicts.judge import VerdictRule, judge
 from fairstream.verdicts.parts import describe_interval, measure_verdict, part_body, rate_part, standardized_part
 from fairstream.verdicts.publish import suppress_small_cells
+from fairstream.verdicts.tracked import TrackedGroups
 
 STANDARDIZED = "selection_rate[standardized]"
 """The part of conditional statistical parity aggregated over strata (point verdicts)."""
@@ -70,6 +72,8 @@ class MonitorConfig:
     """Parts judged against the threshold, where the metric fixes them; None where the data does (strata)."""
     declared_pairs: int | None = None
     """Pairs of groups per part where the spec lists groups or pairs; None with `groups: all`."""
+    max_groups: int = 256
+    """Groups a part tracks at most; the trials of further groups are counted, not estimated (see `TrackedGroups`)."""
     declared_groups: int | None = None
     """Groups where the spec lists them: a constraint's δ is split evenly over them (else by the schedule)."""
 
@@ -142,11 +146,15 @@ class Monitor:
     """Per constraint part, its δ over the groups it judges."""
     anytime: AnytimeEvidence | None = None
     """Anytime verdicts: the betting tests and confidence sequences, fed in opening order."""
+    groups: TrackedGroups | None = None
+    """The groups each part tracks (at most `max_groups`), and the trials of those it does not."""
 
     def __post_init__(self) -> None:
         config = self.config
         if self.budget is None:
             self.budget = config.budget()
+        if self.groups is None:
+            self.groups = TrackedGroups(config.name, config.max_groups)
         if self.anytime is None and config.opening_order:
             self.anytime = AnytimeEvidence(config.bet_epsilon, config.measures, config.gap_verdict, config.outcome_range, config.constraints)
 
@@ -263,15 +271,22 @@ class Monitor:
             self.history.append((tick, delta))
 
     def _count(self, delta: TickDelta, sign: int) -> None:
+        tracked = self.groups.admit(delta.counts)  # type: ignore[union-attr]
         if self.config.measures:
             weight = sign * self.weight  # below 1 only for discounted benefit rates, whose numbers are (supply, demand, trials)
             for (part, group), numbers in delta.counts.items():
+                if (part, group) not in tracked:
+                    self.groups.miss(part, group, round(sign * numbers[-1]))  # type: ignore[union-attr]
+                    continue
                 cell = self.sums.setdefault(part, {}).setdefault(group, [0.0] * len(numbers))
                 for index, number in enumerate(numbers[:-1]):
                     cell[index] += weight * number
                 cell[-1] += sign * numbers[-1]
             return
         for (part, group), (hits, trials) in delta.counts.items():
+            if (part, group) not in tracked:
+                self.groups.miss(part, group, sign * trials)  # type: ignore[union-attr]
+                continue
             rate = self.rates.setdefault(part, {}).setdefault(group, Rate())
             rate.hits += sign * hits
             rate.trials += sign * trials
@@ -302,6 +317,9 @@ class Monitor:
         """Take a trial's cells and totals out again (a sliding window by opened time moved past it); it stays closed."""
         if trial.cells is not None:
             for part, group, value in trial.cells:
+                if group not in (self.sums if self.config.measures else self.rates).get(part, {}):
+                    self.groups.miss(part, group, -1)  # type: ignore[union-attr]
+                    continue
                 if self.config.measures:
                     cell = self.sums[part][group]
                     for index, number in enumerate(value):  # type: ignore[arg-type]
@@ -314,32 +332,32 @@ class Monitor:
 
     def _apply_trial(self, trial: TrialOutcome) -> None:
         self.closed += 1
-        if trial.cells is None:
+        cells = trial.cells
+        if cells is None:
             self.incomplete += 1
-        elif self.config.measures:
-            for part, group, numbers in trial.cells:
+        else:
+            tracked = self.groups.admit((part, group) for part, group, _ in cells)  # type: ignore[union-attr]
+            for part, group, _ in cells:
+                if (part, group) not in tracked:
+                    self.groups.miss(part, group, 1)  # type: ignore[union-attr]
+            cells = [cell for cell in cells if (cell[0], cell[1]) in tracked]
+        if cells and self.config.measures:
+            for part, group, numbers in cells:
                 cell = self.sums.setdefault(part, {}).setdefault(group, [0.0] * (len(numbers) + 1))  # type: ignore[arg-type]
                 for index, number in enumerate(numbers):  # type: ignore[arg-type]
                     cell[index] += number
                 cell[-1] += 1
-        else:
-            for part, group, hit in trial.cells:
+        elif cells:
+            for part, group, hit in cells:
                 self.rates.setdefault(part, {}).setdefault(group, Rate()).update(hit)
-        if self.anytime is not None:
-            self.anytime.hold(trial)
+        if self.anytime is not None and cells is not None:
+            self.anytime.hold(trial, cells)
         for name, value in trial.totals.items():
             self.totals[name] = self.totals.get(name, 0.0) + value
 
     def prior(self) -> float | None:
-        """The spec's prior mean now (see `_prior_now`)."""
-        return self._prior_now(self.config.prior)
-
-    def _prior_now(self, prior: float | Expression | None) -> float | None:
-        """A prior mean now: the constant, or the expression over the aggregates clamped to [0, 1] (None while undefined)."""
-        if isinstance(prior, Expression):
-            value = prior.evaluate(self.totals)
-            return None if value is None else min(1.0, max(0.0, float(value)))
-        return prior
+        """The spec's prior mean now (see `prior_now`)."""
+        return prior_now(self.config.prior, self.totals)
 
     def _evaluate(self, instant: int, trial_key: str | None = None) -> list[dict[str, Any]]:
         config = self.config
@@ -349,7 +367,7 @@ class Monitor:
         alerts: list[dict[str, Any]] = []
         for part in sorted(self.sums) if config.measures else sorted(self.rates):
             if config.gap_verdict:
-                parts[part] = self._measure_part(part) if config.measures else self._part(part, *self._estimator(part, prior))
+                parts[part] = self._measure_part(part) if config.measures else self._part(part, *part_estimator(config.part_estimators, part, prior, config.confidence, self.totals))
         for rule in config.constraints:
             parts[rule.part] = self._constraint_part(rule)
         if config.metric == "conditional_statistical_parity" and len(parts) > 1:
@@ -375,6 +393,9 @@ class Monitor:
                 "trials": {"closed": self.closed, "incomplete": self.incomplete, **({"evicted": self.evicted} if self.evicted else {})},
                 "parts": parts,
             }
+            untracked = self.groups.report()  # type: ignore[union-attr]
+            if untracked:
+                summary["untracked"] = untracked
             if config.rule.mode != "point":
                 summary["alpha"] = config.rule.alpha
                 summary["family"] = config.family
@@ -382,16 +403,6 @@ class Monitor:
                 summary["aggregates"] = dict(sorted(self.totals.items()))
             records.append(stamp(summary, config.name, ESTIMATE, instant, *at))
         return records + alerts
-
-    def _estimator(self, part: str, prior: float | None) -> tuple[float | None, float]:
-        """The prior mean and κ of a part: its own (`estimator.parts`, by full name or by the name before a stratum's
-        brackets) where the spec gives them, else the spec's."""
-        own = self.config.part_estimators.get(part) or self.config.part_estimators.get(part.split("[", 1)[0])
-        if own is None:
-            return prior, self.config.confidence
-        own_prior, own_confidence = own
-        part_prior = prior if own_prior is None else self._prior_now(own_prior)
-        return part_prior, self.config.confidence if own_confidence is None else own_confidence
 
     def _level(self, part: str):
         """The α of each pair of `part`: its share of the monitor's budget, fixed when first asked for."""

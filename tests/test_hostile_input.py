@@ -249,3 +249,27 @@ def test_a_run_beyond_max_open_counts_evicted_trials_and_says_so(compas_jsonl, t
     assert trials["evicted"] > 6000 and trials["closed"] + trials["evicted"] == defendants
     assert metrics.REGISTRY.get_sample_value("fairstream_evicted_trials", {"monitor": "compas-equalized-odds"}) == trials["evicted"]
     assert any("reached its 160 open trials" in message for message in caplog.messages)
+
+
+def test_ten_thousand_group_names_are_counted_not_tracked(compas_jsonl, tmp_path, specs_dir):
+    """Every defendant of a random race of 10,000: each part tracks the 256 groups (metric.max_groups) that came first
+    and counts the rest in `untracked`, so no estimate grows with the number of groups, and no trial is lost."""
+    import random
+
+    import yaml
+
+    rng = random.Random(3)
+    events = [{**event, "race": f"group-{rng.randrange(10_000):05d}"} if event["event"] == "SCREEN" else event for event in compas_jsonl]
+    spec = yaml.safe_load((specs_dir / "rtlola_compas_equalized_odds.yaml").read_text())
+    spec["publish"] = {"min_cell": 1}  # every count readable
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    out = run_with(events, tmp_path, "groups", str(path))
+    last = out["estimates"][-1]
+    counted = 0
+    for part, body in last["parts"].items():
+        assert len(body["groups"]) == 256
+        assert last["untracked"][part]["groups"] > 1000
+        counted += sum(cell["trials"] for cell in body["groups"].values()) + last["untracked"][part]["trials"]
+    assert counted == sum(1 for event in compas_jsonl if event["event"] == "SCREEN") == last["trials"]["closed"]
+    assert max(len(orjson.dumps(record)) for record in out["estimates"]) < 200_000

@@ -250,6 +250,9 @@ class Metric(_Model):
         1.0, gt=0, le=1, description="benefit_rate: weight kept per evaluation tick, so the tick T − t ago weighs γ^t (a recency average, not ELBERT's)"
     )
     groups: Literal["all"] | list[str] = Field("all", description="all groups seen, or the groups to compare")
+    max_groups: int = Field(
+        256, ge=2, description="groups a part tracks at most (the first to appear); the trials of further groups are counted in each estimate's untracked, not estimated"
+    )
     pairs: list[tuple[str, str]] | None = Field(None, description="compare only these pairs of groups instead of every pair")
     threshold: float | None = Field(
         None,

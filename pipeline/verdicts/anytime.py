@@ -50,10 +50,9 @@ class AnytimeEvidence:
         """The merge took a tick's trials out of its pending ones."""
         self.pending_oldest.pop(tick, None)
 
-    def hold(self, trial: TrialOutcome) -> None:
-        if trial.cells is not None:
-            cells = [cell for cell in trial.cells if not self.measures or cell[0] == "mean_outcome"]
-            self.order.hold(opened(trial), trial.key, cells)
+    def hold(self, trial: TrialOutcome, cells: list) -> None:
+        """Keep a closed trial's tracked cells until the frontier passes its opening."""
+        self.order.hold(opened(trial), trial.key, [cell for cell in cells if not self.measures or cell[0] == "mean_outcome"])
 
     def frontier(self, instant: int, later: int = FINISHED) -> int:
         """Every trial that opened before the returned instant has closed by `instant` and been held: the earliest
