@@ -10,7 +10,7 @@ import orjson
 from bytewax.connectors.kafka import KafkaSinkMessage, KafkaSource
 from bytewax.inputs import StatefulSourcePartition
 from bytewax.outputs import DynamicSink, StatelessSinkPartition
-from confluent_kafka import OFFSET_BEGINNING, KafkaError, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, KafkaError, KafkaException, TopicPartition
 
 from fairstream import metrics
 from fairstream.connectors.broker_watch import BrokerWatch
@@ -263,6 +263,8 @@ class _DeliveredPartition(StatelessSinkPartition[KafkaSinkMessage]):
                     break
                 except BufferError:  # the local queue is full: wait for deliveries to make room
                     producer.poll(0.1)
+                except KafkaException as err:  # refused before sending, e.g. a record over message.max.bytes: one line, not a traceback
+                    raise ConnectorError(f"cannot produce a record of {len(msg.value or b''):,} bytes to {msg.topic or self._topic!r}: {err.args[0].str()}") from None
             producer.poll(0)
         self._flush()
 

@@ -242,3 +242,12 @@ def test_a_tailing_monitor_says_when_the_broker_is_gone_and_gives_up_when_told(t
     ours = [(at, line.strip()) for at, line in lines if line.startswith(("warning:", "error:"))]
     assert ours and ours[0][1].startswith(f"warning: Kafka at {broker.bootstrap} does not answer") and ours[0][0] - killed < 30, ours
     assert ours[-1][1].startswith(f"error: Kafka at {broker.bootstrap} has not answered for") and "giving up" in ours[-1][1], ours
+
+
+def test_a_record_over_the_producers_size_limit_is_one_line_naming_its_size(kafka_bootstrap):
+    """librdkafka refuses a record over message.max.bytes before sending it: the sink says so in one line, not a traceback."""
+    sink = kafka_sink(KafkaConnection(bootstrap=kafka_bootstrap, properties={"message.max.bytes": "10000"}), "alerts").build("write", 0, 1)
+    encode = record_encoder("alerts")
+    with pytest.raises(ConnectorError, match=r"cannot produce a record of [\d,]+ bytes to 'alerts\.estimates': .*") as caught:
+        sink.write_batch([encode({"type": "fairness.estimate", "monitor": "m", "alert_id": "1", "padding": "x" * 20_000})])
+    assert "\n" not in str(caught.value)
