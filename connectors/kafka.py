@@ -54,6 +54,13 @@ def _metadata(kafka: KafkaConnection, admin: Any, errors: ClientErrors, topic: s
         raise kafka.unreachable(err, errors, admin) from None
 
 
+def reach(kafka: KafkaConnection | str, timeout: float = CONNECT_TIMEOUT) -> None:
+    """Return once the broker answers a metadata request; else raise the one line that says why (refused login or
+    certificate, no route), so a command can fail before work that does not need the broker."""
+    kafka = as_connection(kafka)
+    _metadata(kafka, *_admin(kafka), None, timeout)
+
+
 def ensure_topics(kafka: KafkaConnection | str, topics: dict[str, int], timeout: float = CONNECT_TIMEOUT) -> dict[str, int]:
     """Create missing topics with the given partition counts; return every topic's actual partition count."""
     from confluent_kafka.admin import NewTopic

@@ -14,6 +14,7 @@ from fairstream.cli.errors import reports_errors
 from fairstream.cli.kafka_options import file_or_kafka, kafka_options
 from fairstream.cli.lazy import LazyGroup
 from fairstream.cli.shield_groups import group_request, print_check, print_synthesis
+from fairstream.connectors.kafka import reach
 from fairstream.report.shields import write_simulation
 from fairstream.runner import FORMATS, FileInput, FileOutput, FileRun, Job, KafkaInput, KafkaOutput, execute, guess_format
 from fairstream.shields import MonotoneFamily, Synthesis, Target, synthesize
@@ -217,6 +218,8 @@ def run_command(
     """Put SPEC's shield on the decision path: every decision shielded, every flip reported as an intervention."""
     kafka = file_or_kafka(input_path, bootstrap, kafka_config)
     shield_spec = load_plan(spec).spec.shield
+    if kafka is not None:
+        reach(kafka)  # a broker that refuses the login says so before the shield is synthesized, not after
     if shield_spec is not None:  # without one, the job below fails with the spec's own error
         console.console.print(configure(shield_spec).summary(shield_spec), soft_wrap=True)
     if kafka is None:
