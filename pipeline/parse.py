@@ -9,7 +9,8 @@ import orjson
 
 from fairstream.events import DeadLetter, Event, RawRecord
 from fairstream.redact import DEFAULT, LetterRecord
-from fairstream.spec.models import FieldType, InputSchema
+from fairstream.spec.fields import FieldType
+from fairstream.spec.stream import InputSchema
 from fairstream.timefmt import format_instant, representable, time_parser
 
 REASONS = ("not_json", "not_object", "missing_field", "bad_time", "wrong_type", "unknown_kind", "late", "future", "key_too_long", "value_too_long", "wrong_partition", "internal")

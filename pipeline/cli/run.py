@@ -16,7 +16,7 @@ from fairstream.connectors.kafka import dead_letter_topic, estimates_topic
 from fairstream.errors import ConnectorError, InputError
 from fairstream.lifecycle import stopped_by
 from fairstream.runner import FORMATS, FileInput, FileOutput, FileRun, Job, KafkaInput, KafkaOutput, execute, guess_format
-from fairstream.spec.models import tests_ratio
+from fairstream.spec.metric import tests_ratio
 from fairstream.verdicts.summary import dead_letter_counts, final_rates, first_violations, latest_with_groups
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fairstream.shields.runtime import INTERVENTION, STATUS
-from fairstream.spec.models import tests_ratio
+from fairstream.spec.metric import tests_ratio
 from fairstream.verdicts.alerts import ESTIMATE, RECOVERED, VIOLATION
 
 DEAD_LETTER = "pipeline.dead_letter"

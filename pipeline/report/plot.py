@@ -18,7 +18,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from fairstream.errors import InputError
-from fairstream.spec.models import tests_ratio
+from fairstream.spec.metric import tests_ratio
 from fairstream.verdicts.alerts import RECOVERED, VIOLATION
 
 MAX_PARTS = 8

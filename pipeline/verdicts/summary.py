@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from fairstream.spec.models import tests_ratio
+from fairstream.spec.metric import tests_ratio
 
 
 @dataclass(frozen=True)
