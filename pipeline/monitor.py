@@ -1,4 +1,4 @@
-"""The per-monitor merge: waits until every bucket has reported a tick, applies the deltas in event-time order, and evaluates verdicts (pure)."""
+"""The per-monitor merge: waits until every bucket has reported a tick, applies the deltas in event-time order, and hands each evaluation to `Evaluation` (pure)."""
 
 from __future__ import annotations
 
@@ -8,24 +8,17 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from fairstream.errors import EvaluationError
-from fairstream.estimators.means import Mean, hoeffding_bounds, student_t_bounds
-from fairstream.estimators.priors import part_estimator, prior_now
 from fairstream.estimators.rate import Rate
 from fairstream.spec.expressions import Expression
 from fairstream.timefmt import format_instant
 from fairstream.trials.bucket import FINISHED, Report
 from fairstream.trials.outcomes import SlotOutcomes, TickDelta, TrialOutcome
-from fairstream.verdicts.alerts import ESTIMATE, AlertTracker, stamp
 from fairstream.verdicts.anytime import AnytimeEvidence, opened_later
-from fairstream.verdicts.budget import Budget, Family, MonitorBudget
-from fairstream.verdicts.constraints import ConstraintRule, constraint_part
-from fairstream.verdicts.judge import VerdictRule, judge
-from fairstream.verdicts.parts import describe_interval, measure_verdict, part_body, rate_part, standardized_part
-from fairstream.verdicts.publish import suppress_small_cells
+from fairstream.verdicts.budget import Family, MonitorBudget
+from fairstream.verdicts.constraints import ConstraintRule
+from fairstream.verdicts.evaluation import Evaluation
+from fairstream.verdicts.judge import VerdictRule
 from fairstream.verdicts.tracked import TrackedGroups
-
-STANDARDIZED = "selection_rate[standardized]"
-"""The part of conditional statistical parity aggregated over strata (point verdicts)."""
 
 
 @dataclass(frozen=True)
@@ -131,7 +124,6 @@ class Monitor:
     """Windows by opened time: the counted trials as a heap on (opened_at, key), the first to leave on top."""
     period_start: int | None = None
     """Periodic windows by opened time: the instant the current period began (its trials opened after it)."""
-    tracker: AlertTracker = field(default_factory=AlertTracker)
     weight: float = 1.0
     """discount^t of the coming tick, t counted from the episode's first (see `MonitorConfig.discount`)."""
     started: int | None = None
@@ -140,10 +132,8 @@ class Monitor:
     """Per baseline length: each group's mean-outcome sums when the baseline ended, its τ from then on."""
     idle: set[int] = field(default_factory=set)
     """Reporters whose input partition is quiet for now: the merge does not wait for them (see `Report.idle`)."""
-    budget: MonitorBudget | None = None
-    """α over parts and pairs, each pair's share fixed when it is first judged."""
-    constraint_budgets: dict[str, Budget] = field(default_factory=dict)
-    """Per constraint part, its δ over the groups it judges."""
+    verdicts: Evaluation | None = None
+    """The alert state and error budgets the evaluations judge these counts with."""
     anytime: AnytimeEvidence | None = None
     """Anytime verdicts: the betting tests and confidence sequences, fed in opening order."""
     groups: TrackedGroups | None = None
@@ -151,8 +141,8 @@ class Monitor:
 
     def __post_init__(self) -> None:
         config = self.config
-        if self.budget is None:
-            self.budget = config.budget()
+        if self.verdicts is None:
+            self.verdicts = Evaluation(config)
         if self.groups is None:
             self.groups = TrackedGroups(config.name, config.max_groups)
         if self.anytime is None and config.opening_order:
@@ -216,7 +206,7 @@ class Monitor:
             if self.anytime is not None:
                 self.anytime.applied(tick)
                 self.anytime.release(self.anytime.frontier(tick), self.baselines)
-            records.extend(self._evaluate(tick))
+            records.extend(self.verdicts.records(self, tick))  # type: ignore[union-attr]
             self.weight *= self.config.discount
             if self.config.window == "periodic" and tick % self.config.window_length == 0:
                 self.rates.clear()
@@ -245,7 +235,7 @@ class Monitor:
                 self._apply_trial(trial)
                 if self.anytime is not None:
                     self.anytime.release(self.anytime.frontier(trial.closed_at, later[index + 1]), self.baselines)
-                records.extend(self._evaluate(trial.closed_at, trial.key))
+                records.extend(self.verdicts.records(self, trial.closed_at, trial.key))  # type: ignore[union-attr]
         return records
 
     def _apply(self, tick: int, delta: TickDelta) -> None:
@@ -354,137 +344,3 @@ class Monitor:
             self.anytime.hold(trial, cells)
         for name, value in trial.totals.items():
             self.totals[name] = self.totals.get(name, 0.0) + value
-
-    def prior(self) -> float | None:
-        """The spec's prior mean now (see `prior_now`)."""
-        return prior_now(self.config.prior, self.totals)
-
-    def _evaluate(self, instant: int, trial_key: str | None = None) -> list[dict[str, Any]]:
-        config = self.config
-        prior = self.prior()
-        at = () if trial_key is None else (trial_key,)
-        parts: dict[str, Any] = {}
-        alerts: list[dict[str, Any]] = []
-        for part in sorted(self.sums) if config.measures else sorted(self.rates):
-            if config.gap_verdict:
-                parts[part] = self._measure_part(part) if config.measures else self._part(part, *part_estimator(config.part_estimators, part, prior, config.confidence, self.totals))
-        for rule in config.constraints:
-            parts[rule.part] = self._constraint_part(rule)
-        if config.metric == "conditional_statistical_parity" and len(parts) > 1:
-            parts[STANDARDIZED] = standardized_part(parts, config.rule, config.min_trials)
-        parts = {part: suppress_small_cells(body, config.min_cell) for part, body in parts.items()}
-        for part, body in parts.items():
-            if "constraint" in body:
-                alerts.extend(self._constraint_alerts(part, body, instant, at))
-                continue
-            kind = self.tracker.update(part, body["violated"], body["clear"])
-            if body["violated"] is not None or part in self.tracker.violated:
-                body["violated"] = self.tracker.violated.get(part, False)  # the alert state: hysteresis holds it too
-            if kind is not None:
-                pair = body["pair"] or []
-                alerts.append(stamp({"metric": config.metric, "part": part, **body}, config.name, kind, instant, part, *pair, *at))
-        records = []
-        if config.estimates:
-            summary: dict[str, Any] = {
-                "metric": config.metric,
-                "verdict": config.rule.mode,
-                "prior": prior,
-                "confidence": config.confidence,
-                "trials": {"closed": self.closed, "incomplete": self.incomplete, **({"evicted": self.evicted} if self.evicted else {})},
-                "parts": parts,
-            }
-            untracked = self.groups.report()  # type: ignore[union-attr]
-            if untracked:
-                summary["untracked"] = untracked
-            if config.rule.mode != "point":
-                summary["alpha"] = config.rule.alpha
-                summary["family"] = config.family
-            if self.totals:
-                summary["aggregates"] = dict(sorted(self.totals.items()))
-            records.append(stamp(summary, config.name, ESTIMATE, instant, *at))
-        return records + alerts
-
-    def _level(self, part: str):
-        """The α of each pair of `part`: its share of the monitor's budget, fixed when first asked for."""
-        budget = self.budget
-        return lambda pair: budget.pair_alpha(part, pair)  # type: ignore[union-attr]
-
-    def _part(self, part: str, prior: float | None, confidence: float) -> dict[str, Any]:
-        config = self.config
-        bets = self.anytime.bets_of(part) if self.anytime is not None else None
-        body = rate_part(
-            self.rates[part], config.rule, prior=prior, confidence=confidence, interval=config.interval,
-            min_trials=config.min_trials, level=self._level(part), bets=bets,
-        )  # fmt: skip
-        if config.part_estimators:
-            body["prior"], body["confidence"] = prior, confidence
-        return body
-
-    def _measure_part(self, part: str) -> dict[str, Any]:
-        """Mean outcomes (with bounds) or benefit rates per group, judged on their gap."""
-        config = self.config
-        groups: dict[str, Any] = {}
-        estimates: dict[str, float] = {}
-        means: dict[str, Mean] = {}
-        for group, cell in sorted(self.sums[part].items()):
-            trials = cell[-1]
-            if trials <= 0:
-                continue
-            if part == "mean_outcome":
-                means[group] = Mean.from_sums(cell[0], cell[1], trials)
-                mean = means[group].mean
-                groups[group] = {"estimate": mean, "trials": round(trials)}
-                if trials >= 2:
-                    groups[group]["interval"] = list(self._bounds(means[group], config.rule.alpha))
-                    groups[group]["interval_of"] = "estimate"
-            else:
-                if cell[1] <= 0:
-                    continue
-                mean = cell[0] / cell[1]
-                groups[group] = {"estimate": mean, "supply": cell[0], "demand": cell[1], "trials": round(trials)}
-            needed = max(2, config.min_trials) if part == "mean_outcome" else config.min_trials
-            if trials >= needed:
-                estimates[group] = mean
-            elif trials < config.min_trials:
-                groups[group]["below_floor"] = True
-        if self.anytime is not None and part == "mean_outcome":
-            bets = self.anytime.bets_of(part)
-            return part_body(groups, judge(config.rule, estimates, level=self._level(part), bets=bets), config.rule)
-        group_bounds = (lambda group, alpha: self._bounds(means[group], alpha)) if part == "mean_outcome" else None
-        verdict = measure_verdict(config.rule, estimates, self._level(part), group_bounds)
-        body = part_body(groups, verdict, config.rule)
-        if config.rule.mode == "confident" and group_bounds is not None:
-            describe_interval(body, verdict, "gap")
-        return body
-
-    def _constraint_part(self, rule: ConstraintRule) -> dict[str, Any]:
-        """Each group's constraint, judged at its share of the constraint's δ (see `constraint_part`)."""
-        budget = self.constraint_budgets.get(rule.part)
-        if budget is None:
-            budget = self.constraint_budgets[rule.part] = Budget(rule.delta, self.config.declared_groups)
-        return constraint_part(
-            rule, self.sums.get("mean_outcome", {}), self.baselines.get(rule.baseline) if rule.baseline is not None else None,
-            min_trials=self.config.min_trials, budget=budget, sequences=None if self.anytime is None else self.anytime.sequences,
-        )  # fmt: skip
-
-    def _constraint_alerts(self, part: str, body: dict[str, Any], instant: int, at: tuple[str, ...]) -> list[dict[str, Any]]:
-        """One violation per group when its constraint stops being certified, one recovery when it is certified again;
-        the part is violated while some group's alert stands."""
-        alerts = []
-        for group, entry in body["groups"].items():
-            if "certified" not in entry:
-                continue
-            kind = self.tracker.update(f"{part}\x1f{group}", not entry["certified"], entry["certified"])
-            if kind is not None:
-                record = {"metric": self.config.metric, "part": part, "group": group, "constraint": body["constraint"], **entry}
-                alerts.append(stamp(record, self.config.name, kind, instant, part, group, *at))
-        standing = [group for group in body["groups"] if self.tracker.violated.get(f"{part}\x1f{group}")]
-        if body["violated"] is not None or standing:
-            body["violated"] = bool(standing)
-        return alerts
-
-    def _bounds(self, mean: Mean, alpha: float) -> tuple[float, float]:
-        if self.config.bounds == "hoeffding":
-            low, high = self.config.outcome_range  # type: ignore[misc]
-            return hoeffding_bounds(mean, alpha, low, high)
-        return student_t_bounds(mean, alpha)

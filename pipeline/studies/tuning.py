@@ -21,10 +21,10 @@ import numpy as np
 
 from fairstream.connectors.synthetic.seminar import ALGORITHMS, seminar_events
 from fairstream.errors import InputError
-from fairstream.monitor import STANDARDIZED
 from fairstream.paths import SPECS_DIR
 from fairstream.studies.runs import monitor_records, tuned_plan
 from fairstream.verdicts.alerts import ESTIMATE
+from fairstream.verdicts.evaluation import STANDARDIZED
 
 DEFAULT_SPEC = SPECS_DIR / "seminar_demographic_parity.yaml"
 """Demographic parity over all seminars: the property of the RTLola study's Fig. 5 counts."""

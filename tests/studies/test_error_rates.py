@@ -191,5 +191,5 @@ def test_each_pair_keeps_the_level_it_was_first_tested_at():
     part = "true_positive_rate"
     first = one_look(monitor, {part: {"a": (60, 100), "b": (30, 100)}})["parts"][part]
     assert first["alpha"] == pytest.approx(ALPHA / 2 * 6 / np.pi**2)
-    assert monitor.budget.pair_alpha(part, ("b", "a")) == first["alpha"]
-    assert monitor.budget.pair_alpha(part, ("a", "c")) == pytest.approx(ALPHA / 2 * 6 / np.pi**2 / 4)
+    assert monitor.verdicts.budget.pair_alpha(part, ("b", "a")) == first["alpha"]
+    assert monitor.verdicts.budget.pair_alpha(part, ("a", "c")) == pytest.approx(ALPHA / 2 * 6 / np.pi**2 / 4)

@@ -1,0 +1,170 @@
+"""What a monitor says at an evaluation: each part's record from the counts it has accumulated, judged at the level
+its error budget gives it, small cells suppressed, and the alerts where a verdict turns (pure)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from fairstream.estimators.means import Mean, hoeffding_bounds, student_t_bounds
+from fairstream.estimators.priors import part_estimator, prior_now
+from fairstream.verdicts.alerts import ESTIMATE, AlertTracker, stamp
+from fairstream.verdicts.budget import Budget, MonitorBudget
+from fairstream.verdicts.constraints import ConstraintRule, constraint_part
+from fairstream.verdicts.judge import judge
+from fairstream.verdicts.parts import describe_interval, measure_verdict, part_body, rate_part, standardized_part
+from fairstream.verdicts.publish import suppress_small_cells
+
+if TYPE_CHECKING:
+    from fairstream.monitor import Monitor, MonitorConfig
+
+STANDARDIZED = "selection_rate[standardized]"
+"""The part of conditional statistical parity aggregated over strata (point verdicts)."""
+
+
+@dataclass
+class Evaluation:
+    """The alert state and the error budgets of one monitor; `records` judges the monitor's counts as they stand."""
+
+    config: MonitorConfig
+    tracker: AlertTracker = field(default_factory=AlertTracker)
+    budget: MonitorBudget | None = None
+    """α over parts and pairs, each pair's share fixed when it is first judged."""
+    constraint_budgets: dict[str, Budget] = field(default_factory=dict)
+    """Per constraint part, its δ over the groups it judges."""
+
+    def __post_init__(self) -> None:
+        if self.budget is None:
+            self.budget = self.config.budget()
+
+    def records(self, counts: Monitor, instant: int, trial_key: str | None = None) -> list[dict[str, Any]]:
+        """The estimate record (when the spec writes estimates) and the alerts of an evaluation of `counts` at `instant`
+        (after the closed trial `trial_key`, for verdicts on every close)."""
+        config = self.config
+        prior = prior_now(config.prior, counts.totals)
+        at = () if trial_key is None else (trial_key,)
+        parts: dict[str, Any] = {}
+        alerts: list[dict[str, Any]] = []
+        for part in sorted(counts.sums) if config.measures else sorted(counts.rates):
+            if config.gap_verdict:
+                parts[part] = self._measure_part(counts, part) if config.measures else self._part(counts, part, *part_estimator(config.part_estimators, part, prior, config.confidence, counts.totals))
+        for rule in config.constraints:
+            parts[rule.part] = self._constraint_part(counts, rule)
+        if config.metric == "conditional_statistical_parity" and len(parts) > 1:
+            parts[STANDARDIZED] = standardized_part(parts, config.rule, config.min_trials)
+        parts = {part: suppress_small_cells(body, config.min_cell) for part, body in parts.items()}
+        for part, body in parts.items():
+            if "constraint" in body:
+                alerts.extend(self._constraint_alerts(part, body, instant, at))
+                continue
+            kind = self.tracker.update(part, body["violated"], body["clear"])
+            if body["violated"] is not None or part in self.tracker.violated:
+                body["violated"] = self.tracker.violated.get(part, False)  # the alert state: hysteresis holds it too
+            if kind is not None:
+                pair = body["pair"] or []
+                alerts.append(stamp({"metric": config.metric, "part": part, **body}, config.name, kind, instant, part, *pair, *at))
+        records = []
+        if config.estimates:
+            summary: dict[str, Any] = {
+                "metric": config.metric,
+                "verdict": config.rule.mode,
+                "prior": prior,
+                "confidence": config.confidence,
+                "trials": {"closed": counts.closed, "incomplete": counts.incomplete, **({"evicted": counts.evicted} if counts.evicted else {})},
+                "parts": parts,
+            }
+            untracked = counts.groups.report()  # type: ignore[union-attr]
+            if untracked:
+                summary["untracked"] = untracked
+            if config.rule.mode != "point":
+                summary["alpha"] = config.rule.alpha
+                summary["family"] = config.family
+            if counts.totals:
+                summary["aggregates"] = dict(sorted(counts.totals.items()))
+            records.append(stamp(summary, config.name, ESTIMATE, instant, *at))
+        return records + alerts
+
+    def _level(self, part: str):
+        """The α of each pair of `part`: its share of the monitor's budget, fixed when first asked for."""
+        budget = self.budget
+        return lambda pair: budget.pair_alpha(part, pair)  # type: ignore[union-attr]
+
+    def _part(self, counts: Monitor, part: str, prior: float | None, confidence: float) -> dict[str, Any]:
+        config = self.config
+        bets = counts.anytime.bets_of(part) if counts.anytime is not None else None
+        body = rate_part(
+            counts.rates[part], config.rule, prior=prior, confidence=confidence, interval=config.interval,
+            min_trials=config.min_trials, level=self._level(part), bets=bets,
+        )  # fmt: skip
+        if config.part_estimators:
+            body["prior"], body["confidence"] = prior, confidence
+        return body
+
+    def _measure_part(self, counts: Monitor, part: str) -> dict[str, Any]:
+        """Mean outcomes (with bounds) or benefit rates per group, judged on their gap."""
+        config = self.config
+        groups: dict[str, Any] = {}
+        estimates: dict[str, float] = {}
+        means: dict[str, Mean] = {}
+        for group, cell in sorted(counts.sums[part].items()):
+            trials = cell[-1]
+            if trials <= 0:
+                continue
+            if part == "mean_outcome":
+                means[group] = Mean.from_sums(cell[0], cell[1], trials)
+                mean = means[group].mean
+                groups[group] = {"estimate": mean, "trials": round(trials)}
+                if trials >= 2:
+                    groups[group]["interval"] = list(self._bounds(means[group], config.rule.alpha))
+                    groups[group]["interval_of"] = "estimate"
+            else:
+                if cell[1] <= 0:
+                    continue
+                mean = cell[0] / cell[1]
+                groups[group] = {"estimate": mean, "supply": cell[0], "demand": cell[1], "trials": round(trials)}
+            needed = max(2, config.min_trials) if part == "mean_outcome" else config.min_trials
+            if trials >= needed:
+                estimates[group] = mean
+            elif trials < config.min_trials:
+                groups[group]["below_floor"] = True
+        if counts.anytime is not None and part == "mean_outcome":
+            bets = counts.anytime.bets_of(part)
+            return part_body(groups, judge(config.rule, estimates, level=self._level(part), bets=bets), config.rule)
+        group_bounds = (lambda group, alpha: self._bounds(means[group], alpha)) if part == "mean_outcome" else None
+        verdict = measure_verdict(config.rule, estimates, self._level(part), group_bounds)
+        body = part_body(groups, verdict, config.rule)
+        if config.rule.mode == "confident" and group_bounds is not None:
+            describe_interval(body, verdict, "gap")
+        return body
+
+    def _constraint_part(self, counts: Monitor, rule: ConstraintRule) -> dict[str, Any]:
+        """Each group's constraint, judged at its share of the constraint's δ (see `constraint_part`)."""
+        budget = self.constraint_budgets.get(rule.part)
+        if budget is None:
+            budget = self.constraint_budgets[rule.part] = Budget(rule.delta, self.config.declared_groups)
+        return constraint_part(
+            rule, counts.sums.get("mean_outcome", {}), counts.baselines.get(rule.baseline) if rule.baseline is not None else None,
+            min_trials=self.config.min_trials, budget=budget, sequences=None if counts.anytime is None else counts.anytime.sequences,
+        )  # fmt: skip
+
+    def _constraint_alerts(self, part: str, body: dict[str, Any], instant: int, at: tuple[str, ...]) -> list[dict[str, Any]]:
+        """One violation per group when its constraint stops being certified, one recovery when it is certified again;
+        the part is violated while some group's alert stands."""
+        alerts = []
+        for group, entry in body["groups"].items():
+            if "certified" not in entry:
+                continue
+            kind = self.tracker.update(f"{part}\x1f{group}", not entry["certified"], entry["certified"])
+            if kind is not None:
+                record = {"metric": self.config.metric, "part": part, "group": group, "constraint": body["constraint"], **entry}
+                alerts.append(stamp(record, self.config.name, kind, instant, part, group, *at))
+        standing = [group for group in body["groups"] if self.tracker.violated.get(f"{part}\x1f{group}")]
+        if body["violated"] is not None or standing:
+            body["violated"] = bool(standing)
+        return alerts
+
+    def _bounds(self, mean: Mean, alpha: float) -> tuple[float, float]:
+        if self.config.bounds == "hoeffding":
+            low, high = self.config.outcome_range  # type: ignore[misc]
+            return hoeffding_bounds(mean, alpha, low, high)
+        return student_t_bounds(mean, alpha)
