@@ -120,6 +120,16 @@ def hoeffding_bounds(mean: Mean, alpha: float, low: float, high: float, sides: S
     return (low if sides == "upper" else max(low, center - half)), (high if sides == "lower" else min(high, center + half))
 
 
+def mean_bounds(
+    mean: Mean, alpha: float, kind: Literal["student_t", "hoeffding"], outcome_range: tuple[float, float] | None, sides: Sides = "both"
+) -> tuple[float, float]:
+    """Bounds on a mean at level 1 − α by the spec's method: Student t, or Hoeffding over `outcome_range`."""
+    if kind == "hoeffding":
+        low, high = outcome_range  # type: ignore[misc]
+        return hoeffding_bounds(mean, alpha, low, high, sides=sides)
+    return student_t_bounds(mean, alpha, sides=sides)
+
+
 @dataclass
 class BenefitRate:
     """Long-term benefit rate of one group (ELBERT, Xu et al.): Σ_t γ^t S(t) / Σ_t γ^t D(t), discounted supply over

@@ -389,7 +389,7 @@ def declared_parts(metric: Metric) -> int | None:
     data does (the strata of conditional statistical parity, each a part, whose standardized part is a point verdict)."""
     if metric.type == "conditional_statistical_parity":
         return None
-    return 2 if metric.type == "equalized_odds" else 1
+    return len(PART_NAMES[metric.type])
 
 
 def _constraint_rule(constraint: Constraint, estimator: Estimator) -> ConstraintRule:

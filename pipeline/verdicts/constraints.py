@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from fairstream.estimators.means import Mean, hoeffding_bounds, student_t_bounds
+from fairstream.estimators.means import Mean, mean_bounds
 from fairstream.estimators.sequence import MeanSequence
 from fairstream.verdicts.budget import Budget
 
@@ -45,12 +45,8 @@ class ConstraintRule:
     def one_sided(self, mean: Mean, delta: float, *, lower: bool) -> float:
         """A fixed-time one-sided bound on a mean at level 1 − δ (Hoeffding where the bound is betting: a baseline is a
         sample of fixed size once its period has ended)."""
-        sides = "lower" if lower else "upper"
-        if self.bound == "student_t":
-            bounds = student_t_bounds(mean, delta, sides=sides)
-        else:
-            low, high = self.outcome_range  # type: ignore[misc]
-            bounds = hoeffding_bounds(mean, delta, low, high, sides=sides)
+        kind = "student_t" if self.bound == "student_t" else "hoeffding"
+        bounds = mean_bounds(mean, delta, kind, self.outcome_range, sides="lower" if lower else "upper")
         return bounds[0] if lower else bounds[1]
 
     def judge(self, mean: Mean, tau: float, delta: float | None = None) -> dict[str, Any]:

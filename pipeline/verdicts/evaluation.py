@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from fairstream.estimators.means import Mean, hoeffding_bounds, student_t_bounds
+from fairstream.estimators.means import Mean, mean_bounds
 from fairstream.estimators.priors import part_estimator, prior_now
 from fairstream.verdicts.alerts import ESTIMATE, AlertTracker, stamp
 from fairstream.verdicts.budget import Budget, MonitorBudget
@@ -164,7 +164,4 @@ class Evaluation:
         return alerts
 
     def _bounds(self, mean: Mean, alpha: float) -> tuple[float, float]:
-        if self.config.bounds == "hoeffding":
-            low, high = self.config.outcome_range  # type: ignore[misc]
-            return hoeffding_bounds(mean, alpha, low, high)
-        return student_t_bounds(mean, alpha)
+        return mean_bounds(mean, alpha, self.config.bounds, self.config.outcome_range)  # type: ignore[arg-type]

@@ -31,12 +31,13 @@ class TrackedGroups:
 
     def admit(self, cells: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
         """The (part, group) cells that are tracked, new groups admitted in sorted order while their part has room."""
-        allowed = set()
-        for part, group in sorted(set(cells)):
+        allowed, new = set(), set()
+        for part, group in cells:
+            (allowed if group in self.tracked.get(part, ()) else new).add((part, group))
+        for part, group in sorted(new):
             known = self.tracked.setdefault(part, set())
-            if group not in known and len(known) < self.limit and group not in self.untracked.get(part, ()):
+            if len(known) < self.limit and group not in self.untracked.get(part, ()):
                 known.add(group)
-            if group in known:
                 allowed.add((part, group))
             elif not self.warned:
                 self.warned = True
