@@ -65,7 +65,7 @@ class MonitorBudget:
         self.part_budget = Budget(self.alpha, 1 if self.family == "part" else self.parts)
 
     def part_alpha(self, part: str) -> float:
-        return self.alpha if self.family == "part" else self.part_budget.share(part)
+        return self.part_budget.share(part)  # with `family: part` the budget has one member's size: each part gets α
 
     def pair_alpha(self, part: str, pair: tuple[str, str]) -> float:
         """The level pair (a, b) of `part` is tested at, whichever group is the higher."""
