@@ -24,10 +24,18 @@ log = logging.getLogger("fairstream.kafka")
 PRODUCER_CONFIG = {"partitioner": "murmur2_random", "enable.idempotence": "true", "acks": "all"}
 """librdkafka settings for every producer: murmur2 places a key on the partition kafka-python and Java choose."""
 
-CONSUMER_CONFIG = {"fetch.wait.max.ms": "20", "fetch.queue.backoff.ms": "10"}
+CONSUMER_CONFIG = {"fetch.wait.max.ms": "20", "fetch.queue.backoff.ms": "10", "allow.auto.create.topics": "false"}
 """librdkafka settings for the monitor's consumers: a broker that holds fetches until the wait runs out delays verdicts by
 that long; and once a partition's local queue holds `queued.min.messages`, librdkafka postpones its next fetch by
-`fetch.queue.backoff.ms` (default 1 s), which over a backlog leaves the consumer idle most of the time."""
+`fetch.queue.backoff.ms` (default 1 s), which over a backlog leaves the consumer idle most of the time. A topic the
+monitor reads is never created by asking for it: a misspelt name stays missing and is reported."""
+
+ADMIN_CONFIG = {"allow.auto.create.topics": "false"}
+"""An admin client is a producer to librdkafka, which asks brokers to create any topic whose metadata it requests;
+fairstream creates only its output topics, explicitly."""
+
+MISSING_TOPIC_EVERY = 30.0
+"""Seconds between the reports of a tailed input topic that does not exist (yet)."""
 
 
 def dead_letter_topic(alerts_topic: str) -> str:
@@ -43,7 +51,7 @@ def _admin(kafka: KafkaConnection) -> tuple[Any, ClientErrors]:
     from confluent_kafka.admin import AdminClient
 
     errors = ClientErrors()
-    return AdminClient(kafka.client({"error_cb": errors})), errors
+    return AdminClient(kafka.client({**ADMIN_CONFIG, "error_cb": errors})), errors
 
 
 def _metadata(kafka: KafkaConnection, admin: Any, errors: ClientErrors, topic: str | None, timeout: float) -> Any:
@@ -61,22 +69,43 @@ def reach(kafka: KafkaConnection | str, timeout: float = CONNECT_TIMEOUT) -> Non
     _metadata(kafka, *_admin(kafka), None, timeout)
 
 
-def ensure_topics(kafka: KafkaConnection | str, topics: dict[str, int], timeout: float = CONNECT_TIMEOUT) -> dict[str, int]:
-    """Create missing topics with the given partition counts; return every topic's actual partition count."""
-    from confluent_kafka.admin import NewTopic
+BROKER_DEFAULT = -1
+"""The replication factor that asks the broker for its own `default.replication.factor` (Kafka 2.4 and later)."""
 
+
+def ensure_topics(
+    kafka: KafkaConnection | str, topics: dict[str, int], timeout: float = CONNECT_TIMEOUT, *, replication_factor: int | None = None
+) -> dict[str, int]:
+    """Create missing topics with the given partition counts, replicated `replication_factor` times (None: the broker's
+    default where the broker can apply it, else 1); return every topic's actual partition count."""
     kafka = as_connection(kafka)
     admin, errors = _admin(kafka)
     existing = _metadata(kafka, admin, errors, None, timeout).topics
-    missing = [NewTopic(name, num_partitions=count, replication_factor=1) for name, count in topics.items() if name not in existing]
-    if missing:
-        for name, future in admin.create_topics(missing, request_timeout=timeout).items():
-            try:
-                future.result(timeout)
-            except Exception as err:
-                if "TOPIC_ALREADY_EXISTS" not in str(err):
-                    raise ConnectorError(f"cannot create topic {name!r} on {kafka.bootstrap}: {err}") from None
+    missing = {name: count for name, count in topics.items() if name not in existing}
+    failed = _create(kafka, admin, missing, BROKER_DEFAULT if replication_factor is None else replication_factor, timeout)
+    if failed and replication_factor is None:  # a broker older than Kafka 2.4 cannot apply its default
+        failed = _create(kafka, admin, {name: missing[name] for name in failed}, 1, timeout)
+    if failed:
+        name, err = next(iter(failed.items()))
+        raise ConnectorError(f"cannot create topic {name!r} on {kafka.bootstrap}: {err}")
     return _partition_counts(kafka, admin, errors, list(topics), timeout)
+
+
+def _create(kafka: KafkaConnection, admin: Any, topics: dict[str, int], replication_factor: int, timeout: float) -> dict[str, Any]:
+    """Create `topics`; return those that failed (a topic made meanwhile by another client is not a failure)."""
+    from confluent_kafka.admin import NewTopic
+
+    if not topics:
+        return {}
+    failed = {}
+    new = [NewTopic(name, num_partitions=count, replication_factor=replication_factor) for name, count in topics.items()]
+    for name, future in admin.create_topics(new, request_timeout=timeout).items():
+        try:
+            future.result(timeout)
+        except Exception as err:
+            if "TOPIC_ALREADY_EXISTS" not in str(err):
+                failed[name] = err
+    return failed
 
 
 def partition_counts(kafka: KafkaConnection | str, topics: list[str], timeout: float = CONNECT_TIMEOUT) -> dict[str, int]:
@@ -92,6 +121,28 @@ def _partition_counts(kafka: KafkaConnection, admin: Any, errors: ClientErrors, 
             raise ConnectorError(f"topic {topic!r} does not exist on {kafka.bootstrap}")
         counts[topic] = len(metadata.partitions)
     return counts
+
+
+def wait_for_topic(kafka: KafkaConnection | str, topic: str, *, every: float = MISSING_TOPIC_EVERY, poll: float = 1.0) -> int:
+    """The partition count of `topic` once it exists, saying every `every` seconds that it does not yet; returns 0 when a
+    stop is requested while waiting."""
+    kafka = as_connection(kafka)
+    admin, errors = _admin(kafka)
+    started = time.monotonic()
+    reported: float | None = None
+    while not stop_requested():
+        metadata = _metadata(kafka, admin, errors, None, CONNECT_TIMEOUT).topics.get(topic)
+        if metadata is not None and metadata.error is None and metadata.partitions:
+            return len(metadata.partitions)
+        now = time.monotonic()
+        if reported is None:
+            reported = now
+            log.warning("input topic %r does not exist on %s; waiting for it to be created (said again every %.0f s)", topic, kafka.bootstrap, every)
+        elif now - reported >= every:
+            reported = now
+            log.warning("input topic %r still does not exist on %s after %.0f s; waiting", topic, kafka.bootstrap, now - started)
+        time.sleep(poll)
+    return 0
 
 
 class _RecordPartition(StatefulSourcePartition[RawRecord, Any]):

@@ -1,9 +1,11 @@
 """Operational metrics of a running job, in Prometheus form: what was read, rejected, kept open and closed, how far
 event time has come and how far behind the wall clock it is, the consumer's lag, the alerts written and the verdict
-of every part. The dataflow's steps report here (per batch, never per event); `connectors.metrics_server` serves it."""
+of every part. The dataflow's steps report here (per batch, never per event); `connectors.metrics_server` serves it.
+The same reports feed this process's `RunTally`, which the run's summary and exit code come from."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -12,6 +14,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge
 from prometheus_client.core import GaugeMetricFamily
 
 from fairstream.timefmt import time_parser
+from fairstream.verdicts.tally import RunTally
 
 REGISTRY = CollectorRegistry(auto_describe=True)
 """The job's own registry (not the client library's global one), so nothing but these metrics is served."""
@@ -28,6 +31,8 @@ ALERTS = Counter("fairstream_alerts", "Alert records written, per monitor and ty
 VERDICT = Gauge("fairstream_verdict", "Current verdict per monitor and part: 1 violated, 0 not, NaN undefined", ["monitor", "part"], registry=REGISTRY)
 
 _open: dict[tuple[str, int], int] = {}
+_tally = RunTally()
+_tally_lock = threading.Lock()  # the worker threads of one process share the tally
 _parse_iso = time_parser("iso")
 
 
@@ -45,8 +50,23 @@ class _WatermarkDelay:
 REGISTRY.register(_WatermarkDelay())
 
 
+def start_tally() -> RunTally:
+    """Begin counting a new run in this process; returns its tally."""
+    global _tally
+    with _tally_lock:
+        _tally = RunTally()
+    return _tally
+
+
+def tally() -> RunTally:
+    """The tally of the run this process is doing (or did last)."""
+    return _tally
+
+
 def read(partition: int, records: int, latest_time_ms: int | None) -> None:
     EVENTS_READ.labels(str(partition)).inc(records)
+    with _tally_lock:
+        _tally.read_records(records)
     if latest_time_ms is not None:
         PARTITION_TIME.labels(str(partition)).set(latest_time_ms / 1000)
 
@@ -63,6 +83,8 @@ def lag(partition: int, messages: int) -> None:
 
 def observe(record: dict[str, Any]) -> None:
     """Count an output record: dead letters by reason, alerts by type, and an estimate's closed trials, watermark and verdicts."""
+    with _tally_lock:
+        _tally.observe(record)
     kind = record.get("type")
     if kind == "pipeline.dead_letter":
         DEAD_LETTERS.labels(record["reason"]).inc()

@@ -138,6 +138,8 @@ class Monitor:
     """Anytime verdicts: the betting tests and confidence sequences, fed in opening order."""
     groups: TrackedGroups | None = None
     """The groups each part tracks (at most `max_groups`), and the trials of those it does not."""
+    ended: bool = False
+    """The input has ended and been evaluated to its end."""
 
     def __post_init__(self) -> None:
         config = self.config
@@ -178,9 +180,14 @@ class Monitor:
         if len(self.progress) < self.config.reporters or len(self.idle) == len(self.progress):
             return []
         final = min(through for reporter, through in self.progress.items() if reporter not in self.idle)
-        if final == FINISHED:  # every tick with closed trials, and every tick the input's event time reached
+        ending = final == FINISHED
+        if ending:  # every tick with closed trials, and every tick the input's event time reached
             final = max((*self.pending, -FINISHED if self.end is None else self.end))
-        return self._on_close(final) if self.config.on_close else self._every_tick(final)
+        records = self._on_close(final) if self.config.on_close else self._every_tick(final)
+        if ending and not self.ended and self.end is not None and self.closed == 0 and self.incomplete == 0 and not records:
+            records = self.verdicts.records(self, self.end)  # type: ignore[union-attr]  # no trial closed: the counts (evicted, unfinished) are still published
+        self.ended = self.ended or ending
+        return records
 
     def _every_tick(self, final: int) -> list[dict[str, Any]]:
         if self.next_tick is None:

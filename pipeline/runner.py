@@ -6,6 +6,7 @@ import glob
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
@@ -19,7 +20,7 @@ from bytewax.recovery import RecoveryConfig
 from bytewax.testing import cluster_main, run_main
 from pydantic import BaseModel, ConfigDict, Field
 
-from fairstream import collector
+from fairstream import collector, metrics
 from fairstream.connectors.broker import free_ports
 from fairstream.connectors.compas import compas_records
 from fairstream.connectors.files import OUTPUT_FILES, RecordSource, csv_rows, jsonl_lines, output_sink
@@ -31,6 +32,7 @@ from fairstream.connectors.kafka import (
     kafka_source,
     partition_counts,
     record_encoder,
+    wait_for_topic,
 )
 from fairstream.connectors.kafka_config import KafkaConnection, load_connection
 from fairstream.connectors.metrics_server import serving
@@ -41,6 +43,7 @@ from fairstream.lifecycle import stopping
 from fairstream.shield_flow import build_shield_flow
 from fairstream.spec.load import load_plans
 from fairstream.spec.plan import Plan
+from fairstream.verdicts.tally import RunTally
 
 InputFormat = Literal["compas", "csv", "jsonl"]
 FORMATS: tuple[InputFormat, ...] = ("compas", "csv", "jsonl")
@@ -84,6 +87,8 @@ class KafkaOutput(_Model):
     kind: Literal["kafka"] = "kafka"
     bootstrap: str
     alerts: str
+    replication_factor: int | None = None
+    """Replicas of each output topic fairstream creates; None: the broker's default (1 where a broker cannot apply it)."""
 
 
 class Job(_Model):
@@ -186,13 +191,19 @@ def job_flow(job: Job, wrap_source: Callable[[FixedPartitionedSource], FixedPart
     return build_flow(plans, source, sink, partitions=partitions, strings=strings, encode=encode)
 
 
-def prepare(job: Job) -> None:
-    """Checks and side effects that must happen once, before any worker starts: specs, input, output topics, recovery store."""
+def prepare(job: Job) -> bool:
+    """Checks and side effects that must happen once, before any worker starts: specs, input, output topics, recovery
+    store. A tailed input topic that does not exist yet is waited for; False when a stop was requested meanwhile."""
     job_plans(job)
     input_partitions = 1
     if isinstance(job.input, FileInput):
         for path in input_files(job.input.path):
             records_of(path, job.input.format)
+    elif job.input.tail:
+        with stopping():
+            input_partitions = wait_for_topic(kafka_of(job, job.input), job.input.topic)
+        if not input_partitions:
+            return False
     else:
         input_partitions = partition_counts(kafka_of(job, job.input), [job.input.topic])[job.input.topic]
     if isinstance(job.output, FileOutput):
@@ -211,9 +222,10 @@ def prepare(job: Job) -> None:
         topics = {alerts: 1, dead_letter_topic(alerts): 1, estimates_topic(alerts): 1}
         if job.shield and isinstance(job.input, KafkaInput):
             topics[f"{job.input.topic}.shielded"] = input_partitions
-        ensure_topics(kafka_of(job, job.output), topics)
+        ensure_topics(kafka_of(job, job.output), topics, replication_factor=job.output.replication_factor)
     if job.recovery is not None:
         prepare_store(Path(job.recovery))
+    return True
 
 
 def _recovery(job: Job) -> dict[str, Any]:
@@ -225,15 +237,17 @@ def _recovery(job: Job) -> dict[str, Any]:
     }
 
 
-def execute(job: Job, *, workers: int = 1, processes: int = 1, own_process: bool = False) -> None:
-    """Run the job to its end (files, `tail=False`) or until interrupted; an error a step raised on purpose surfaces as itself.
+def execute(job: Job, *, workers: int = 1, processes: int = 1, own_process: bool = False) -> RunTally:
+    """Run the job to its end (files, `tail=False`) or until interrupted, and return what it read and wrote (the tallies
+    of all its processes merged); an error a step raised on purpose surfaces as itself.
 
     `own_process`: the job is all this process does (the CLI), so the collector is settled for it (see `collector`).
     """
-    prepare(job)
+    tally = metrics.start_tally()
+    if not prepare(job):
+        return tally
     if processes > 1:
-        _run_processes(job, workers, processes)
-        return
+        return _run_processes(job, workers, processes)
     with stopping(), serving(job.metrics_port, job.metrics_host), _unwrapped():
         flow = job_flow(job)
         if own_process:
@@ -242,14 +256,20 @@ def execute(job: Job, *, workers: int = 1, processes: int = 1, own_process: bool
             cluster_main(flow, [], 0, worker_count_per_proc=workers, **_recovery(job))
         else:
             run_main(flow, **_recovery(job))
+    return tally
 
 
-def run_worker(job: Job, addresses: list[str], index: int, workers: int) -> None:
-    """One process of a multi-process run (it stops, like the others, on SIGINT or SIGTERM)."""
-    with stopping(), serving(None if job.metrics_port is None else job.metrics_port + index, job.metrics_host), _unwrapped():
-        flow = job_flow(job)
-        collector.settle()
-        cluster_main(flow, addresses, index, worker_count_per_proc=workers, **_recovery(job))
+def run_worker(job: Job, addresses: list[str], index: int, workers: int, tally_path: Path) -> None:
+    """One process of a multi-process run (it stops, like the others, on SIGINT or SIGTERM); its tally goes to
+    `tally_path` for the parent to merge, also when it was stopped."""
+    tally = metrics.start_tally()
+    try:
+        with stopping(), serving(None if job.metrics_port is None else job.metrics_port + index, job.metrics_host), _unwrapped():
+            flow = job_flow(job)
+            collector.settle()
+            cluster_main(flow, addresses, index, worker_count_per_proc=workers, **_recovery(job))
+    finally:
+        tally_path.write_text(tally.model_dump_json())
 
 
 @contextmanager
@@ -297,15 +317,26 @@ def run_file(
     return FileRun(Path(out_dir))
 
 
-def _run_processes(job: Job, workers: int, processes: int) -> None:
+def _run_processes(job: Job, workers: int, processes: int) -> RunTally:
     addresses = ";".join(f"127.0.0.1:{port}" for port in free_ports(processes))
-    children = [
-        subprocess.Popen(
-            [sys.executable, "-m", "fairstream.worker", job.model_dump_json(), addresses, str(index), str(workers)],
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-        for index in range(processes)
-    ]
+    with tempfile.TemporaryDirectory(prefix="fairstream-tally-") as scratch:
+        tallies = [Path(scratch) / f"{index}.json" for index in range(processes)]
+        children = [
+            subprocess.Popen(
+                [sys.executable, "-m", "fairstream.worker", job.model_dump_json(), addresses, str(index), str(workers), str(tallies[index])],
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            )
+            for index in range(processes)
+        ]
+        _wait_for(children)
+        merged = RunTally()
+        for path in tallies:
+            merged.merge(RunTally.model_validate_json(path.read_bytes()))
+        return merged
+
+
+def _wait_for(children: list[subprocess.Popen]) -> None:
+    """Wait for every worker process, passing a stop request on to them; one that failed fails the run."""
 
     def pass_on(signum: int) -> None:
         for child in children:

@@ -65,6 +65,27 @@ def test_split_files_on_any_number_of_processes_write_what_the_single_file_write
     assert outputs(run_parts(splits[partitions], tmp_path / "out", processes=processes)) == single
 
 
+def test_the_tallies_of_several_processes_merge_into_what_the_outputs_hold(events, splits, tmp_path):
+    """The summary a run prints comes from its processes' tallies: read count, alert counts, the last evaluation and the
+    first violation of every pair, checked against the files the run wrote."""
+    job = Job(spec=SPEC, input=FileInput(path=[str(path) for path in splits[4]], format="jsonl"), output=FileOutput(out_dir=str(tmp_path)))
+    tally = execute(job, processes=2)
+    written = FileRun(tmp_path)
+    estimates, alerts = written.read("estimates.jsonl"), written.read("alerts.jsonl")
+    (monitor,) = tally.monitors.values()
+    assert tally.read == len(events) and tally.dead_letters == {}
+    assert monitor.estimates == len(estimates) and monitor.last == estimates[-1]
+    assert monitor.violations == sum(1 for alert in alerts if alert["type"] == "fairness.violation")
+    assert monitor.recoveries == len(alerts) - monitor.violations
+    firsts = {}  # the first evaluation naming each pair as violated
+    for record in estimates:
+        for part, body in record["parts"].items():
+            if body.get("violated") and body.get("pair"):
+                firsts.setdefault((part, *body["pair"]), record["event_time"])
+    assert len(firsts) == 3
+    assert {(v.part, v.high, v.low): v.event_time for v in monitor.first_violations()} == firsts
+
+
 def test_an_event_on_the_wrong_file_is_a_wrong_partition_dead_letter(events, tmp_path):
     """One SCREEN moved from the file of its key to the other: it is dead-lettered, and the rest gives what the input without it gives."""
     stray = next(event for event in events if event["event"] == "SCREEN" and kafka_partition(str(event["id"]), 2) == 1)

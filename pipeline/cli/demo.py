@@ -13,16 +13,15 @@ from fairstream.cli import console
 from fairstream.cli.alerts import print_alerts
 from fairstream.cli.errors import reports_errors
 from fairstream.cli.kafka_options import kafka_options
-from fairstream.cli.run import print_summary
+from fairstream.cli.run import print_run
 from fairstream.connectors.alerts import subscribe
 from fairstream.connectors.broker import kafka_or_local
 from fairstream.connectors.compas import compas_events
 from fairstream.connectors.files import write_jsonl
-from fairstream.connectors.kafka import dead_letter_topic, estimates_topic
 from fairstream.connectors.replay import EventFields, replay
 from fairstream.connectors.synthetic.compas_like import compas_like_events
 from fairstream.paths import COMPAS_CSV, SPECS_DIR
-from fairstream.runner import Job, KafkaInput, KafkaOutput, execute
+from fairstream.runner import Job, KafkaInput, KafkaOutput, execute, job_plans
 
 
 @click.command()
@@ -57,15 +56,14 @@ def demo(input_path: str | None, synthetic: int | None, bootstrap: str | None, k
             sent = replay(events, kafka, decisions, fields=EventFields("id", "date"), partitions=partitions, progress=lambda n: bar.update(task, advance=n))
         console.console.print(f"replayed {sent.sent:,} events at {sent.rate:,.0f} msg/s; monitoring to the end of the topic", soft_wrap=True)
         started = time.perf_counter()
-        execute(
-            Job(
-                spec=spec,
-                input=KafkaInput(bootstrap=kafka.bootstrap, topic=decisions, tail=False),
-                output=KafkaOutput(bootstrap=kafka.bootstrap, alerts=alerts),
-                kafka_config=kafka_config,
-            )
+        job = Job(
+            spec=spec,
+            input=KafkaInput(bootstrap=kafka.bootstrap, topic=decisions, tail=False),
+            output=KafkaOutput(bootstrap=kafka.bootstrap, alerts=alerts),
+            kafka_config=kafka_config,
         )
+        tally = execute(job)
         console.console.print(f"monitor finished in {time.perf_counter() - started:.1f} s; reading {alerts!r}", soft_wrap=True)
         alert_records = list(subscribe(kafka, alerts))
-        print_summary(list(subscribe(kafka, estimates_topic(alerts))), alert_records, list(subscribe(kafka, dead_letter_topic(alerts))))
+        print_run(tally, [plan.spec.monitor for plan in job_plans(job)])
         print_alerts(alert_records, as_json=False, title=f"Alerts read back from {alerts!r}")

@@ -4,30 +4,28 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
 import click
 
 from fairstream.cli import console
 from fairstream.cli.errors import reports_errors
 from fairstream.cli.kafka_options import file_or_kafka, kafka_options
-from fairstream.connectors.alerts import subscribe
-from fairstream.connectors.kafka import dead_letter_topic, estimates_topic
-from fairstream.errors import ConnectorError, InputError
+from fairstream.errors import InputError
 from fairstream.lifecycle import stopped_by
-from fairstream.runner import FORMATS, FileInput, FileOutput, FileRun, Job, KafkaInput, KafkaOutput, execute, guess_format
+from fairstream.runner import FORMATS, FileInput, FileOutput, Job, KafkaInput, KafkaOutput, execute, guess_format, job_plans
 from fairstream.spec.metric import tests_ratio
-from fairstream.verdicts.summary import dead_letter_counts, final_rates, first_violations, latest_with_groups
+from fairstream.verdicts.summary import final_rates
+from fairstream.verdicts.tally import MonitorTally, RunTally
 
 
-def print_summary(estimates: list[dict[str, Any]], alerts: list[dict[str, Any]], dead_letters: list[dict[str, Any]]) -> None:
+def print_summary(monitor: MonitorTally, dead_letters: dict[str, int]) -> None:
     """Final per-group estimates, first violation per part and pair, and alert and dead-letter counts."""
-    last = latest_with_groups(estimates)
-    if last is not None:
+    last, final = monitor.latest_published, monitor.last
+    if last is not None and final is not None:
         rows = final_rates(last)
         counted = any(r.hits is not None for r in rows)  # rates count hits; means and benefit rates do not
         console.table(
-            ("Final estimates" if last is estimates[-1] else "Latest estimates published")
+            ("Final estimates" if last == final else "Latest estimates published")
             + f" at {last['event_time']} (prior {last['prior']}, κ = {last['confidence']})",
             ["part", "group", "estimate", *(["hits"] if counted else []), "trials"],
             [(r.part, r.group, "suppressed" if r.suppressed else r.estimate, *([r.hits] if counted else []), r.trials) for r in rows],
@@ -36,31 +34,44 @@ def print_summary(estimates: list[dict[str, Any]], alerts: list[dict[str, Any]],
         if any(r.suppressed for r in rows):
             console.console.print("suppressed: a cell of fewer trials than the spec's publish.min_cell, withheld from every record")
         console.console.print(f"closed trials: {last['trials']['closed']}, incomplete: {last['trials']['incomplete']}")
-        if last is not estimates[-1]:
-            console.console.print(f"at the last evaluation, {estimates[-1]['event_time']}, the window holds too few trials to publish")
+        if last != final:
+            console.console.print(f"at the last evaluation, {final['event_time']}, the window holds too few trials to publish")
     else:
         console.console.print("no trial closed: nothing to estimate")
-    violations = first_violations(estimates)
-    if violations:
-        measure = "ratio then" if tests_ratio(estimates[-1]["metric"]) else "gap then"
-        if estimates[-1]["verdict"] != "point" and estimates[-1]["metric"] not in ("delayed_impact", "benefit_rate"):
+    if final is not None and final["trials"].get("evicted"):
+        console.console.print(f"evicted: {final['trials']['evicted']:,} open trial(s) beyond trial.max_open", soft_wrap=True)
+    if final is not None and final["trials"].get("unfinished"):
+        console.warning(
+            f"{final['trials']['unfinished']:,} trial(s) still open at the end of the input, counted in no group "
+            "(does every trial receive an event the spec's trial section closes it on, or a close_after?)"
+        )
+    violations = monitor.first_violations()
+    if violations and final is not None:
+        measure = "ratio then" if tests_ratio(final["metric"]) else "gap then"
+        if final["verdict"] != "point" and final["metric"] not in ("delayed_impact", "benefit_rate"):
             measure = f"raw {measure}"  # the tests rest on the raw counts; the MAP point is in the records
         evidence = any(v.evidence for v in violations)
         console.table(
-            f"First violation per part and pair of groups ({estimates[-1]['verdict']} verdicts"
-            + ("; each constraint's δ split over its groups" if any("constraint" in body for body in estimates[-1]["parts"].values()) else "")
+            f"First violation per part and pair of groups ({final['verdict']} verdicts"
+            + ("; each constraint's δ split over its groups" if any("constraint" in body for body in final["parts"].values()) else "")
             + ")",
             ["part", "higher", "lower", "first violated", measure, *(["evidence"] if evidence else [])],
             [(v.part, v.high, v.low, v.event_time[:10], v.value, *([v.evidence or ""] if evidence else [])) for v in violations],
             right=(4,),
         )
-    dead = dead_letter_counts(dead_letters)
-    turned = sum(1 for a in alerts if a["type"] == "fairness.violation")
     console.console.print(
-        f"alerts: {turned} violation(s), {len(alerts) - turned} recovery(ies); dead letters: {sum(dead.values())}"
-        + (f" ({', '.join(f'{k}: {v}' for k, v in dead.items())})" if dead else ""),
+        f"alerts: {monitor.violations} violation(s), {monitor.recoveries} recovery(ies); dead letters: {sum(dead_letters.values())}"
+        + (f" ({', '.join(f'{k}: {v}' for k, v in dead_letters.items())})" if dead_letters else ""),
         soft_wrap=True,
     )
+
+
+def print_run(tally: RunTally, monitors: list[str]) -> None:
+    """The summary of every monitor of a run, from what the run itself wrote."""
+    for name in monitors:
+        if len(monitors) > 1:
+            console.console.rule(f"monitor {name}")
+        print_summary(tally.monitors.get(name, MonitorTally()), tally.dead_letters)
 
 
 @click.command()
@@ -78,7 +89,8 @@ def print_summary(estimates: list[dict[str, Any]], alerts: list[dict[str, Any]],
 @kafka_options("Kafka bootstrap servers, HOST:PORT: read --topic, write to --alerts.")
 @click.option("--topic", default="decisions", show_default=True, help="With --bootstrap: the topic of decision events.")
 @click.option("--alerts", "alerts_topic", default="fairness-alerts", show_default=True, help="With --bootstrap: alert topic (estimates go to <alerts>.estimates, dead letters to <alerts>.dlq).")
-@click.option("--until-end", is_flag=True, help="With --bootstrap: stop at the end of the topic instead of tailing it.")
+@click.option("--until-end", is_flag=True, help="With --bootstrap: stop at the end of the topic instead of tailing it (a topic that does not exist is an error; tailing waits for it).")
+@click.option("--replication-factor", type=click.IntRange(1), help="With --bootstrap: replicas of each output topic fairstream creates (default: the broker's default.replication.factor; 1 on brokers before Kafka 2.4).")
 @click.option("--give-up-after", type=click.FloatRange(min=1), help="Tailing: exit with an error once the broker has not answered for this many seconds (default: keep retrying, reporting every 30 s).")
 @click.option("--recovery", type=click.Path(file_okay=False), help="Recovery store directory: resume from the last snapshot after a crash.")
 @click.option("--snapshot-every", default=2.0, show_default=True, type=click.FloatRange(min=0.1), help="Seconds between recovery snapshots.")
@@ -99,6 +111,7 @@ def run(
     topic: str,
     alerts_topic: str,
     until_end: bool,
+    replication_factor: int | None,
     give_up_after: float | None,
     recovery: str | None,
     snapshot_every: float,
@@ -133,7 +146,7 @@ def run(
         job = Job(
             spec=spec,
             input=KafkaInput(bootstrap=kafka.bootstrap, topic=topic, tail=not until_end, give_up_after=give_up_after),
-            output=KafkaOutput(bootstrap=kafka.bootstrap, alerts=alerts_topic),
+            output=KafkaOutput(bootstrap=kafka.bootstrap, alerts=alerts_topic, replication_factor=replication_factor),
             recovery=recovery,
             snapshot_seconds=snapshot_every,
             kafka_config=kafka_config,
@@ -141,43 +154,27 @@ def run(
         )
         if not until_end:
             console.console.print(f"monitoring {topic!r} on {kafka}; alerts to {alerts_topic!r} (Ctrl-C to stop)", soft_wrap=True)
-    execute(job, workers=workers, processes=processes, own_process=True)
+    tally = execute(job, workers=workers, processes=processes, own_process=True)
     if stopped_by():
         console.stopped(stopped_by(), recovery)
         return
     if kafka is None:
-        result = FileRun(out_dir)
-        estimates, alerts, dead_letters = result.read("estimates.jsonl"), result.read("alerts.jsonl"), result.read("dead_letters.jsonl")
         written = [name for name in ("alerts.jsonl", "estimates.jsonl", "dead_letters.jsonl") if (Path(out_dir) / name).exists()]
         done = f"wrote {', '.join(written) or 'nothing'} to {out_dir} in {time.perf_counter() - started:.1f} s"
     else:
         done = f"read {topic!r} to its end in {time.perf_counter() - started:.1f} s; alerts are on {alerts_topic!r}"
-        try:
-            estimates = list(subscribe(kafka, estimates_topic(alerts_topic)))
-            alerts, dead_letters = list(subscribe(kafka, alerts_topic)), list(subscribe(kafka, dead_letter_topic(alerts_topic)))
-        except ConnectorError as err:  # the broker acknowledged every record: only the summary is lost
-            console.warning(f"no summary: reading the outputs back failed ({err})")
-            console.console.print(done, soft_wrap=True)
-            return
-    monitors = list(dict.fromkeys(record["monitor"] for record in [*estimates, *alerts]))
-    for monitor in monitors:
-        if len(monitors) > 1:
-            console.console.rule(f"monitor {monitor}")
-        print_summary([r for r in estimates if r["monitor"] == monitor], [r for r in alerts if r["monitor"] == monitor], dead_letters)
-    if not monitors:
-        print_summary([], [], dead_letters)
+    print_run(tally, [plan.spec.monitor for plan in job_plans(job)])
     console.console.print(done, soft_wrap=True)
-    if not estimates and not allow_empty:
-        raise InputError(nothing_accepted(dead_letters, "the input" if kafka is None else f"topic {topic!r} (is its name right?)"))
+    if not tally.accepted and not allow_empty:
+        raise InputError(nothing_accepted(tally, "the input" if kafka is None else f"topic {topic!r} (is its name right?)"))
 
 
-def nothing_accepted(dead_letters: list[dict[str, Any]], source: str) -> str:
-    """Why a run that estimated nothing fails: every record rejected (by reason), or no record at all in `source`."""
-    counts = dead_letter_counts(dead_letters)
-    if not counts:
+def nothing_accepted(tally: RunTally, source: str) -> str:
+    """Why a run that accepted no record fails: every record rejected (by reason), or no record at all in `source`."""
+    if not tally.dead_letters:
         return f"{source} held no record to monitor; pass --allow-empty if that is expected"
-    reasons = ", ".join(f"{reason}: {count:,}" for reason, count in counts.items())
+    reasons = ", ".join(f"{reason}: {count:,}" for reason, count in tally.dead_letters.items())
     return (
-        f"no record was accepted: {sum(counts.values()):,} dead letter(s) ({reasons}); check --format, --topic and the spec's "
+        f"no record was accepted: {tally.rejected:,} dead letter(s) ({reasons}); check --format, --topic and the spec's "
         "input section, or pass --allow-empty if that is expected"
     )

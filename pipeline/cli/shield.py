@@ -16,7 +16,7 @@ from fairstream.cli.lazy import LazyGroup
 from fairstream.cli.shield_groups import group_request, print_check, print_synthesis
 from fairstream.connectors.kafka import reach
 from fairstream.report.shields import write_simulation
-from fairstream.runner import FORMATS, FileInput, FileOutput, FileRun, Job, KafkaInput, KafkaOutput, execute, guess_format
+from fairstream.runner import FORMATS, FileInput, FileOutput, Job, KafkaInput, KafkaOutput, execute, guess_format
 from fairstream.shields import MonotoneFamily, Synthesis, Target, synthesize
 from fairstream.shields.configured import configure
 from fairstream.shields.simulation import energy_form, simulate
@@ -199,6 +199,7 @@ def simulate_command(runs: int, steps: int, seed: int, out_dir: str, **options: 
 @click.option("--topic", default="decisions", show_default=True)
 @click.option("--alerts", "alerts_topic", default="fairness-alerts", show_default=True)
 @click.option("--until-end", is_flag=True, help="With --bootstrap: stop at the end of the topic.")
+@click.option("--replication-factor", type=click.IntRange(1), help="With --bootstrap: replicas of each output topic fairstream creates (default: the broker's default.replication.factor; 1 on brokers before Kafka 2.4).")
 @click.option("--metrics-port", type=click.IntRange(1, 65535), help="Serve Prometheus metrics at /metrics and /healthz on this port while the run lasts.")
 @click.option("--metrics-host", default="127.0.0.1", show_default=True, help="Address the metrics endpoint listens on; it has no authentication: expose it (0.0.0.0) only behind a proxy that authenticates.")
 @reports_errors
@@ -212,6 +213,7 @@ def run_command(
     topic: str,
     alerts_topic: str,
     until_end: bool,
+    replication_factor: int | None,
     metrics_port: int | None,
     metrics_host: str,
 ) -> None:
@@ -228,17 +230,14 @@ def run_command(
         job = Job(
             spec=spec,
             input=KafkaInput(bootstrap=kafka.bootstrap, topic=topic, tail=not until_end),
-            output=KafkaOutput(bootstrap=kafka.bootstrap, alerts=alerts_topic),
+            output=KafkaOutput(bootstrap=kafka.bootstrap, alerts=alerts_topic, replication_factor=replication_factor),
             shield=True,
             kafka_config=kafka_config,
             metrics_port=metrics_port, metrics_host=metrics_host,
         )
     started = time.perf_counter()
-    execute(job, own_process=True)
+    tally = execute(job, own_process=True)
     if input_path is not None:
-        result = FileRun(out_dir)
-        shielded = len(result.read("decisions_shielded.jsonl"))
-        flips = sum(1 for record in result.read("alerts.jsonl") if record["type"] == "shield.intervention")
-        console.console.print(f"shielded {shielded:,} decisions, {flips:,} interventions, in {time.perf_counter() - started:.1f} s; wrote {out_dir}/decisions_shielded.jsonl and alerts.jsonl", soft_wrap=True)
+        console.console.print(f"shielded {tally.shielded:,} decisions, {tally.interventions:,} interventions, in {time.perf_counter() - started:.1f} s; wrote {out_dir}/decisions_shielded.jsonl and alerts.jsonl", soft_wrap=True)
     else:
         console.console.print(f"shielded {topic!r} into {topic + '.shielded'!r}; interventions on {alerts_topic!r}", soft_wrap=True)

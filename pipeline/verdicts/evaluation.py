@@ -70,7 +70,12 @@ class Evaluation:
                 "verdict": config.rule.mode,
                 "prior": prior,
                 "confidence": config.confidence,
-                "trials": {"closed": counts.closed, "incomplete": counts.incomplete, **({"evicted": counts.evicted} if counts.evicted else {})},
+                "trials": {
+                    "closed": counts.closed,
+                    "incomplete": counts.incomplete,
+                    **({"evicted": counts.evicted} if counts.evicted else {}),
+                    **({"unfinished": counts.unfinished} if counts.unfinished else {}),
+                },
                 "parts": parts,
             }
             untracked = counts.groups.report()  # type: ignore[union-attr]

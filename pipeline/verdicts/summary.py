@@ -3,7 +3,6 @@ violated, by the verdict the monitor itself reached (point, confident or anytime
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,12 +35,6 @@ class FirstViolation:
     """What a confident or anytime verdict rested on: the interval's bound beyond the threshold, or the test's log-wealth."""
 
 
-def latest_with_groups(estimates: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The last evaluation that published an estimate of any group: the last one, unless a window had emptied (or held
-    only cells too small to publish) by the end of the input."""
-    return next((record for record in reversed(estimates) if any(_published(body) for body in record["parts"].values())), None)
-
-
 def _published(part: dict[str, Any]) -> bool:
     return any(not cell.get("suppressed", False) for cell in part["groups"].values())
 
@@ -56,27 +49,25 @@ def final_rates(record: dict[str, Any]) -> list[GroupRate]:
     ]
 
 
-def first_violations(estimates: Iterable[dict[str, Any]]) -> list[FirstViolation]:
-    """For every part and pair of groups, the first evaluation whose verdict was violated with that pair, in time order:
-    the dates the monitor's violation alerts carry, whatever its verdict mode."""
-    found: dict[tuple[str, ...], FirstViolation] = {}
-    for record in estimates:
-        ratio = tests_ratio(record["metric"])
-        for part, body in record["parts"].items():
-            if "constraint" in body:
-                for group in body["failing"]:
-                    _first_failure(found, record["event_time"], part, group, body)
-                continue
-            if not body.get("violated") or not body.get("pair"):
-                continue
-            high, low = body["pair"]
-            if (part, high, low) not in found:
-                value = body[_rested_on(record, ratio)]
-                found[(part, high, low)] = FirstViolation(part, high, low, record["event_time"], value, _evidence(body, ratio))
-    return sorted(found.values(), key=lambda v: (v.event_time, v.part, v.high, v.low))
+def note_violations(found: dict[str, FirstViolation], record: dict[str, Any]) -> None:
+    """Add to `found` every part and pair of groups (or failing constraint group) this evaluation is the first to see
+    violated, filed under part and pair (or part and group): fed the evaluations in time order, it holds the dates the
+    monitor's violation alerts carry."""
+    ratio = tests_ratio(record["metric"])
+    for part, body in record["parts"].items():
+        if "constraint" in body:
+            for group in body["failing"]:
+                _first_failure(found, record["event_time"], part, group, body)
+            continue
+        if not body.get("violated") or not body.get("pair"):
+            continue
+        high, low = body["pair"]
+        if f"{part}\t{high}\t{low}" not in found:
+            value = body[_rested_on(record, ratio)]
+            found[f"{part}\t{high}\t{low}"] = FirstViolation(part, high, low, record["event_time"], value, _evidence(body, ratio))
 
 
-def _first_failure(found: dict[tuple[str, ...], FirstViolation], event_time: str, part: str, group: str, body: dict[str, Any]) -> None:
+def _first_failure(found: dict[str, FirstViolation], event_time: str, part: str, group: str, body: dict[str, Any]) -> None:
     """A delayed-impact constraint `group` failed to certify: the row names τ and the group (higher first), the upper
     bound on g = τ − mean (or mean − τ) then, and the bound on the mean against τ."""
     entry, at_least = body["groups"][group], body["constraint"]["direction"] == "at_least"
@@ -86,8 +77,8 @@ def _first_failure(found: dict[tuple[str, ...], FirstViolation], event_time: str
         side = "lower" if at_least else "upper"
         tau, value, evidence = f"τ {entry['tau']:.4g}", entry["g_upper"], f"mean {entry['estimate']:.4f}, {side} bound {entry['bound']:.4f}"
     high, low = (tau, group) if at_least else (group, tau)
-    if (part, group) not in found:
-        found[(part, group)] = FirstViolation(part, high, low, event_time, value, evidence)
+    if f"{part}\t{group}" not in found:
+        found[f"{part}\t{group}"] = FirstViolation(part, high, low, event_time, value, evidence)
 
 
 def _rested_on(record: dict[str, Any], ratio: bool) -> str:
@@ -104,10 +95,3 @@ def _evidence(body: dict[str, Any], ratio: bool) -> str | None:
     if interval:
         return f"upper bound {interval[1]:.4f}" if ratio else f"lower bound {interval[0]:.4f}"
     return None
-
-
-def dead_letter_counts(dead_letters: Iterable[dict[str, Any]]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for letter in dead_letters:
-        counts[letter["reason"]] = counts.get(letter["reason"], 0) + 1
-    return dict(sorted(counts.items()))

@@ -1,0 +1,109 @@
+"""What one run wrote, counted as it wrote it: records read, dead letters by reason, and per monitor
+the last evaluation and each pair's first violation. A run's summary and exit code come from here, never from reading
+its outputs back, so an output that already held older records cannot change what a run reports, and memory stays
+bounded however much it writes. Tallies of cooperating processes merge into one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from fairstream.verdicts.summary import FirstViolation, _published, note_violations
+
+_VIOLATION, _RECOVERY = "fairness.violation", "fairness.recovered"
+
+
+class MonitorTally(BaseModel):
+    """One monitor's evaluations as they were written."""
+
+    estimates: int = 0
+    last: dict[str, Any] | None = None
+    """The last evaluation written."""
+    latest_published: dict[str, Any] | None = None
+    """The last evaluation that published an estimate of any group (a window may have emptied since)."""
+    first: dict[str, FirstViolation] = Field(default_factory=dict)
+    """Each part and pair's (or constraint group's) first violation, filed as `note_violations` files them."""
+    violations: int = 0
+    recoveries: int = 0
+
+    def observe_estimate(self, record: dict[str, Any]) -> None:
+        self.estimates += 1
+        self.last = record
+        if any(_published(body) for body in record["parts"].values()):
+            self.latest_published = record
+        note_violations(self.first, record)
+
+    def first_violations(self) -> list[FirstViolation]:
+        """Each part and pair's first violation, in time order."""
+        return sorted(self.first.values(), key=lambda v: (v.event_time, v.part, v.high, v.low))
+
+    def merge(self, other: MonitorTally) -> None:
+        """Add another process's share of this monitor (a monitor's evaluations are written by one process)."""
+        self.estimates += other.estimates
+        self.violations += other.violations
+        self.recoveries += other.recoveries
+        for mine, theirs in (("last", other.last), ("latest_published", other.latest_published)):
+            if theirs is not None and (getattr(self, mine) is None or theirs["event_time"] >= getattr(self, mine)["event_time"]):
+                setattr(self, mine, theirs)
+        for key, violation in other.first.items():
+            known = self.first.get(key)
+            if known is None or violation.event_time < known.event_time:
+                self.first[key] = violation
+
+
+class RunTally(BaseModel):
+    """Everything a run's summary and exit code rest on."""
+
+    read: int = 0
+    """Input records read, valid or not."""
+    dead_letters: dict[str, int] = Field(default_factory=dict)
+    """Records rejected, per reason."""
+    monitors: dict[str, MonitorTally] = Field(default_factory=dict)
+    shielded: int = 0
+    """Decisions a shield passed on."""
+    interventions: int = 0
+
+    @property
+    def rejected(self) -> int:
+        return sum(self.dead_letters.values())
+
+    @property
+    def accepted(self) -> int:
+        return max(self.read - self.rejected, 0)
+
+    def read_records(self, count: int) -> None:
+        self.read += count
+
+    def observe(self, record: dict[str, Any]) -> None:
+        """Count one output record."""
+        kind = record.get("type")
+        if kind == "pipeline.dead_letter":
+            self.dead_letters[record["reason"]] = self.dead_letters.get(record["reason"], 0) + 1
+        elif kind == "fairness.estimate":
+            self._monitor(record["monitor"]).observe_estimate(record)
+        elif kind == _VIOLATION:
+            self._monitor(record["monitor"]).violations += 1
+        elif kind == _RECOVERY:
+            self._monitor(record["monitor"]).recoveries += 1
+        elif kind == "shield.decision":
+            self.shielded += 1
+        elif kind == "shield.intervention":
+            self.interventions += 1
+
+    def _monitor(self, name: str) -> MonitorTally:
+        tally = self.monitors.get(name)
+        if tally is None:
+            tally = self.monitors[name] = MonitorTally()
+        return tally
+
+    def merge(self, other: RunTally) -> None:
+        """Add another process's tally of the same run."""
+        self.read += other.read
+        self.shielded += other.shielded
+        self.interventions += other.interventions
+        for reason, count in other.dead_letters.items():
+            self.dead_letters[reason] = self.dead_letters.get(reason, 0) + count
+        self.dead_letters = dict(sorted(self.dead_letters.items()))
+        for name, tally in other.monitors.items():
+            self._monitor(name).merge(tally)
