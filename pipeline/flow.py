@@ -43,8 +43,9 @@ class ClockStep(StatefulLogic):
         partition, events, dead, idle = value
         clock = self.clock
         clock.partition = partition
-        if idle:
-            return [("bucket", f"b{bucket}", (bucket, partition, [], clock.high, True)) for bucket in range(self.buckets)], StatefulLogic.RETAIN
+        if idle:  # quiet: nothing earlier is to be waited for
+            routed = clock.route(clock.release_all(), self.buckets)
+            return [("bucket", f"b{bucket}", (bucket, partition, routed.get(bucket, []), clock.high, True)) for bucket in range(self.buckets)], StatefulLogic.RETAIN
         before = clock.high
         accepted, late = clock.admit(events)
         metrics.read(partition, len(events) + len(dead), clock.high)
@@ -54,6 +55,12 @@ class ClockStep(StatefulLogic):
         for bucket in range(self.buckets) if high != before else sorted(routed):
             out.append(("bucket", f"b{bucket}", (bucket, partition, routed.get(bucket, []), high, False)))
         return out, StatefulLogic.RETAIN
+
+    def on_eof(self) -> tuple[list[tuple[Any, ...]], bool]:
+        if stop_requested():  # stopped, not ended: held events wait in the snapshot
+            return [], StatefulLogic.RETAIN
+        routed = self.clock.route(self.clock.release_all(), self.buckets)
+        return [("bucket", f"b{bucket}", (bucket, self.clock.partition, events, self.clock.high, False)) for bucket, events in sorted(routed.items())], StatefulLogic.RETAIN
 
     def snapshot(self) -> PartitionClock:
         return self.clock.copy()
@@ -235,7 +242,8 @@ def _merge(plan: Plan, reports: Stream[Report], reporters: int, suffix: str) -> 
 def new_clock(plan: Plan) -> PartitionClock:
     """A partition's clock as the spec's input section sets it (the partition is set by each batch)."""
     schema = plan.spec.input
-    return PartitionClock(-1, schema.lateness, max_future=schema.max_future, max_ahead=schema.max_ahead, letter_record=plan.letter_record)
+    kind_rank = {kind: rank for rank, kind in enumerate(schema.kinds)}
+    return PartitionClock(-1, schema.lateness, max_future=schema.max_future, max_ahead=schema.max_ahead, letter_record=plan.letter_record, kind_rank=kind_rank)
 
 
 def new_bucket(plans: Sequence[Plan], partitions: int, *, share: int | None = None, index: int = -1) -> Bucket:

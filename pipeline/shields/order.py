@@ -29,7 +29,7 @@ class EventOrder:
         clock = self.clocks.get(partition)
         if clock is None:
             clock = self.clocks[partition] = PartitionClock(
-                partition, self.lateness, max_future=self.max_future, max_ahead=self.max_ahead, letter_record=self.letter_record
+                partition, self.lateness, max_future=self.max_future, max_ahead=self.max_ahead, letter_record=self.letter_record, ordered=False
             )
         accepted, late = clock.admit(events)
         for event in accepted:

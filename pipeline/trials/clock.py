@@ -1,9 +1,11 @@
-"""Per-partition event-time clock: tracks the latest event time of one input partition and turns late events, and events dated implausibly far ahead, into dead letters."""
+"""Per-partition event-time clock: tracks the latest event time of one input partition, turns late events, and events
+dated implausibly far ahead, into dead letters, and releases the events within the lateness in event-time order."""
 
 from __future__ import annotations
 
 import copy
 import zlib
+from bisect import bisect_left
 from collections import defaultdict
 from operator import attrgetter
 from time import time_ns
@@ -20,12 +22,51 @@ def wall_clock() -> int:
     return time_ns() // 1_000_000
 
 
+class LatenessBuffer:
+    """Events that arrived within the lateness, held until the partition's watermark has passed them and then released
+    in event-time order: events of equal time by their kind's place in `input.kinds`, then as they arrived. So any
+    order of arrival within the lateness folds as the time-ordered stream does (an outcome that arrives before its
+    trial's opening event still joins it)."""
+
+    def __init__(self, kind_rank: dict[str, int]):
+        self.kind_rank = kind_rank
+        self.held: list[tuple[int, int, int, Event]] = []
+        self.arrived = 0
+
+    def __len__(self) -> int:
+        return len(self.held)
+
+    def hold(self, events: list[Event]) -> None:
+        rank, first = self.kind_rank.get, self.arrived
+        entries = [(event.time, rank(event.kind, 0), first + index, event) for index, event in enumerate(events)]
+        if not entries:
+            return
+        self.arrived += len(entries)
+        held = self.held
+        after = not held or held[-1] < entries[0]
+        held.extend(entries)
+        if not after or any(entries[index] > entries[index + 1] for index in range(len(entries) - 1)):
+            held.sort()  # runs already in order merge in linear time
+
+    def release(self, watermark: int) -> list[Event]:
+        """The held events older than `watermark`, in order: no event still to come can go before them."""
+        cut = bisect_left(self.held, (watermark,))
+        released = [entry[3] for entry in self.held[:cut]]
+        del self.held[:cut]
+        return released
+
+    def drain(self) -> list[Event]:
+        released = [entry[3] for entry in self.held]
+        self.held.clear()
+        return released
+
+
 class PartitionClock:
     """The latest event time seen in one input partition; an event older than it by more than the lateness is late.
 
     An event implausibly far ahead — more than `max_future` after the wall clock, or more than `max_ahead` after the
     partition's latest time — is a dead letter (`future`) and moves nothing: one bad clock cannot make every later
-    event late.
+    event late. With a lateness, the admitted events wait in a `LatenessBuffer` and come out in event-time order.
     """
 
     def __init__(
@@ -36,6 +77,8 @@ class PartitionClock:
         max_future: int | None = None,
         max_ahead: int | None = None,
         letter_record: LetterRecord = DEFAULT,
+        kind_rank: dict[str, int] | None = None,
+        ordered: bool = True,
     ):
         self.partition = partition
         self.letter_record = letter_record
@@ -44,6 +87,8 @@ class PartitionClock:
         self.max_ahead = max_ahead
         self.high: int | None = None
         self.dead_letters = 0
+        self.buffer = LatenessBuffer(kind_rank or {}) if lateness > 0 and ordered else None
+        """Events admitted but not yet due; None without a lateness, or where the caller orders events itself (`ordered`)."""
 
     def count(self, *groups: list[DeadLetter]) -> list[DeadLetter]:
         """Number the partition's dead letters in offset order with a running count."""
@@ -55,7 +100,19 @@ class PartitionClock:
         return numbered
 
     def admit(self, events: list[Event]) -> tuple[list[Event], list[DeadLetter]]:
-        """Split a batch (in partition order) into on-time events and dead letters for late and future ones."""
+        """Split a batch (in partition order) into the events now due, in event-time order, and dead letters for late
+        and future ones; with a lateness, admitted events are held until the watermark passes them (see `release_all`)."""
+        accepted, rejected = self._classify(events)
+        if self.buffer is None:
+            return accepted, rejected
+        self.buffer.hold(accepted)
+        return self.buffer.release(self.high - self.lateness) if self.high is not None else [], rejected
+
+    def release_all(self) -> list[Event]:
+        """Every held event, in order: the partition has ended, or gone quiet, so no earlier event is to be waited for."""
+        return [] if self.buffer is None else self.buffer.drain()
+
+    def _classify(self, events: list[Event]) -> tuple[list[Event], list[DeadLetter]]:
         if not events:
             return events, []
         times = list(map(_time, events))
@@ -121,7 +178,11 @@ class PartitionClock:
         )
 
     def copy(self) -> PartitionClock:
-        return copy.copy(self)
+        copied = copy.copy(self)
+        if self.buffer is not None:
+            copied.buffer = copy.copy(self.buffer)
+            copied.buffer.held = list(self.buffer.held)
+        return copied
 
     def route(self, events: list[Event], buckets: int) -> dict[int, list[Event]]:
         """Group on-time events by trial bucket, keeping their order: a key's bucket is a stable hash (CRC-32) of it, the same in every process and run."""

@@ -74,8 +74,9 @@ class PartitionTrials:
     def receive(self, raws: list[RawRecord]) -> list[Output]:
         """A source batch in partition order: its dead letters, and the reports of every bucket that got further."""
         events, dead, idle = split_batch(self._parse, raws, (IDLE,))  # at ENDED the partition's final reports follow
-        if idle:
-            return self._idle_reports()
+        if idle:  # quiet: nothing earlier is to be waited for
+            held = self.clock.release_all()
+            return [*(self._fold(held) if held else []), *self._idle_reports()]
         self._idle = False
         if self._placement is not None and events:
             events, strays = self._strays(events)
@@ -83,7 +84,12 @@ class PartitionTrials:
         clock = self.clock
         accepted, late = clock.admit(events)
         metrics.read(clock.partition, len(events) + len(dead), clock.high)
-        out: list[Output] = list(clock.count(dead, late))
+        return [*clock.count(dead, late), *self._fold(accepted)]
+
+    def _fold(self, accepted: list[Event]) -> list[Output]:
+        """Fold due events into every bucket; the reports of those that got further."""
+        clock = self.clock
+        out: list[Output] = []
         for bucket, group in zip(self.buckets, self._groups):
             warned = bucket.ever_evicted
             reports = bucket.receive(clock.partition, accepted, clock.high)
@@ -121,8 +127,9 @@ class PartitionTrials:
         return [item for bucket, group in zip(self.buckets, self._groups) for item in zip(group, bucket.idle_reports())]
 
     def finish(self) -> list[Output]:
-        """The partition has ended: close every open trial and report every tick it reached."""
-        return [item for bucket, group in zip(self.buckets, self._groups) for item in zip(group, bucket.finish())]
+        """The partition has ended: fold the events still held, close every open trial and report every tick it reached."""
+        held = self.clock.release_all()
+        return [*(self._fold(held) if held else []), *(item for bucket, group in zip(self.buckets, self._groups) for item in zip(group, bucket.finish()))]
 
     def snapshot(self) -> tuple[PartitionClock, list[Bucket], bool]:
         return self.clock.copy(), [bucket.snapshot() for bucket in self.buckets], self._idle

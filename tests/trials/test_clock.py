@@ -44,12 +44,32 @@ def test_admit_agrees_with_the_reference_on_ordered_and_shuffled_batches(seed, l
         batches.append(times)
         start += 10
     clock = PartitionClock(0, lateness)
+    held: list[tuple[int, int]] = []  # with a lateness: (time, arrival) of on-time events not yet released
+    latest, arrival = None, 0
     for times, (on_time, reasons) in zip(batches, reference_admit(batches, lateness)):
         accepted, letters = clock.admit([Event(f"k{i}", time, "E", {}) for i, time in enumerate(times)])
-        assert [event.time for event in accepted] == on_time
         assert [letter.reason for letter in letters] == reasons
+        if not lateness:
+            assert [event.time for event in accepted] == on_time
+            continue
+        held += [(time, arrival + index) for index, time in enumerate(on_time)]
+        arrival += len(on_time)
+        latest = max([*on_time, *([] if latest is None else [latest])], default=None)
+        due = sorted(entry for entry in held if latest is not None and entry[0] < latest - lateness)
+        held = [entry for entry in held if entry not in due]
+        assert [event.time for event in accepted] == [time for time, _ in due]
+    assert [event.time for event in clock.release_all()] == [time for time, _ in sorted(held)]
     expected_high = max((time for on_time, _ in reference_admit(batches, lateness) for time in on_time), default=None)
     assert clock.high == expected_high
+
+
+def test_events_of_equal_time_are_released_by_their_kinds_declared_order_then_arrival():
+    clock = PartitionClock(0, 10, kind_rank={"OPEN": 0, "OUTCOME": 1})
+    arrived = [Event("a", 5, "OUTCOME", {}), Event("b", 5, "OUTCOME", {}), Event("a", 5, "OPEN", {}), Event("c", 3, "OUTCOME", {})]
+    assert clock.admit(arrived) == ([], [])  # all within the lateness of the latest time, 5
+    released, _ = clock.admit([Event("z", 16, "OPEN", {})])  # the watermark 6 passes them
+    assert [(event.key, event.kind) for event in released] == [("c", "OUTCOME"), ("a", "OPEN"), ("a", "OUTCOME"), ("b", "OUTCOME")]
+    assert [event.key for event in clock.release_all()] == ["z"]
 
 
 def test_route_keeps_each_buckets_events_in_order():
@@ -77,7 +97,7 @@ def test_events_dated_too_far_ahead_are_future_and_move_nothing(seed, monkeypatc
             times.insert(rng.randrange(len(times) + 1), rng.choice([start + 200, now + max_future + rng.randrange(1, 10**12)]))
         batches.append(times)
         start += 10
-    clock = PartitionClock(0, 5, max_future=max_future, max_ahead=reach)
+    clock = PartitionClock(0, 5, max_future=max_future, max_ahead=reach, ordered=False)  # admission alone, as the shield uses it
     for times, (on_time, reasons) in zip(batches, reference_admit(batches, 5, now + max_future, reach)):
         accepted, letters = clock.admit([Event(f"k{i}", time, "E", {}) for i, time in enumerate(times)])
         assert [event.time for event in accepted] == on_time
