@@ -3,7 +3,9 @@
 A tailing consumer cannot tell a quiet topic from a broker that is gone: librdkafka retries in the background and
 only logs. So while no message arrives, the watch asks the broker for metadata every `probe_every` seconds; a
 failed probe is reported at once and then every `report_every` seconds, and after `give_up_after` seconds (when
-set) it raises, so the run stops with one line and a non-zero exit instead of waiting forever.
+set) it raises, so the run stops with one line and a non-zero exit instead of waiting forever. A broker that answers
+but no longer has the input topic (deleted, or the broker replaced by a fresh one) stops the run at once: offsets
+into a topic that is gone mean nothing.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ class BrokerWatch:
         self,
         kafka: KafkaConnection | str,
         *,
+        topic: str | None = None,
         give_up_after: float | None = None,
         probe_every: float = 10.0,
         report_every: float = 30.0,
@@ -33,6 +36,7 @@ class BrokerWatch:
     ):
         self.kafka = as_connection(kafka)
         self.bootstrap = self.kafka.bootstrap
+        self.topic = topic
         self.give_up_after = give_up_after
         self.probe_every = probe_every
         self.report_every = report_every
@@ -91,9 +95,14 @@ class BrokerWatch:
         from confluent_kafka.admin import AdminClient
 
         if self._admin is None:
-            self._admin = AdminClient(self.kafka.client())
+            self._admin = AdminClient(self.kafka.client({"allow.auto.create.topics": "false"}))
         try:
-            self._admin.list_topics(timeout=self.probe_timeout)
+            topics = self._admin.list_topics(timeout=self.probe_timeout).topics
         except Exception:  # librdkafka raises KafkaException with a transport or timeout error
             return False
+        if self.topic is not None and self.topic not in topics:
+            raise ConnectorError(
+                f"input topic {self.topic!r} is gone from Kafka at {self.bootstrap} (deleted, or the broker replaced by one without it); "
+                "the offsets read so far refer to the lost topic: start again without --recovery, or with a new store"
+            )
         return True

@@ -15,7 +15,7 @@ from confluent_kafka import OFFSET_BEGINNING, KafkaError, KafkaException, TopicP
 from fairstream import metrics
 from fairstream.connectors.broker_watch import BrokerWatch
 from fairstream.connectors.kafka_config import CONNECT_TIMEOUT, ClientErrors, KafkaConnection, as_connection
-from fairstream.errors import ConnectorError
+from fairstream.errors import ConnectorError, UndeliveredError
 from fairstream.events import ENDED, IDLE, RawRecord
 from fairstream.lifecycle import stop_requested
 
@@ -33,6 +33,12 @@ monitor reads is never created by asking for it: a misspelt name stays missing a
 ADMIN_CONFIG = {"allow.auto.create.topics": "false"}
 """An admin client is a producer to librdkafka, which asks brokers to create any topic whose metadata it requests;
 fairstream creates only its output topics, explicitly."""
+
+STOP_GRACE = 5.0
+"""Seconds a sink still waits for acknowledgements once a stop was requested; then the run ends, naming what is undelivered."""
+
+LOST_TOPIC_PROBE = 10.0
+"""Seconds between the checks, while records wait, that their topics still exist on the broker."""
 
 MISSING_TOPIC_EVERY = 30.0
 """Seconds between the reports of a tailed input topic that does not exist (yet)."""
@@ -289,7 +295,7 @@ def kafka_source(
         batch_size=batch_size,
         add_config=kafka.client(CONSUMER_CONFIG),
         idle_after=idle_after if tail else None,
-        watch=BrokerWatch(kafka, give_up_after=give_up_after) if tail else None,
+        watch=BrokerWatch(kafka, topic=topic, give_up_after=give_up_after) if tail else None,
     )
 
 
@@ -301,12 +307,16 @@ class _DeliveredPartition(StatelessSinkPartition[KafkaSinkMessage]):
     acknowledged within `message.timeout.ms`, raises instead of being dropped (bytewax's own KafkaSink ignores them).
     """
 
-    def __init__(self, producer: Any, topic: str, bootstrap: str, give_up_after: float | None):
+    def __init__(self, producer: Any, topic: str, kafka: KafkaConnection, give_up_after: float | None):
         self._producer = producer
         self._topic = topic
-        self._bootstrap = bootstrap
+        self._kafka = kafka
+        self._bootstrap = kafka.bootstrap
         self._give_up_after = give_up_after
         self._failures: list[str] = []
+        self._topics: set[str] = set()
+        """The topics of the records produced since the last flush."""
+        self._failed = False
 
     def _delivered(self, err: Any, msg: Any) -> None:
         if err is not None:
@@ -318,6 +328,7 @@ class _DeliveredPartition(StatelessSinkPartition[KafkaSinkMessage]):
             while True:
                 try:
                     producer.produce(msg.topic or self._topic, msg.value, msg.key, headers=msg.headers, on_delivery=self._delivered)
+                    self._topics.add(msg.topic or self._topic)
                     break
                 except BufferError:  # the local queue is full: wait for deliveries to make room
                     producer.poll(0.1)
@@ -327,22 +338,55 @@ class _DeliveredPartition(StatelessSinkPartition[KafkaSinkMessage]):
         self._flush()
 
     def _flush(self) -> None:
-        started = reported = time.monotonic()
+        """Wait for every record to be acknowledged, saying so every 30 s; give up when told to, when a stop was
+        requested `STOP_GRACE` seconds ago, or when the broker answers without a topic the records go to."""
+        try:
+            self._wait_for_acknowledgements()
+        except ConnectorError:
+            self._failed = True
+            raise
+
+    def _wait_for_acknowledgements(self) -> None:
+        started = reported = probed = time.monotonic()
+        stop_seen: float | None = None
         while waiting := self._producer.flush(1.0):  # librdkafka gives up on a record after message.timeout.ms and reports it
             if self._failures:
                 break
             now = time.monotonic()
+            if stop_requested():
+                stop_seen = stop_seen or now
+                if now - stop_seen >= STOP_GRACE:
+                    raise UndeliveredError(waiting, self._bootstrap)
             if self._give_up_after is not None and now - started >= self._give_up_after:
                 raise ConnectorError(f"{waiting} record(s) not acknowledged by Kafka at {self._bootstrap} for {now - started:.0f} s; giving up")
+            if now - probed >= LOST_TOPIC_PROBE:
+                probed = now
+                self._check_topics(waiting)
             if now - reported >= 30:
                 reported = now
                 log.warning("%d record(s) waiting for Kafka at %s for %.0f s; retrying", waiting, self._bootstrap, now - started)
+        self._topics.clear()
         if self._failures:
             failures, self._failures = self._failures, []
             raise ConnectorError(f"the broker did not take {len(failures)} record(s); first: {failures[0]}")
 
+    def _check_topics(self, waiting: int) -> None:
+        """Raise when the broker answers but lacks a topic records are waiting for (deleted, or a broker replaced)."""
+        admin, errors = _admin(self._kafka)
+        try:
+            existing = admin.list_topics(timeout=LOST_TOPIC_PROBE / 2).topics
+        except Exception:  # no answer: the broker is down, which the waiting reports
+            return
+        gone = sorted(self._topics - set(existing))
+        if gone:
+            raise ConnectorError(
+                f"output topic {gone[0]!r} is gone from Kafka at {self._bootstrap} (deleted, or the broker replaced by one without it); "
+                f"{waiting} record(s) not delivered"
+            )
+
     def close(self) -> None:
-        self._flush()
+        if not self._failed:  # once a batch failed, the dataflow is unwinding: raising again would abort the process
+            self._flush()
 
 
 class DeliveredKafkaSink(DynamicSink[KafkaSinkMessage]):
@@ -350,7 +394,7 @@ class DeliveredKafkaSink(DynamicSink[KafkaSinkMessage]):
 
     def __init__(self, kafka: KafkaConnection | str, topic: str, give_up_after: float | None = None):
         kafka = as_connection(kafka)
-        self._bootstrap = kafka.bootstrap
+        self._kafka = kafka
         self._config = kafka.client(PRODUCER_CONFIG)
         self._topic = topic
         self._give_up_after = give_up_after
@@ -358,7 +402,7 @@ class DeliveredKafkaSink(DynamicSink[KafkaSinkMessage]):
     def build(self, step_id: str, worker_index: int, worker_count: int) -> _DeliveredPartition:
         from confluent_kafka import Producer
 
-        return _DeliveredPartition(Producer(self._config), self._topic, self._bootstrap, self._give_up_after)
+        return _DeliveredPartition(Producer(self._config), self._topic, self._kafka, self._give_up_after)
 
 
 def kafka_sink(kafka: KafkaConnection | str, alerts_topic: str, give_up_after: float | None = None) -> DeliveredKafkaSink:

@@ -43,6 +43,18 @@ class ConnectorError(FairstreamError):
     """A connector (Kafka, broker process, file sink) failed."""
 
 
+class UndeliveredError(ConnectorError):
+    """A run stopped (SIGINT, SIGTERM) while output records still waited for the broker's acknowledgement."""
+
+    exit_code = 3
+
+    def __init__(self, waiting: int, bootstrap: str):
+        super().__init__(
+            f"stopped with {waiting:,} output record(s) not acknowledged by Kafka at {bootstrap}; "
+            "a run resumed from the same --recovery store writes them again"
+        )
+
+
 class EvaluationError(FairstreamError):
     """The monitor refuses work it cannot do in bounded memory (a jump of event time over too many evaluations)."""
 

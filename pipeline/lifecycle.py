@@ -1,4 +1,5 @@
-"""Stopping on request: SIGINT or SIGTERM ends a run cleanly instead of unwinding through the dataflow runtime.
+"""Stopping on request: SIGINT or SIGTERM ends a run cleanly instead of unwinding through the dataflow runtime. And
+keeping the runtime's panic reports off stderr, where the error they carry is reported as one line instead.
 
 The first signal only sets a flag. The sources see it and end their partitions; the trial and shield steps then keep
 their state instead of closing every open trial as the end of an input would, the sink writes what it was given, and
@@ -8,7 +9,10 @@ second signal stops at once.
 
 from __future__ import annotations
 
+import os
+import re
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -51,3 +55,43 @@ def stopping(also: Callable[[int], None] = lambda _signum: None) -> Iterator[Non
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+
+
+_PANIC = re.compile(rb"^thread '.*' panicked at ")
+_PANIC_TAIL = re.compile(rb"^(Box<dyn Any>|stack backtrace:|note: |\s)")
+
+
+def _forward(source: int, target: int) -> None:
+    """Copy lines from `source` to `target`, leaving out each Rust panic report: its first line and what follows it
+    (payload, notes, backtrace frames)."""
+    in_panic = False
+    with os.fdopen(source, "rb") as lines:
+        for line in lines:
+            if _PANIC.match(line):
+                in_panic = True
+                continue
+            if in_panic and _PANIC_TAIL.match(line):
+                continue
+            in_panic = False
+            os.write(target, line)
+
+
+@contextmanager
+def panic_reports_hidden() -> Iterator[None]:
+    """While the block runs, stderr (the file descriptor, which the dataflow runtime writes to) goes through a filter
+    that drops Rust panic reports: a step that raises makes bytewax panic, and the error the CLI then reports as one
+    line would otherwise follow a panic message and, with RUST_BACKTRACE set, a backtrace."""
+    sys.stderr.flush()
+    original = os.dup(2)
+    read_end, write_end = os.pipe()
+    os.dup2(write_end, 2)
+    os.close(write_end)
+    forwarder = threading.Thread(target=_forward, args=(read_end, original), daemon=True)
+    forwarder.start()
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(original, 2)  # closes the pipe's last write end: the forwarder reads to its end and stops
+        forwarder.join(timeout=5)
+        os.close(original)

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from fairstream.errors import EvaluationError
 from fairstream.estimators.rate import Rate
 from fairstream.spec.expressions import Expression
-from fairstream.timefmt import format_instant
+from fairstream.timefmt import format_duration, format_instant
 from fairstream.trials.bucket import FINISHED, Report
 from fairstream.trials.outcomes import SlotOutcomes, TickDelta, TrialOutcome
 from fairstream.verdicts.anytime import AnytimeEvidence, opened_later
@@ -200,9 +200,10 @@ class Monitor:
         due = (final - tick) // self.config.tick + 1
         if due > self.config.max_ticks:
             raise EvaluationError(
-                f"monitor {self.config.name}: event time jumped from {format_instant(tick)} to {format_instant(final)}, "
-                f"{due:,} evaluations at once, more than evaluate.max_ticks = {self.config.max_ticks:,}; "
-                "an event dated far ahead? input.max_future and input.max_ahead turn such events into dead letters"
+                f"monitor {self.config.name}: event time moved from {format_instant(tick)} to {format_instant(final)}: "
+                f"{due:,} evaluations of every {format_duration(self.config.tick)} at once, more than evaluate.max_ticks = "
+                f"{self.config.max_ticks:,}; evaluate less often (evaluate.every), raise evaluate.max_ticks, or bound how far one "
+                "event may move time (input.max_ahead makes such events dead letters)"
             )
         while tick <= final:
             self._expire(tick)

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -39,7 +39,7 @@ from fairstream.connectors.metrics_server import serving
 from fairstream.connectors.recovery import prepare_store
 from fairstream.errors import FairstreamError, InputError, UsageError, raised_in_dataflow
 from fairstream.flow import build_flow
-from fairstream.lifecycle import stopping
+from fairstream.lifecycle import panic_reports_hidden, stopping
 from fairstream.shield_flow import build_shield_flow
 from fairstream.spec.load import load_plans
 from fairstream.spec.plan import Plan
@@ -248,7 +248,7 @@ def execute(job: Job, *, workers: int = 1, processes: int = 1, own_process: bool
         return tally
     if processes > 1:
         return _run_processes(job, workers, processes)
-    with stopping(), serving(job.metrics_port, job.metrics_host), _unwrapped():
+    with stopping(), serving(job.metrics_port, job.metrics_host), panic_reports_hidden() if own_process else nullcontext(), _unwrapped():
         flow = job_flow(job)
         if own_process:
             collector.settle()
@@ -264,7 +264,7 @@ def run_worker(job: Job, addresses: list[str], index: int, workers: int, tally_p
     `tally_path` for the parent to merge, also when it was stopped."""
     tally = metrics.start_tally()
     try:
-        with stopping(), serving(None if job.metrics_port is None else job.metrics_port + index, job.metrics_host), _unwrapped():
+        with stopping(), serving(None if job.metrics_port is None else job.metrics_port + index, job.metrics_host), panic_reports_hidden(), _unwrapped():
             flow = job_flow(job)
             collector.settle()
             cluster_main(flow, addresses, index, worker_count_per_proc=workers, **_recovery(job))
@@ -350,5 +350,8 @@ def _wait_for(children: list[subprocess.Popen]) -> None:
         for child in children:
             if child.poll() is None:
                 child.kill()
-    if any(codes):
-        raise FairstreamError(f"a worker process failed (exit codes {codes})")
+    failed = {code for code in codes if code}
+    if failed:  # each worker has said why on stderr; the run exits with their code where they agree
+        error = FairstreamError(f"a worker process failed (exit codes {codes})")
+        error.exit_code = failed.pop() if len(failed) == 1 and min(failed) > 0 else 1
+        raise error

@@ -262,12 +262,14 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
             )
     every = spec.evaluate.every
     if every is not None:
-        for path, span in (("trial -> close_after", spec.trial.close_after), ("window -> length", spec.window.length)):
+        spans = (("trial -> close_after", spec.trial.close_after), ("window -> length", spec.window.length), ("input -> max_ahead", spec.input.max_ahead))
+        for path, span in spans:
             if span is not None and span // every > spec.evaluate.max_ticks:
                 check.fail(
                     "evaluate -> every",
                     f"every {format_duration(every)} makes {span // every:,} evaluations in one {path.split(' -> ')[-1]} "
-                    f"({format_duration(span)}), each writing an estimate; at most evaluate.max_ticks = {spec.evaluate.max_ticks:,}",
+                    f"({format_duration(span)}), each writing an estimate; at most evaluate.max_ticks = {spec.evaluate.max_ticks:,}"
+                    + (" (one event may move event time this far)" if path == "input -> max_ahead" else ""),
                 )
 
     if check.issues:

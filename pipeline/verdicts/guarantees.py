@@ -6,6 +6,11 @@
 from __future__ import annotations
 
 from fairstream.spec.models import Spec
+from fairstream.timefmt import format_duration
+
+
+YEAR = 366 * 86_400_000
+"""Milliseconds of a year: an evaluation cadence whose run stops at a shorter gap between events is worth a warning."""
 
 
 def guarantee(spec: Spec) -> str:
@@ -50,6 +55,12 @@ def warnings(spec: Spec) -> list[str]:
         found.append(
             "anytime verdicts take outcomes in opening order: without trial.close_after a trial that never closes holds back "
             "every trial opened after it; set close_after to bound the wait"
+        )
+    every = spec.evaluate.every
+    if every is not None and spec.input.max_ahead is None and every * spec.evaluate.max_ticks < YEAR:
+        found.append(
+            f"evaluate.every {format_duration(every)}: a gap of more than {format_duration(every * spec.evaluate.max_ticks)} between "
+            "events (evaluate.max_ticks evaluations) stops the run; input.max_ahead bounds how far one event may move time"
         )
     if estimator.verdict != "point" and estimator.family == "part":
         found.append("estimator.family: part gives each part the whole α: a monitor of k parts may raise a false alarm with probability up to k·α")

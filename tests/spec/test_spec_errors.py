@@ -79,6 +79,11 @@ CASES = [
         lambda s: s.update(evaluate={"every": "1h", "max_ticks": 100}, window={"kind": "sliding", "length": "10d"}),
         "evaluate -> every: every 1h makes 17,520 evaluations in one close_after (730d), each writing an estimate; at most evaluate.max_ticks = 100",
     ),
+    (  # bounded per event as well: one event may move event time by input.max_ahead
+        lambda s: s.update(evaluate={"every": "1s"}, trial={"opens_on": ["SCREEN"], "close_on": ["RECIDIVISM"]}, input={**s["input"], "max_ahead": "30d"}),
+        "evaluate -> every: every 1s makes 2,592,000 evaluations in one max_ahead (30d), each writing an estimate; at most "
+        "evaluate.max_ticks = 1,000,000 (one event may move event time this far)",
+    ),
     (
         lambda s: s["estimator"].update(confidence=float("inf")),
         "estimator -> confidence: Input should be a finite number; got inf",
