@@ -10,13 +10,33 @@ the resume epoch before the run starts leaves exactly what the resume may use.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from contextlib import closing
 from pathlib import Path
 
 from bytewax.recovery import init_db_dir
 
-from fairstream.errors import ConnectorError
+from fairstream.errors import ConnectorError, UsageError
+
+MADE_FOR = "fairstream-job.json"
+"""The file in a recovery store that says which input and monitors its snapshots belong to."""
+
+
+def claim_store(store: Path, made_for: dict[str, object]) -> None:
+    """Record what a new store is made for, or refuse (one line, exit 2) a store made for another input, partition layout
+    or set of monitors: its snapshots would resume partitions and steps this job does not have."""
+    path = store / MADE_FOR
+    if not path.exists():
+        path.write_text(json.dumps(made_for, sort_keys=True))
+        return
+    recorded = json.loads(path.read_text())
+    if recorded != made_for:
+        raise UsageError(f"recovery store {store} was made for {_describe(recorded)}; this run is {_describe(made_for)}: give a new --recovery directory")
+
+
+def _describe(made_for: dict[str, object]) -> str:
+    return f"{made_for.get('input')} ({made_for.get('partitions')} partition(s)), {made_for.get('job')} {made_for.get('monitors')}"
 
 
 def prepare_store(store: Path) -> int:

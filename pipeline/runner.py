@@ -36,7 +36,7 @@ from fairstream.connectors.kafka import (
 )
 from fairstream.connectors.kafka_config import KafkaConnection, load_connection
 from fairstream.connectors.metrics_server import serving
-from fairstream.connectors.recovery import prepare_store
+from fairstream.connectors.recovery import claim_store, prepare_store, resume_epoch
 from fairstream.errors import FairstreamError, InputError, UsageError, raised_in_dataflow
 from fairstream.flow import build_flow
 from fairstream.lifecycle import panic_reports_hidden, stopping
@@ -225,7 +225,17 @@ def prepare(job: Job) -> bool:
         ensure_topics(kafka_of(job, job.output), topics, replication_factor=job.output.replication_factor)
     if job.recovery is not None:
         prepare_store(Path(job.recovery))
+        claim_store(Path(job.recovery), made_for(job, input_partitions))
     return True
+
+
+def made_for(job: Job, input_partitions: int) -> dict[str, object]:
+    """What a recovery store's snapshots depend on: the input, its partitions, the monitors and whether it is a shield."""
+    if isinstance(job.input, FileInput):
+        source: dict[str, object] = {"input": "files", "partitions": len(input_files(job.input.path))}
+    else:
+        source = {"input": f"topic {job.input.topic!r}", "partitions": input_partitions}
+    return {**source, "monitors": ",".join(plan.spec.monitor for plan in job_plans(job)), "job": "shield" if job.shield else "monitor"}
 
 
 def _recovery(job: Job) -> dict[str, Any]:
@@ -244,19 +254,28 @@ def execute(job: Job, *, workers: int = 1, processes: int = 1, own_process: bool
     `own_process`: the job is all this process does (the CLI), so the collector is settled for it (see `collector`).
     """
     tally = metrics.start_tally()
+    resumed = _resumes(job)
     if not prepare(job):
         return tally
     if processes > 1:
-        return _run_processes(job, workers, processes)
-    with stopping(), serving(job.metrics_port, job.metrics_host), panic_reports_hidden() if own_process else nullcontext(), _unwrapped():
-        flow = job_flow(job)
-        if own_process:
-            collector.settle()
-        if workers > 1:
-            cluster_main(flow, [], 0, worker_count_per_proc=workers, **_recovery(job))
-        else:
-            run_main(flow, **_recovery(job))
+        tally = _run_processes(job, workers, processes)
+    else:
+        with stopping(), serving(job.metrics_port, job.metrics_host), panic_reports_hidden() if own_process else nullcontext(), _unwrapped():
+            flow = job_flow(job)
+            if own_process:
+                collector.settle()
+            if workers > 1:
+                cluster_main(flow, [], 0, worker_count_per_proc=workers, **_recovery(job))
+            else:
+                run_main(flow, **_recovery(job))
+    tally.resumed = resumed
     return tally
+
+
+def _resumes(job: Job) -> bool:
+    """Whether the job goes on from a snapshot in its recovery store (an earlier execution ran there)."""
+    store = None if job.recovery is None else Path(job.recovery)
+    return store is not None and any(store.glob("*.sqlite3")) and resume_epoch(store) is not None
 
 
 def run_worker(job: Job, addresses: list[str], index: int, workers: int, tally_path: Path) -> None:

@@ -64,3 +64,32 @@ def only(reports: list[Report]) -> Report | None:
 def anonymous(record: dict[str, Any]) -> dict[str, Any]:
     """A record without what names its monitor: the name, the alert id hashed from it, and when it was written."""
     return {key: value for key, value in record.items() if key not in ("monitor", "alert_id", "emitted_at")}
+
+
+COMPAS_PROTECTED = ("race", "sex", "age_cat")
+"""The fields the bundled COMPAS specs redact from dead letters."""
+
+
+def dead_letter_shows(payload: str | bytes | dict[str, Any], redact: tuple[str, ...] = COMPAS_PROTECTED) -> Any:
+    """What a dead letter keeps of a record, as documented: a JSON object with the redacted fields' values replaced by
+    "<redacted>" (compared as a dict), anything else only as the SHA-256 of its bytes."""
+    import hashlib
+    import json
+
+    record = payload
+    if not isinstance(payload, dict):
+        try:
+            record = json.loads(payload)
+        except ValueError:
+            record = None
+    if not isinstance(record, dict):
+        raw = payload if isinstance(payload, bytes) else str(payload).rstrip("\r\n").encode()
+        return f"sha256:{hashlib.sha256(raw).hexdigest()}"
+    return {name: "<redacted>" if name in redact else value for name, value in record.items()}
+
+
+def kept(letter_record: str) -> Any:
+    """A dead letter's record in the form `dead_letter_shows` gives."""
+    import json
+
+    return letter_record if letter_record.startswith("sha256:") else json.loads(letter_record)

@@ -65,3 +65,17 @@ def test_a_late_event_is_dead_lettered_with_the_same_redaction():
     clock.admit([first])
     _, (letter,) = clock.admit([older])
     assert letter.reason == "late" and orjson.loads(letter.record)["race"] == REDACTED
+
+
+def test_dead_letters_redact_the_fields_that_define_groups_by_default_and_keep_them_on_request(specs_dir, tmp_path):
+    """The hiring spec has no dead_letters section: gender, the field its group variable reads, is redacted; an explicit
+    `redact: []` keeps every field; a record that is not a JSON object cannot show fields and is only hashed."""
+    from fairstream.spec.load import load_plans
+
+    record = {"id": "a-1", "time": "2024-01-01T00:00:00Z", "event": "DECISION", "gender": "female", "hired": True}
+    (default,) = load_plans([str(specs_dir / "hiring_demographic_parity.yaml")])
+    assert orjson.loads(default.letter_record(orjson.dumps(record))) == {**record, "gender": "<redacted>"}
+    assert default.letter_record(b"gender=female") == f"sha256:{hashlib.sha256(b'gender=female').hexdigest()}"
+    (tmp_path / "keep.yaml").write_text((specs_dir / "hiring_demographic_parity.yaml").read_text() + "dead_letters:\n  redact: []\n")
+    (kept,) = load_plans([str(tmp_path / "keep.yaml")])
+    assert orjson.loads(kept.letter_record(orjson.dumps(record))) == record

@@ -61,7 +61,7 @@ def print_summary(monitor: MonitorTally, dead_letters: dict[str, int]) -> None:
         )
     console.console.print(
         f"alerts: {monitor.violations} violation(s), {monitor.recoveries} recovery(ies); dead letters: {sum(dead_letters.values())}"
-        + (f" ({', '.join(f'{k}: {v}' for k, v in dead_letters.items())})" if dead_letters else ""),
+        + (f" ({', '.join(f'{k}: {v}' for k, v in sorted(dead_letters.items()))})" if dead_letters else ""),
         soft_wrap=True,
     )
 
@@ -165,7 +165,7 @@ def run(
         done = f"read {topic!r} to its end in {time.perf_counter() - started:.1f} s; alerts are on {alerts_topic!r}"
     print_run(tally, [plan.spec.monitor for plan in job_plans(job)])
     console.console.print(done, soft_wrap=True)
-    if not tally.accepted and not allow_empty:
+    if not tally.accepted and not tally.resumed and not allow_empty:  # a resumed run may find nothing new
         raise InputError(nothing_accepted(tally, "the input" if kafka is None else f"topic {topic!r} (is its name right?)"))
 
 
@@ -173,7 +173,7 @@ def nothing_accepted(tally: RunTally, source: str) -> str:
     """Why a run that accepted no record fails: every record rejected (by reason), or no record at all in `source`."""
     if not tally.dead_letters:
         return f"{source} held no record to monitor; pass --allow-empty if that is expected"
-    reasons = ", ".join(f"{reason}: {count:,}" for reason, count in tally.dead_letters.items())
+    reasons = ", ".join(f"{reason}: {count:,}" for reason, count in sorted(tally.dead_letters.items()))
     return (
         f"no record was accepted: {tally.rejected:,} dead letter(s) ({reasons}); check --format, --topic and the spec's "
         "input section, or pass --allow-empty if that is expected"

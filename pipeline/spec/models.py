@@ -68,7 +68,11 @@ class DeadLetters(SpecModel):
 
     record: Literal["excerpt", "hash"] = Field("excerpt", description="excerpt: the record's text; hash: only its SHA-256")
     max_chars: int = Field(2000, ge=0, description="an excerpt is cut after this many characters")
-    redact: list[str] = Field(default_factory=list, description="fields whose values an excerpt replaces with <redacted>")
+    redact: list[str] | None = Field(
+        None,
+        description="fields whose values an excerpt replaces with <redacted>; by default the fields that define groups (the "
+        "metric's group and condition variables, the shield's group); [] keeps every field",
+    )
 
 
 class Publish(SpecModel):

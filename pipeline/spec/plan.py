@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,7 +47,34 @@ class Plan:
     def letter_record(self) -> LetterRecord:
         """What the spec's dead letters keep of a rejected record."""
         policy = self.spec.dead_letters
-        return LetterRecord(keep=policy.record, max_chars=policy.max_chars, redact=tuple(policy.redact))
+        redact = group_fields(self.spec) if policy.redact is None else tuple(policy.redact)
+        return LetterRecord(keep=policy.record, max_chars=policy.max_chars, redact=redact)
+
+
+def group_fields(spec: Spec) -> tuple[str, ...]:
+    """The input fields that define a person's group: those the metric's group and condition variables read (a field, or
+    the fields an expression names), and the shield's group field. Dead letters redact them unless told otherwise."""
+    declared = {name for fields in spec.input.kinds.values() for name in fields}
+    found: list[str] = []
+    groups = [spec.metric.group] if isinstance(spec.metric.group, str) else list(spec.metric.group)
+    pending = [*groups, *([spec.metric.condition] if spec.metric.condition else [])]
+    seen: set[str] = set()
+    while pending:
+        name = pending.pop()
+        if name in seen or name not in spec.variables:
+            continue
+        seen.add(name)
+        variable = spec.variables[name]
+        if variable.field is not None:
+            found.append(variable.field)
+        for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", variable.expr or ""):
+            if word in declared:
+                found.append(word)
+            elif word in spec.variables:
+                pending.append(word)  # an expression over other variables
+    if spec.shield is not None:
+        found.append(spec.shield.group)
+    return tuple(dict.fromkeys(found))
 
 
 class _Checker:

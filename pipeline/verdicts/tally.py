@@ -55,6 +55,8 @@ class MonitorTally(BaseModel):
 class RunTally(BaseModel):
     """Everything a run's summary and exit code rest on."""
 
+    resumed: bool = False
+    """The run went on from a recovery store's snapshot: what it read is what came after it."""
     read: int = 0
     """Input records read, valid or not."""
     dead_letters: dict[str, int] = Field(default_factory=dict)
@@ -100,6 +102,7 @@ class RunTally(BaseModel):
     def merge(self, other: RunTally) -> None:
         """Add another process's tally of the same run."""
         self.read += other.read
+        self.resumed = self.resumed or other.resumed
         self.shielded += other.shielded
         self.interventions += other.interventions
         for reason, count in other.dead_letters.items():

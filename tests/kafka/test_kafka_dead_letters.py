@@ -14,6 +14,7 @@ from fairstream.connectors.alerts import subscribe
 from fairstream.connectors.kafka import PRODUCER_CONFIG, dead_letter_topic, ensure_topics
 from fairstream.errors import ConnectorError
 from tests.conftest import SPECS
+from tests.helpers import dead_letter_shows, kept
 
 pytestmark = pytest.mark.kafka
 
@@ -66,7 +67,7 @@ def test_each_bad_record_is_dead_lettered_with_its_reason_while_the_monitor_runs
             producer.produce(topic, value, b"x")
         producer.flush(10)
         letters = wait_for(kafka_bootstrap, dead_letter_topic(alerts), len(BAD))
-        assert [(letter["reason"], letter["record"].encode()) for letter in letters] == [(reason, value) for value, reason in BAD]
+        assert [(letter["reason"], kept(letter["record"])) for letter in letters] == [(reason, dead_letter_shows(value)) for value, reason in BAD]
         assert [letter["offset"] for letter in letters] == list(range(1, len(BAD) + 1))
         assert monitor.poll() is None, "the monitor stopped on bad input"
 
@@ -97,7 +98,8 @@ def test_huge_records_leave_small_dead_letters_and_the_run_finishes(kafka_bootst
     assert run.returncode == 0, run.stderr.decode()[-2000:]
     letters = dead_letters(kafka_bootstrap, dead_letter_topic(alerts))
     assert [letter["reason"] for letter in letters] == ["not_json", "not_json"]
-    assert all(len(orjson.dumps(letter)) < 8_000 and "700,000" in letter["record"] for letter in letters)
+    assert all(len(orjson.dumps(letter)) < 8_000 for letter in letters)
+    assert [letter["record"] for letter in letters] == [dead_letter_shows(b'"' * 700_000), dead_letter_shows(b"\xff" * 700_000)]  # not JSON: only a hash
 
 
 def test_a_topic_without_records_read_to_its_end_fails_naming_the_topic(kafka_bootstrap, topic):

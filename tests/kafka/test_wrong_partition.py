@@ -13,6 +13,7 @@ from fairstream.connectors.files import write_jsonl
 from fairstream.connectors.kafka import PRODUCER_CONFIG
 from fairstream.connectors.replay import replay
 from fairstream.runner import Job, KafkaInput, KafkaOutput, execute, run_file
+from tests.helpers import dead_letter_shows
 from tests.kafka.outputs import comparable, file_outputs, kafka_outputs
 
 pytestmark = pytest.mark.kafka
@@ -33,5 +34,5 @@ def test_a_stray_event_on_a_keyed_topic_is_dead_lettered_and_changes_nothing_els
     got = comparable(kafka_outputs(kafka_bootstrap, alerts))
     letters = kafka_outputs(kafka_bootstrap, alerts)["dead_letters"]
     assert [(letter["reason"], letter["partition"]) for letter in letters] == [("wrong_partition", wrong)]
-    assert orjson.loads(letters[0]["record"]) == stray
+    assert orjson.loads(letters[0]["record"]) == dead_letter_shows(stray)
     assert got["alerts"] == expected["alerts"] and got["estimates"] == expected["estimates"]
