@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -121,7 +122,24 @@ def load_connection(bootstrap: str | None = None, config_file: str | Path | None
     properties.pop(BOOTSTRAP, None)
     if not servers:
         raise UsageError(f"no Kafka bootstrap servers: give --bootstrap, {ENV_PREFIX}BOOTSTRAP or {BOOTSTRAP} in --kafka-config")
-    return KafkaConnection(bootstrap=servers, properties=properties)
+    connection = KafkaConnection(bootstrap=servers, properties=properties)
+    check_properties(connection)
+    return connection
+
+
+_INVALID_VALUE = re.compile(r'Invalid value "(?:[^"\\]|\\.)*" for configuration property "([^"]+)"', re.DOTALL)
+
+
+def check_properties(kafka: KafkaConnection) -> None:
+    """Refuse (exit 2, one line) properties librdkafka does not know or will not take, before any work starts; the
+    refused value is never repeated, since a secret may have been put in the wrong property."""
+    from confluent_kafka import KafkaException, Producer
+
+    try:
+        Producer({**kafka.client(), "client.id": "fairstream-settings-check"})
+    except KafkaException as err:
+        reason = _INVALID_VALUE.sub(lambda found: f'invalid value for configuration property "{found.group(1)}"', _text(err))
+        raise UsageError(f"Kafka client settings (--kafka-config, {ENV_PREFIX}*): {reason}") from None
 
 
 def kafka_configured(environ: Mapping[str, str] | None = None) -> bool:

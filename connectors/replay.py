@@ -69,6 +69,7 @@ def replay(
     ensure_topics(kafka, {topic: partitions})
     producer = Producer(as_connection(kafka).client({"linger.ms": "20", "batch.num.messages": "10000", **PRODUCER_CONFIG}))
     errors: list[str] = []
+    refused: list[str] = []
 
     def delivered(err, _msg) -> None:
         if err is not None and len(errors) < 5:
@@ -96,12 +97,10 @@ def replay(
                 producer.flush()
                 time.sleep(wait)
         kwargs = {"timestamp": timestamp} if timestamp is not None else {}
-        while True:
-            try:
-                producer.produce(topic, value, key, on_delivery=delivered, **kwargs)
-                break
-            except BufferError:
-                producer.poll(0.05)
+        refusal = _produce(producer, topic, value, key, delivered, kwargs)
+        if refusal is not None:  # refused before sending (over message.max.bytes): the rest still goes
+            refused.append(f"record {sent + len(refused) + 1:,} ({len(value):,} bytes): {refusal}")
+            continue
         sent += 1
         if sent % 10000 == 0:
             producer.poll(0)
@@ -112,4 +111,20 @@ def replay(
         progress(sent % 10000)
     if remaining or errors:
         raise ConnectorError(f"replay to {topic!r} failed: {errors[0] if errors else f'{remaining} messages undelivered'}")
+    if refused:
+        raise ConnectorError(f"replayed {sent:,} record(s) to {topic!r}; {len(refused):,} not sent, the first: {refused[0]}")
     return ReplayResult(sent, time.perf_counter() - started, partitions)
+
+
+def _produce(producer: Any, topic: str, value: bytes, key: bytes | None, delivered: Callable[..., None], kwargs: dict[str, Any]) -> str | None:
+    """Queue one record, waiting while the local queue is full; the reason when the client refuses it outright."""
+    from confluent_kafka import KafkaException
+
+    while True:
+        try:
+            producer.produce(topic, value, key, on_delivery=delivered, **kwargs)
+            return None
+        except BufferError:
+            producer.poll(0.05)
+        except KafkaException as err:
+            return err.args[0].str()

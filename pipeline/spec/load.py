@@ -183,11 +183,35 @@ def read_yaml(path: str | Path) -> Any:
     except OSError as err:
         raise SpecError(source, [("", f"cannot read the spec: {err.strerror}")]) from None
     try:
-        return yaml.load(text, Loader=_Yaml12Loader)  # noqa: S506 - a SafeLoader subclass
+        data = yaml.load(text, Loader=_Yaml12Loader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
         raise SpecError(source, [("", f"{where}invalid YAML: {getattr(err, 'problem', err)}")]) from None
+    except RecursionError:
+        raise SpecError(source, [("", f"values nested deeper than the {MAX_SPEC_DEPTH} levels a spec may have")]) from None
+    if _depth(data) > MAX_SPEC_DEPTH:
+        raise SpecError(source, [("", f"values nested deeper than the {MAX_SPEC_DEPTH} levels a spec may have")])
+    return data
+
+
+MAX_SPEC_DEPTH = 32
+"""The deepest nesting of mappings and lists a spec may have (the deepest real one has six)."""
+
+
+def _depth(data: Any) -> int:
+    """How deep mappings and lists nest in `data`, found without recursion."""
+    deepest, pending = 0, [(data, 0)]
+    while pending:
+        value, level = pending.pop()
+        deepest = max(deepest, level)
+        if level > MAX_SPEC_DEPTH:
+            break
+        if isinstance(value, dict):
+            pending.extend((item, level + 1) for item in value.values())
+        elif isinstance(value, list):
+            pending.extend((item, level + 1) for item in value)
+    return deepest
 
 
 METRICS_ENTRY = tuple(MetricEntry.model_fields)
