@@ -122,7 +122,12 @@ def load_connection(bootstrap: str | None = None, config_file: str | Path | None
     properties.pop(BOOTSTRAP, None)
     if not servers:
         raise UsageError(f"no Kafka bootstrap servers: give --bootstrap, {ENV_PREFIX}BOOTSTRAP or {BOOTSTRAP} in --kafka-config")
-    connection = KafkaConnection(bootstrap=servers, properties=properties)
+    return KafkaConnection(bootstrap=servers, properties=properties)
+
+
+def checked_connection(bootstrap: str | None = None, config_file: str | Path | None = None) -> KafkaConnection:
+    """`load_connection` for a command line: its client properties checked before any work starts (`check_properties`)."""
+    connection = load_connection(bootstrap, config_file)
     check_properties(connection)
     return connection
 

@@ -13,7 +13,7 @@ from fairstream.cli import console
 from fairstream.cli.errors import reports_errors
 from fairstream.cli.kafka_options import kafka_options
 from fairstream.connectors.alerts import subscribe
-from fairstream.connectors.kafka_config import load_connection
+from fairstream.connectors.kafka_config import checked_connection
 
 
 def _interrupt(_signum: int, _frame: object) -> None:
@@ -54,7 +54,7 @@ def print_alerts(records: Iterable[dict[str, Any]], *, as_json: bool, title: str
 @reports_errors
 def alerts(bootstrap: str | None, kafka_config: str | None, topic: str, follow: bool, from_beginning: bool, as_json: bool) -> None:
     """Print fairness alerts from the alert topic, each alert id once."""
-    records = subscribe(load_connection(bootstrap, kafka_config), topic, from_beginning=from_beginning or not follow, follow=follow)
+    records = subscribe(checked_connection(bootstrap, kafka_config), topic, from_beginning=from_beginning or not follow, follow=follow)
     if follow:
         previous = signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM ends following as Ctrl-C does: exit 0, as `run` does
         try:

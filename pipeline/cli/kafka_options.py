@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from fairstream.connectors.kafka_config import ENV_PREFIX, KafkaConnection, kafka_configured, load_connection
+from fairstream.connectors.kafka_config import ENV_PREFIX, KafkaConnection, checked_connection, kafka_configured
 from fairstream.errors import UsageError
 
 
@@ -39,4 +39,4 @@ def file_or_kafka(
         return None
     if not (bootstrap or kafka_config or kafka_configured()):
         raise UsageError(f"give {file_option}, or a Kafka: --bootstrap HOST:PORT, --kafka-config FILE or {ENV_PREFIX}BOOTSTRAP")
-    return load_connection(bootstrap, kafka_config)
+    return checked_connection(bootstrap, kafka_config)

@@ -11,7 +11,7 @@ import click
 from fairstream.cli import console
 from fairstream.cli.errors import reports_errors
 from fairstream.cli.kafka_options import kafka_options
-from fairstream.connectors.kafka_config import load_connection
+from fairstream.connectors.kafka_config import checked_connection
 from fairstream.connectors.replay import EventFields
 from fairstream.connectors.replay import replay as replay_records
 from fairstream.events import Event, RawRecord
@@ -60,7 +60,7 @@ def count_records(path: str, fmt: str) -> int | None:
 @reports_errors
 def replay(source: str, bootstrap: str | None, kafka_config: str | None, topic: str, fmt: str | None, spec: str | None, partitions: int, speed: float | None, fast: bool) -> None:
     """Produce the events of SOURCE to a Kafka topic, keyed by the dependence key, with event time as the Kafka timestamp."""
-    kafka = load_connection(bootstrap, kafka_config)
+    kafka = checked_connection(bootstrap, kafka_config)
     fmt = fmt or guess_format(source)
     records, fields = typed_records(source, fmt, spec)
     if isinstance(records, list):
