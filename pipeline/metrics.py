@@ -66,7 +66,7 @@ def tally() -> RunTally:
 def read(partition: int, records: int, latest_time_ms: int | None) -> None:
     EVENTS_READ.labels(str(partition)).inc(records)
     with _tally_lock:
-        _tally.read_records(records)
+        _tally.read += records
     if latest_time_ms is not None:
         PARTITION_TIME.labels(str(partition)).set(latest_time_ms / 1000)
 

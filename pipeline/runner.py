@@ -194,7 +194,7 @@ def job_flow(job: Job, wrap_source: Callable[[FixedPartitionedSource], FixedPart
 def prepare(job: Job) -> bool:
     """Checks and side effects that must happen once, before any worker starts: specs, input, output topics, recovery
     store. A tailed input topic that does not exist yet is waited for; False when a stop was requested meanwhile."""
-    job_plans(job)
+    plans = job_plans(job)
     input_partitions = 1
     if isinstance(job.input, FileInput):
         for path in input_files(job.input.path):
@@ -225,17 +225,17 @@ def prepare(job: Job) -> bool:
         ensure_topics(kafka_of(job, job.output), topics, replication_factor=job.output.replication_factor)
     if job.recovery is not None:
         prepare_store(Path(job.recovery))
-        claim_store(Path(job.recovery), made_for(job, input_partitions))
+        claim_store(Path(job.recovery), made_for(job, plans, input_partitions))
     return True
 
 
-def made_for(job: Job, input_partitions: int) -> dict[str, object]:
+def made_for(job: Job, plans: list[Plan], input_partitions: int) -> dict[str, object]:
     """What a recovery store's snapshots depend on: the input, its partitions, the monitors and whether it is a shield."""
     if isinstance(job.input, FileInput):
         source: dict[str, object] = {"input": "files", "partitions": len(input_files(job.input.path))}
     else:
         source = {"input": f"topic {job.input.topic!r}", "partitions": input_partitions}
-    return {**source, "monitors": ",".join(plan.spec.monitor for plan in job_plans(job)), "job": "shield" if job.shield else "monitor"}
+    return {**source, "monitors": ",".join(plan.spec.monitor for plan in plans), "job": "shield" if job.shield else "monitor"}
 
 
 def _recovery(job: Job) -> dict[str, Any]:

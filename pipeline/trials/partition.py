@@ -75,8 +75,7 @@ class PartitionTrials:
         """A source batch in partition order: its dead letters, and the reports of every bucket that got further."""
         events, dead, idle = split_batch(self._parse, raws, (IDLE,))  # at ENDED the partition's final reports follow
         if idle:  # quiet: nothing earlier is to be waited for
-            held = self.clock.release_all()
-            return [*(self._fold(held) if held else []), *self._idle_reports()]
+            return [*self._fold_held(), *self._idle_reports()]
         self._idle = False
         if self._placement is not None and events:
             events, strays = self._strays(events)
@@ -85,6 +84,11 @@ class PartitionTrials:
         accepted, late = clock.admit(events)
         metrics.read(clock.partition, len(events) + len(dead), clock.high)
         return [*clock.count(dead, late), *self._fold(accepted)]
+
+    def _fold_held(self) -> list[Output]:
+        """Fold the events the clock still holds within the lateness, if any."""
+        held = self.clock.release_all()
+        return self._fold(held) if held else []
 
     def _fold(self, accepted: list[Event]) -> list[Output]:
         """Fold due events into every bucket; the reports of those that got further."""
@@ -128,8 +132,7 @@ class PartitionTrials:
 
     def finish(self) -> list[Output]:
         """The partition has ended: fold the events still held, close every open trial and report every tick it reached."""
-        held = self.clock.release_all()
-        return [*(self._fold(held) if held else []), *(item for bucket, group in zip(self.buckets, self._groups) for item in zip(group, bucket.finish()))]
+        return [*self._fold_held(), *(item for bucket, group in zip(self.buckets, self._groups) for item in zip(group, bucket.finish()))]
 
     def snapshot(self) -> tuple[PartitionClock, list[Bucket], bool]:
         return self.clock.copy(), [bucket.snapshot() for bucket in self.buckets], self._idle

@@ -35,8 +35,9 @@ class FirstViolation:
     """What a confident or anytime verdict rested on: the interval's bound beyond the threshold, or the test's log-wealth."""
 
 
-def _published(part: dict[str, Any]) -> bool:
-    return any(not cell.get("suppressed", False) for cell in part["groups"].values())
+def publishes_groups(record: dict[str, Any]) -> bool:
+    """Whether an evaluation published an estimate of any group (a window may have emptied, or held only small cells)."""
+    return any(not cell.get("suppressed", False) for body in record["parts"].values() for cell in body["groups"].values())
 
 
 def final_rates(record: dict[str, Any]) -> list[GroupRate]:

@@ -9,9 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from fairstream.verdicts.summary import FirstViolation, _published, note_violations
-
-_VIOLATION, _RECOVERY = "fairness.violation", "fairness.recovered"
+from fairstream.verdicts.alerts import RECOVERED, VIOLATION
+from fairstream.verdicts.summary import FirstViolation, note_violations, publishes_groups
 
 
 class MonitorTally(BaseModel):
@@ -30,7 +29,7 @@ class MonitorTally(BaseModel):
     def observe_estimate(self, record: dict[str, Any]) -> None:
         self.estimates += 1
         self.last = record
-        if any(_published(body) for body in record["parts"].values()):
+        if publishes_groups(record):
             self.latest_published = record
         note_violations(self.first, record)
 
@@ -74,9 +73,6 @@ class RunTally(BaseModel):
     def accepted(self) -> int:
         return max(self.read - self.rejected, 0)
 
-    def read_records(self, count: int) -> None:
-        self.read += count
-
     def observe(self, record: dict[str, Any]) -> None:
         """Count one output record."""
         kind = record.get("type")
@@ -84,9 +80,9 @@ class RunTally(BaseModel):
             self.dead_letters[record["reason"]] = self.dead_letters.get(record["reason"], 0) + 1
         elif kind == "fairness.estimate":
             self._monitor(record["monitor"]).observe_estimate(record)
-        elif kind == _VIOLATION:
+        elif kind == VIOLATION:
             self._monitor(record["monitor"]).violations += 1
-        elif kind == _RECOVERY:
+        elif kind == RECOVERED:
             self._monitor(record["monitor"]).recoveries += 1
         elif kind == "shield.decision":
             self.shielded += 1
@@ -107,6 +103,5 @@ class RunTally(BaseModel):
         self.interventions += other.interventions
         for reason, count in other.dead_letters.items():
             self.dead_letters[reason] = self.dead_letters.get(reason, 0) + count
-        self.dead_letters = dict(sorted(self.dead_letters.items()))
         for name, tally in other.monitors.items():
             self._monitor(name).merge(tally)
