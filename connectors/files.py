@@ -1,9 +1,12 @@
-"""File edges: a resumable source over JSON-lines, CSV or in-memory records, and a JSON-lines directory sink."""
+"""File edges: a resumable source over JSON-lines, CSV or in-memory records, and a JSON-lines directory sink whose
+dead-letter file has a size cap."""
 
 from __future__ import annotations
 
 import csv
 import itertools
+import logging
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -12,12 +15,53 @@ import orjson
 from bytewax.connectors.files import DirSink
 from bytewax.inputs import FixedPartitionedSource, StatefulSourcePartition
 
+from fairstream import metrics
 from fairstream.errors import ConnectorError, InputError
 from fairstream.events import RawRecord
 from fairstream.lifecycle import stop_requested
 
 OUTPUT_FILES = ("alerts.jsonl", "dead_letters.jsonl", "decisions_shielded.jsonl", "estimates.jsonl")
 """The files `fairstream run` writes, records routed to them by type (sorted: bytewax indexes partitions in name order)."""
+
+DEAD_LETTERS = "dead_letters.jsonl"
+_FILE_OF_TYPE = {
+    "fairness.estimate": "estimates.jsonl",
+    "shield.status": "estimates.jsonl",
+    "pipeline.dead_letter": DEAD_LETTERS,
+    "shield.decision": "decisions_shielded.jsonl",
+}
+log = logging.getLogger("fairstream.files")
+
+
+class FileEncoder:
+    """Routes each output record to its file as one JSON line (a shielded decision as the decision record itself).
+
+    Dead letters stop being written once this process has put `max_dead_letter_bytes` in the dead-letter file (what an
+    earlier execution of a resumed run wrote there counts too): past the cap they are counted, in the run's summary
+    and metrics, but not written, so a flood of bad records cannot fill the disk.
+    """
+
+    def __init__(self, out_dir: str | Path, max_dead_letter_bytes: int):
+        existing = Path(out_dir) / DEAD_LETTERS
+        self.cap = max_dead_letter_bytes
+        self.room = max_dead_letter_bytes - (existing.stat().st_size if existing.exists() else 0)
+        self.full = False
+        self._lock = threading.Lock()  # the worker threads of a process share the encoder
+
+    def __call__(self, record: dict[str, Any]) -> tuple[str, str] | None:
+        kind = record["type"]
+        name = _FILE_OF_TYPE.get(kind, "alerts.jsonl")
+        line = orjson.dumps(record["record"] if kind == "shield.decision" else record).decode()
+        if name == DEAD_LETTERS:
+            with self._lock:
+                if self.full or len(line) + 1 > self.room:
+                    if not self.full:
+                        self.full = True
+                        log.warning("%s reached dead_letters.max_file_bytes (%s): further dead letters are counted, not written", DEAD_LETTERS, f"{self.cap:,}")
+                    metrics.dead_letter_unwritten()
+                    return None
+                self.room -= len(line) + 1
+        return name, line
 
 
 class _RecordPartition(StatefulSourcePartition[RawRecord, int]):

@@ -133,7 +133,7 @@ def build_flow(
     reading, parsing and clock, so each event is read and parsed once; monitors whose trials agree as well (the metrics of
     one spec, see `trial_groups`) share their trial buckets, so each trial is folded once; each monitor has its own merge.
     `partitions` is the number of input partitions; `strings` converts text values (CSV) to the declared types;
-    `encode` turns each output record (a dict) into the sink's item.
+    `encode` turns each output record (a dict) into the sink's item, or None for a record not to write.
     """
     plans = [plans] if isinstance(plans, Plan) else list(plans)
     flow = Dataflow(plans[0].spec.monitor.replace(".", "_"))
@@ -149,7 +149,7 @@ def build_flow(
     ]
     out = op.inspect("observe", op.merge("outputs", *monitored, dead), observe)
     if encode is not None:
-        out = op.map("encode", out, encode)
+        out = op.filter_map("encode", out, encode)
     op.output("write", out, sink)
     return flow
 

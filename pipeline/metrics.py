@@ -21,6 +21,7 @@ REGISTRY = CollectorRegistry(auto_describe=True)
 
 EVENTS_READ = Counter("fairstream_events_read", "Records read from the input, per input partition", ["partition"], registry=REGISTRY)
 DEAD_LETTERS = Counter("fairstream_dead_letters", "Records rejected to the dead letters, per reason", ["reason"], registry=REGISTRY)
+UNWRITTEN = Counter("fairstream_dead_letters_unwritten", "Dead letters counted but not written: past the dead-letter file's size cap", registry=REGISTRY)
 OPEN_TRIALS = Gauge("fairstream_open_trials", "Trials open now, per monitor", ["monitor"], registry=REGISTRY)
 EVICTED_TRIALS = Gauge("fairstream_evicted_trials", "Open trials evicted beyond trial.max_open, per monitor (as of its latest evaluation)", ["monitor"], registry=REGISTRY)
 CLOSED_TRIALS = Gauge("fairstream_closed_trials", "Trials closed so far, per monitor (as of its latest evaluation)", ["monitor"], registry=REGISTRY)
@@ -75,6 +76,12 @@ def open_trials(monitor: str, holder: int, count: int) -> None:
     """The open trials of one input partition (or trial bucket); the gauge shows the sum over those of this process."""
     _open[(monitor, holder)] = count
     OPEN_TRIALS.labels(monitor).set(sum(value for (name, _), value in _open.items() if name == monitor))
+
+
+def dead_letter_unwritten() -> None:
+    UNWRITTEN.inc()
+    with _tally_lock:
+        _tally.unwritten += 1
 
 
 def lag(partition: int, messages: int) -> None:

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from fairstream import collector, metrics
 from fairstream.connectors.broker import free_ports
 from fairstream.connectors.compas import compas_records
-from fairstream.connectors.files import OUTPUT_FILES, RecordSource, csv_rows, jsonl_lines, output_sink
+from fairstream.connectors.files import OUTPUT_FILES, FileEncoder, RecordSource, csv_rows, jsonl_lines, output_sink
 from fairstream.connectors.kafka import (
     dead_letter_topic,
     ensure_topics,
@@ -47,14 +47,6 @@ from fairstream.verdicts.tally import RunTally
 
 InputFormat = Literal["compas", "csv", "jsonl"]
 FORMATS: tuple[InputFormat, ...] = ("compas", "csv", "jsonl")
-
-_FILE_OF_TYPE = {
-    "fairness.estimate": "estimates.jsonl",
-    "shield.status": "estimates.jsonl",
-    "pipeline.dead_letter": "dead_letters.jsonl",
-    "shield.decision": "decisions_shielded.jsonl",
-}
-
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -146,12 +138,6 @@ def records_of(path: str | Path, fmt: InputFormat, columns: list[str] | None = N
     return jsonl_lines(path)
 
 
-def encode_for_files(record: dict[str, Any]) -> tuple[str, str]:
-    """Route a record to its output file as one JSON line (a shielded decision as the decision record itself)."""
-    name = _FILE_OF_TYPE.get(record["type"], "alerts.jsonl")
-    return name, orjson.dumps(record["record"] if record["type"] == "shield.decision" else record).decode()
-
-
 def kafka_of(job: Job, end: FileInput | KafkaInput | FileOutput | KafkaOutput) -> KafkaConnection:
     """The connection to the Kafka of a job's input or output: its bootstrap servers with the job's client settings."""
     assert isinstance(end, KafkaInput | KafkaOutput)
@@ -179,7 +165,7 @@ def job_flow(job: Job, wrap_source: Callable[[FixedPartitionedSource], FixedPart
         source = kafka_source(kafka, job.input.topic, tail=job.input.tail, give_up_after=job.input.give_up_after)
         partitions, strings = partition_counts(kafka, [job.input.topic])[job.input.topic], False
     if isinstance(job.output, FileOutput):
-        sink, encode = output_sink(job.output.out_dir), encode_for_files
+        sink, encode = output_sink(job.output.out_dir), FileEncoder(job.output.out_dir, plans[0].spec.dead_letters.max_file_bytes)
     else:
         shielded = f"{job.input.topic}.shielded" if isinstance(job.input, KafkaInput) else "decisions.shielded"
         give_up_after = job.input.give_up_after if isinstance(job.input, KafkaInput) else None

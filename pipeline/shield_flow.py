@@ -68,6 +68,6 @@ def build_shield_flow(
     keyed = op.map("key-shield", parsed, lambda item: ("shield", item[1]))
     records = op.inspect("observe", op.key_rm("unkey-shield", op.stateful("shield", keyed, shield_logic)), observe)  # record dict
     if encode is not None:
-        records = op.map("encode", records, encode)
+        records = op.filter_map("encode", records, encode)
     op.output("write", records, sink)
     return flow

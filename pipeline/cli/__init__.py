@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from fairstream import __version__
@@ -34,4 +36,13 @@ def cli(verbose: bool) -> None:
 
 
 def main() -> None:
-    cli(prog_name="fairstream")
+    """Run the command; a usage error (unknown option, value out of range) is one `error:` line and exit code 2."""
+    try:
+        code = cli.main(prog_name="fairstream", standalone_mode=False)
+    except click.ClickException as err:
+        context = getattr(err, "ctx", None)
+        console.error(err.format_message() + (f" (see `{context.command_path} --help`)" if context is not None else ""))
+        sys.exit(err.exit_code)
+    except click.Abort:
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)

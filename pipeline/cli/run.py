@@ -18,7 +18,7 @@ from fairstream.verdicts.summary import final_rates
 from fairstream.verdicts.tally import MonitorTally, RunTally
 
 
-def print_summary(monitor: MonitorTally, dead_letters: dict[str, int]) -> None:
+def print_summary(monitor: MonitorTally, dead_letters: dict[str, int], unwritten: int = 0) -> None:
     """Final per-group estimates, first violation per part and pair, and alert and dead-letter counts."""
     last, final = monitor.latest_published, monitor.last
     if last is not None and final is not None:
@@ -61,7 +61,8 @@ def print_summary(monitor: MonitorTally, dead_letters: dict[str, int]) -> None:
         )
     console.console.print(
         f"alerts: {monitor.violations} violation(s), {monitor.recoveries} recovery(ies); dead letters: {sum(dead_letters.values())}"
-        + (f" ({', '.join(f'{k}: {v}' for k, v in sorted(dead_letters.items()))})" if dead_letters else ""),
+        + (f" ({', '.join(f'{k}: {v}' for k, v in sorted(dead_letters.items()))})" if dead_letters else "")
+        + (f"; {unwritten:,} past dead_letters.max_file_bytes counted, not written" if unwritten else ""),
         soft_wrap=True,
     )
 
@@ -71,7 +72,7 @@ def print_run(tally: RunTally, monitors: list[str]) -> None:
     for name in monitors:
         if len(monitors) > 1:
             console.console.rule(f"monitor {name}")
-        print_summary(tally.monitors.get(name, MonitorTally()), tally.dead_letters)
+        print_summary(tally.monitors.get(name, MonitorTally()), tally.dead_letters, tally.unwritten)
 
 
 @click.command()
@@ -97,8 +98,8 @@ def print_run(tally: RunTally, monitors: list[str]) -> None:
 @click.option("--metrics-port", type=click.IntRange(1, 65535), help="Serve Prometheus metrics at /metrics and a health check at /healthz on this port while the run lasts (process i of --processes: port + i).")
 @click.option("--metrics-host", default="127.0.0.1", show_default=True, help="Address the metrics endpoint listens on; it has no authentication: expose it (0.0.0.0) only behind a proxy that authenticates.")
 @click.option("--allow-empty", is_flag=True, help="Exit 0 even when no record was accepted (by default that is an error).")
-@click.option("--workers", default=1, show_default=True, type=click.IntRange(1), help="Worker threads per process.")
-@click.option("--processes", default=1, show_default=True, type=click.IntRange(1), help="Cooperating worker processes.")
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 256), help="Worker threads per process (at most 256).")
+@click.option("--processes", default=1, show_default=True, type=click.IntRange(1, 256), help="Cooperating worker processes (at most 256).")
 @reports_errors
 def run(
     specs: tuple[str, ...],

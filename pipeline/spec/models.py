@@ -68,6 +68,9 @@ class DeadLetters(SpecModel):
 
     record: Literal["excerpt", "hash"] = Field("excerpt", description="excerpt: the record's text; hash: only its SHA-256")
     max_chars: int = Field(2000, ge=0, description="an excerpt is cut after this many characters")
+    max_file_bytes: int = Field(
+        100_000_000, ge=0, description="a run writing files stops writing dead letters once its dead-letter file has this many bytes; later ones are only counted"
+    )
     redact: list[str] | None = Field(
         None,
         description="fields whose values an excerpt replaces with <redacted>; by default the fields that define groups (the "

@@ -60,6 +60,8 @@ class RunTally(BaseModel):
     """Input records read, valid or not."""
     dead_letters: dict[str, int] = Field(default_factory=dict)
     """Records rejected, per reason."""
+    unwritten: int = 0
+    """Dead letters counted but not written: past the dead-letter file's size cap."""
     monitors: dict[str, MonitorTally] = Field(default_factory=dict)
     shielded: int = 0
     """Decisions a shield passed on."""
@@ -98,6 +100,7 @@ class RunTally(BaseModel):
     def merge(self, other: RunTally) -> None:
         """Add another process's tally of the same run."""
         self.read += other.read
+        self.unwritten += other.unwritten
         self.resumed = self.resumed or other.resumed
         self.shielded += other.shielded
         self.interventions += other.interventions

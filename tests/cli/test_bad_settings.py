@@ -83,3 +83,43 @@ def test_a_secret_in_a_validated_property_is_not_echoed(tmp_path):
     assert result.exit_code == 2
     assert result.stderr == 'error: Kafka client settings (--kafka-config, FAIRSTREAM_KAFKA_*): invalid value for configuration property "security.protocol"\n'
     assert "hunter2" not in result.output
+
+
+OPTION_VALUES = {
+    "--workers": st.sampled_from(["0", "-3", "1", "2", "257", "many", "1e3"]),
+    "--processes": st.sampled_from(["0", "1", "257", "-1", "two"]),
+    "--format": st.sampled_from(["csv", "jsonl", "compas", "parquet", ""]),
+    "--columns": st.text(alphabet="abc,", max_size=8),
+    "--snapshot-every": st.sampled_from(["0", "0.05", "1", "nan", "-2", "1e400"]),
+    "--metrics-port": st.sampled_from(["0", "70000", "-1", "http"]),
+    "--give-up-after": st.sampled_from(["0", "5", "inf"]),
+    "--out": st.sampled_from(["out", "input.jsonl/out", ""]),
+    "--input": st.sampled_from(["input.jsonl", "missing.jsonl", "*.none", ""]),
+    "--replication-factor": st.sampled_from(["0", "3"]),
+    "--bogus": st.just("1"),
+}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(options=st.lists(st.sampled_from(sorted(OPTION_VALUES)), min_size=1, max_size=3, unique=True).flatmap(
+    lambda names: st.tuples(*(st.tuples(st.just(name), OPTION_VALUES[name]) for name in names))
+))
+def test_any_run_settings_end_in_one_error_line_and_a_documented_exit_code(tmp_path_factory, options):
+    """`fairstream run` as a user types it, over a small valid input, with a few settings drawn from good and bad values:
+    it succeeds, or says why in one `error:` line with exit code 1 or 2; never a traceback."""
+    import subprocess
+    import sys
+
+    folder = tmp_path_factory.mktemp("settings")
+    (folder / "input.jsonl").write_text('{"id": "a", "time": "2024-01-01T00:00:00Z", "event": "DECISION", "gender": "f", "hired": true}\n')
+    arguments = ["hiring_demographic_parity", *(["--input", "input.jsonl"] if "--input" not in dict(options) else [])]
+    for name, value in options:
+        arguments += [name, value]
+    result = subprocess.run([sys.executable, "-m", "fairstream.cli", "run", *arguments], capture_output=True, text=True, cwd=folder, timeout=120)
+    assert result.returncode in (0, 1, 2), result.stderr
+    assert "Traceback" not in result.stderr and "panicked" not in result.stderr
+    errors = [line for line in result.stderr.splitlines() if not line.startswith("warning: ")]
+    if result.returncode:
+        assert len(errors) == 1 and errors[0].startswith("error: "), result.stderr
+    else:
+        assert errors == [], result.stderr
