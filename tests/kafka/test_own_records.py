@@ -71,3 +71,19 @@ def test_a_tailed_missing_topic_is_reported_waited_for_and_not_created(kafka_boo
     _, rest = tailing.communicate(timeout=30)
     assert tailing.returncode == 0 and time.monotonic() - started < 10
     assert rest.splitlines()[-1].startswith("stopped on SIGTERM")
+
+
+def replicas(bootstrap: str, topic: str) -> list[int]:
+    metadata = AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=10).topics[topic]
+    return [len(partition.replicas) for partition in metadata.partitions.values()]
+
+
+def test_output_topics_are_created_with_the_replication_factor_asked_for_else_the_brokers_default(kafka_bootstrap, topic, compas_csv):
+    """tansu reports the replicas a topic was created with: 3 when asked for, its default (1) otherwise."""
+    replay(compas_events(compas_csv)[:500], kafka_bootstrap, topic)
+    for alerts, extra in ((f"{topic}-three", ["--replication-factor", "3"]), (f"{topic}-default", [])):
+        result = fairstream("run", "compas_equalized_odds", "--bootstrap", kafka_bootstrap, "--topic", topic, "--alerts", alerts, "--until-end", *extra)
+        assert result.returncode == 0, result.stderr
+        expected = 3 if extra else 1
+        for name in (alerts, f"{alerts}.estimates", f"{alerts}.dlq"):
+            assert replicas(kafka_bootstrap, name) == [expected]
