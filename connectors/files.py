@@ -51,17 +51,17 @@ class FileEncoder:
     def __call__(self, record: dict[str, Any]) -> tuple[str, str] | None:
         kind = record["type"]
         name = _FILE_OF_TYPE.get(kind, "alerts.jsonl")
-        line = orjson.dumps(record["record"] if kind == "shield.decision" else record).decode()
+        encoded = orjson.dumps(record["record"] if kind == "shield.decision" else record)
         if name == DEAD_LETTERS:
             with self._lock:
-                if self.full or len(line) + 1 > self.room:
+                if self.full or len(encoded) + 1 > self.room:
                     if not self.full:
                         self.full = True
                         log.warning("%s reached dead_letters.max_file_bytes (%s): further dead letters are counted, not written", DEAD_LETTERS, f"{self.cap:,}")
                     metrics.dead_letter_unwritten()
                     return None
-                self.room -= len(line) + 1
-        return name, line
+                self.room -= len(encoded) + 1
+        return name, encoded.decode()
 
 
 class _RecordPartition(StatefulSourcePartition[RawRecord, int]):
