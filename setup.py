@@ -7,7 +7,7 @@ the top level of a user's environment.
 With Cython and a C compiler, the folds (`pipeline/trials/folds.py`, plain Python that runs interpreted as well) and
 the native table of open trials (`pipeline/trials/table.pyx`, which buckets do without, keeping trials in a dict)
 Kafka's murmur2 partitioner (`pipeline/trials/murmur.pyx`, which `placement.py` has in Python as well) and the
-common ISO 8601 event times (`pipeline/isotime.pyx`, in front of `timefmt`'s Python parser) are compiled. The extensions are optional: without a compiler the build skips them and the same monitor runs, only
+common ISO 8601 event times (`pipeline/records/isotime.pyx`, in front of `timefmt`'s Python parser) are compiled. The extensions are optional: without a compiler the build skips them and the same monitor runs, only
 slower (`fairstream bench throughput` says which ran).
 """
 
@@ -27,7 +27,7 @@ extensions = cythonize(
         Extension("fairstream.trials.folds", ["pipeline/trials/folds.py"]),
         Extension("fairstream.trials.table", ["pipeline/trials/table.pyx"]),
         Extension("fairstream.trials.murmur", ["pipeline/trials/murmur.pyx"]),
-        Extension("fairstream.isotime", ["pipeline/isotime.pyx"]),
+        Extension("fairstream.records.isotime", ["pipeline/records/isotime.pyx"]),
     ],
     compiler_directives={"language_level": 3},
 )

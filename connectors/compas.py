@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from fairstream.errors import InputError
+from fairstream.records.errors import InputError
 
 SCREEN_FIELDS = ("race", "sex", "age_cat")
 """Text columns copied onto each SCREEN event, next to the integer `decile_score`."""

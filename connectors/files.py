@@ -16,9 +16,9 @@ from bytewax.connectors.files import DirSink
 from bytewax.inputs import FixedPartitionedSource, StatefulSourcePartition
 
 from fairstream import metrics
-from fairstream.errors import ConnectorError, InputError
-from fairstream.events import RawRecord
-from fairstream.lifecycle import stop_requested
+from fairstream.dataflow.lifecycle import stop_requested
+from fairstream.records.errors import ConnectorError, InputError
+from fairstream.records.events import RawRecord
 
 OUTPUT_FILES = ("alerts.jsonl", "dead_letters.jsonl", "decisions_shielded.jsonl", "estimates.jsonl")
 """The files `fairstream run` writes, records routed to them by type (sorted: bytewax indexes partitions in name order)."""

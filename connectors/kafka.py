@@ -15,9 +15,9 @@ from confluent_kafka import OFFSET_BEGINNING, KafkaError, KafkaException, TopicP
 from fairstream import metrics
 from fairstream.connectors.broker_watch import BrokerWatch
 from fairstream.connectors.kafka_config import CONNECT_TIMEOUT, ClientErrors, KafkaConnection, as_connection
-from fairstream.errors import ConnectorError, UndeliveredError
-from fairstream.events import ENDED, IDLE, RawRecord
-from fairstream.lifecycle import stop_requested
+from fairstream.dataflow.lifecycle import stop_requested
+from fairstream.records.errors import ConnectorError, UndeliveredError
+from fairstream.records.events import ENDED, IDLE, RawRecord
 
 log = logging.getLogger("fairstream.kafka")
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from fairstream.errors import ConnectorError, UsageError
+from fairstream.records.errors import ConnectorError, UsageError
 
 ENV_PREFIX = "FAIRSTREAM_KAFKA_"
 """FAIRSTREAM_KAFKA_BOOTSTRAP gives the servers; FAIRSTREAM_KAFKA_<PROPERTY> any property, dots written as underscores

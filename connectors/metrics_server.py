@@ -10,8 +10,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from fairstream.errors import UsageError
 from fairstream.metrics import REGISTRY
+from fairstream.records.errors import UsageError
 
 
 class _Handler(BaseHTTPRequestHandler):

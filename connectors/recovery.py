@@ -17,7 +17,7 @@ from pathlib import Path
 
 from bytewax.recovery import init_db_dir
 
-from fairstream.errors import ConnectorError, UsageError
+from fairstream.records.errors import ConnectorError, UsageError
 
 MADE_FOR = "fairstream-job.json"
 """The file in a recovery store that says which input and monitors its snapshots belong to."""

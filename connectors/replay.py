@@ -11,9 +11,9 @@ import orjson
 
 from fairstream.connectors.kafka import PRODUCER_CONFIG, ensure_topics
 from fairstream.connectors.kafka_config import KafkaConnection, as_connection
-from fairstream.errors import ConnectorError
-from fairstream.parse import field_getter, key_getter
-from fairstream.timefmt import time_parser
+from fairstream.records.errors import ConnectorError
+from fairstream.records.parse import field_getter, key_getter
+from fairstream.records.timefmt import time_parser
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from fairstream.errors import ConnectorError
+from fairstream.records.errors import ConnectorError
 from fairstream.trials.placement import PARTITIONERS
 
 

@@ -26,9 +26,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from fairstream.events import DeadLetter, RawRecord
-from fairstream.flow import MergeStep, new_partition_trials
+from fairstream.dataflow.flow import MergeStep, new_partition_trials
 from fairstream.monitor import Monitor
+from fairstream.records.events import DeadLetter, RawRecord
 from fairstream.spec.load import load_plans
 from fairstream.spec.plan import Plan
 from fairstream.trials.partition import Output

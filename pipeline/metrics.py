@@ -13,7 +13,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge
 from prometheus_client.core import GaugeMetricFamily
 
-from fairstream.timefmt import time_parser
+from fairstream.records.timefmt import time_parser
 from fairstream.verdicts.tally import RunTally
 
 REGISTRY = CollectorRegistry(auto_describe=True)

@@ -7,10 +7,10 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from fairstream.errors import EvaluationError
 from fairstream.estimators.rate import Rate
+from fairstream.records.errors import EvaluationError
+from fairstream.records.timefmt import format_duration, format_instant
 from fairstream.spec.expressions import Expression
-from fairstream.timefmt import format_duration, format_instant
 from fairstream.trials.bucket import FINISHED, Report
 from fairstream.trials.outcomes import SlotOutcomes, TickDelta, TrialOutcome
 from fairstream.verdicts.anytime import AnytimeEvidence, opened_later

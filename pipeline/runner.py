@@ -20,7 +20,7 @@ from bytewax.recovery import RecoveryConfig
 from bytewax.testing import cluster_main, run_main
 from pydantic import BaseModel, ConfigDict, Field
 
-from fairstream import collector, metrics
+from fairstream import metrics
 from fairstream.connectors.broker import free_ports
 from fairstream.connectors.compas import compas_records
 from fairstream.connectors.files import OUTPUT_FILES, FileEncoder, RecordSource, csv_rows, jsonl_lines, output_sink
@@ -37,10 +37,11 @@ from fairstream.connectors.kafka import (
 from fairstream.connectors.kafka_config import KafkaConnection, load_connection
 from fairstream.connectors.metrics_server import serving
 from fairstream.connectors.recovery import claim_store, prepare_store, resume_epoch
-from fairstream.errors import FairstreamError, InputError, UsageError, raised_in_dataflow
-from fairstream.flow import build_flow
-from fairstream.lifecycle import panic_reports_hidden, stopping
-from fairstream.shield_flow import build_shield_flow
+from fairstream.dataflow import collector
+from fairstream.dataflow.flow import build_flow
+from fairstream.dataflow.lifecycle import panic_reports_hidden, stopping
+from fairstream.dataflow.shield_flow import build_shield_flow
+from fairstream.records.errors import FairstreamError, InputError, UsageError, raised_in_dataflow
 from fairstream.spec.load import load_plans
 from fairstream.spec.plan import Plan
 from fairstream.verdicts.tally import RunTally
@@ -328,7 +329,7 @@ def _run_processes(job: Job, workers: int, processes: int) -> RunTally:
         tallies = [Path(scratch) / f"{index}.json" for index in range(processes)]
         children = [
             subprocess.Popen(
-                [sys.executable, "-m", "fairstream.worker", job.model_dump_json(), addresses, str(index), str(workers), str(tallies[index])],
+                [sys.executable, "-m", "fairstream.dataflow.worker", job.model_dump_json(), addresses, str(index), str(workers), str(tallies[index])],
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},
             )
             for index in range(processes)

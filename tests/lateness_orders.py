@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from fairstream.timefmt import time_parser
+from fairstream.records.timefmt import time_parser
 
 LATENESS_DAYS = 3
 KIND_ORDER = {"SCREEN": 0, "RECIDIVISM": 1}

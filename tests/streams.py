@@ -16,7 +16,7 @@ from typing import Any
 from kafka.partitioner.default import murmur2
 
 from fairstream.connectors.synthetic.compas_like import DECILE_WEIGHTS, RACE_WEIGHTS, RACES, RECIDIVISM_BY_DECILE
-from fairstream.timefmt import DAY, SECOND, format_instant
+from fairstream.records.timefmt import DAY, SECOND, format_instant
 
 LATENESS_DAYS = 2
 """The allowed lateness of the specs these streams go with."""

@@ -7,9 +7,9 @@ import hashlib
 import orjson
 import pytest
 
-from fairstream.events import DeadLetter, RawRecord
-from fairstream.parse import RecordParser
-from fairstream.redact import REDACTED, LetterRecord
+from fairstream.records.events import DeadLetter, RawRecord
+from fairstream.records.parse import RecordParser
+from fairstream.records.redact import REDACTED, LetterRecord
 from fairstream.spec.load import parse_spec
 from fairstream.spec.plan import build_plan
 from tests.helpers import spec_dict

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from scipy import stats
 
-from fairstream.errors import SpecError
+from fairstream.records.errors import SpecError
 from fairstream.runner import run_file
 from fairstream.spec.load import load_plan
 

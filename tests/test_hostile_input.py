@@ -18,11 +18,11 @@ from hypothesis import strategies as st
 from fairstream import metrics
 from fairstream.connectors.compas import compas_events
 from fairstream.connectors.files import write_jsonl
-from fairstream.events import DeadLetter, Event, RawRecord
-from fairstream.parse import REASONS, RecordParser
+from fairstream.records.events import DeadLetter, Event, RawRecord
+from fairstream.records.parse import REASONS, RecordParser
+from fairstream.records.timefmt import DAY, HOUR, MAX_TIME, MIN_TIME
 from fairstream.runner import run_file
 from fairstream.spec.load import load_plan, parse_spec
-from fairstream.timefmt import DAY, HOUR, MAX_TIME, MIN_TIME
 from fairstream.trials.clock import PartitionClock
 from tests.helpers import spec_dict
 from tests.test_compas_reference import without_emitted_at
@@ -190,7 +190,7 @@ def test_with_max_future_off_a_jump_to_9999_is_refused_in_bounded_memory(compas_
     clear error instead of building them (13 GB before), and the run ends there."""
     import resource
 
-    from fairstream.errors import EvaluationError
+    from fairstream.records.errors import EvaluationError
 
     spec = spec_with(tmp_path, specs_dir, max_future=None)
     middle = len(compas_jsonl) // 3

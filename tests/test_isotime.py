@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fairstream.timefmt import _iso, time_parser
+from fairstream.records.timefmt import _iso, time_parser
 
 pytestmark = pytest.mark.skipif(time_parser("iso") is _iso, reason="installed without a C compiler: only the Python parser runs")
 

@@ -16,8 +16,8 @@ import yaml
 from fairstream.connectors.compas import compas_events
 from fairstream.connectors.replay import replay
 from fairstream.connectors.synthetic.seminar import seminar_events
-from fairstream.errors import SpecError
-from fairstream.flow import new_partition_trials, trial_groups
+from fairstream.dataflow.flow import new_partition_trials, trial_groups
+from fairstream.records.errors import SpecError
 from fairstream.runner import FileInput, FileOutput, Job, job_flow, run_file
 from fairstream.spec.load import load_file_plans, load_plans
 from tests.conftest import SPECS

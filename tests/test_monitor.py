@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from fairstream.monitor import Monitor
-from fairstream.timefmt import DAY
+from fairstream.records.timefmt import DAY
 from fairstream.trials.bucket import FINISHED, Report
 from fairstream.trials.outcomes import TickDelta
 from tests.helpers import plan_of

@@ -13,7 +13,7 @@ from fairstream import FairnessMonitor
 from fairstream.cli import cli
 from fairstream.connectors.files import write_jsonl
 from fairstream.connectors.synthetic.hiring import hiring_decisions
-from fairstream.errors import SpecError
+from fairstream.records.errors import SpecError
 from fairstream.runner import FileRun, run_file
 from fairstream.spec.load import parse_spec
 from fairstream.spec.plan import build_plan

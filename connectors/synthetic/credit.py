@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from fairstream.timefmt import DAY, SECOND, format_instant
+from fairstream.records.timefmt import DAY, SECOND, format_instant
 
 START = datetime(2024, 1, 1, tzinfo=UTC)
 """When the first application may arrive; applications arrive over the following `SPAN_DAYS`."""

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from fairstream.timefmt import SECOND, format_instant
+from fairstream.records.timefmt import SECOND, format_instant
 
 START = datetime(2024, 1, 1, tzinfo=UTC)
 """When the first application arrives."""

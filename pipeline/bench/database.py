@@ -24,9 +24,9 @@ from typing import Any
 
 from fairstream.connectors.synthetic.seminar import seminar_events
 from fairstream.paths import SPECS_DIR
+from fairstream.records.timefmt import time_parser
 from fairstream.spec.plan import Plan
 from fairstream.studies.runs import monitor_records, tuned_plan
-from fairstream.timefmt import time_parser
 from fairstream.verdicts.alerts import ESTIMATE
 
 SPEC = SPECS_DIR / "seminar_demographic_parity.yaml"

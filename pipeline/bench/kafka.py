@@ -21,9 +21,9 @@ from fairstream.connectors.kafka import CONSUMER_CONFIG, PRODUCER_CONFIG, ensure
 from fairstream.connectors.kafka_config import KafkaConnection
 from fairstream.connectors.replay import EventFields, replay
 from fairstream.connectors.synthetic.compas_like import compas_like_events
-from fairstream.errors import FairstreamError
 from fairstream.paths import SPECS_DIR
-from fairstream.timefmt import time_parser
+from fairstream.records.errors import FairstreamError
+from fairstream.records.timefmt import time_parser
 
 LATENCY_SPEC = {
     "monitor": "bench-latency",

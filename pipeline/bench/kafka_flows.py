@@ -9,10 +9,10 @@ from bytewax.connectors.kafka import KafkaSinkMessage
 from bytewax.dataflow import Dataflow
 from bytewax.testing import run_main
 
-from fairstream import collector
 from fairstream.connectors.kafka import CONSUMER_CONFIG, kafka_sink, kafka_source
 from fairstream.connectors.kafka_config import KafkaConnection, load_connection
-from fairstream.flow import parsed_stream
+from fairstream.dataflow import collector
+from fairstream.dataflow.flow import parsed_stream
 from fairstream.runner import Job, KafkaInput, KafkaOutput, job_flow, prepare
 from fairstream.spec.load import load_plan
 

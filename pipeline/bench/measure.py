@@ -19,14 +19,14 @@ import orjson
 from bytewax.dataflow import Dataflow
 from bytewax.testing import run_main
 
-from fairstream import collector
 from fairstream.bench.hand_loop import daily_gaps
 from fairstream.bench.sink import CountingSink
 from fairstream.connectors.files import RecordSource, jsonl_lines
-from fairstream.flow import build_flow, parsed_stream
+from fairstream.dataflow import collector
+from fairstream.dataflow.flow import build_flow, parsed_stream
+from fairstream.records.timefmt import format_instant
 from fairstream.spec.load import load_plan
 from fairstream.spec.plan import Plan
-from fairstream.timefmt import format_instant
 from fairstream.verdicts.alerts import ESTIMATE
 
 GAP_PARTS = ("false_positive_rate", "true_positive_rate")

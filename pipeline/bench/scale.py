@@ -28,8 +28,8 @@ from fairstream.connectors.kafka_config import KafkaConnection
 from fairstream.connectors.replay import EventFields, replay
 from fairstream.connectors.split import split_records
 from fairstream.connectors.synthetic.compas_like import compas_like_events
-from fairstream.errors import ConnectorError, FairstreamError, InputError
 from fairstream.paths import SPECS_DIR
+from fairstream.records.errors import ConnectorError, FairstreamError, InputError
 from fairstream.runner import FileInput, FileOutput, FileRun, Job, KafkaInput, KafkaOutput, prepare
 
 SPEC = str(SPECS_DIR / "compas_equalized_odds.yaml")

@@ -16,7 +16,7 @@ import orjson
 from bytewax.inputs import FixedPartitionedSource, StatefulSourcePartition
 from bytewax.testing import cluster_main
 
-from fairstream import collector
+from fairstream.dataflow import collector
 from fairstream.runner import Job, job_flow
 
 

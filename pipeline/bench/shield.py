@@ -17,9 +17,9 @@ from bytewax.testing import run_main
 from fairstream.bench.sink import CountingSink
 from fairstream.connectors.files import RecordSource, jsonl_lines, write_jsonl
 from fairstream.connectors.synthetic.hiring import hiring_decisions
-from fairstream.flow import parsed_stream
+from fairstream.dataflow.flow import parsed_stream
+from fairstream.dataflow.shield_flow import build_shield_flow
 from fairstream.paths import SPECS_DIR
-from fairstream.shield_flow import build_shield_flow
 from fairstream.shields import MonotoneFamily, Target, synthesize
 from fairstream.shields.configured import configure
 from fairstream.spec.load import load_plan

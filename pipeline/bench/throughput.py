@@ -21,8 +21,8 @@ import orjson
 
 from fairstream.connectors.files import write_jsonl
 from fairstream.connectors.synthetic.compas_like import compas_like_events
-from fairstream.errors import FairstreamError, InputError
 from fairstream.paths import SPECS_DIR
+from fairstream.records.errors import FairstreamError, InputError
 from fairstream.verdicts.alerts import ESTIMATE, RECOVERED, VIOLATION
 
 SPEC = SPECS_DIR / "compas_equalized_odds.yaml"

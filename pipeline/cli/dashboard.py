@@ -10,7 +10,7 @@ import click
 from fairstream.cli import console
 from fairstream.cli.errors import reports_errors
 from fairstream.cli.kafka_options import file_or_kafka, kafka_options
-from fairstream.errors import ConnectorError
+from fairstream.records.errors import ConnectorError
 
 
 @click.command()

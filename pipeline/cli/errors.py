@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from fairstream.cli import console
-from fairstream.errors import FairstreamError
+from fairstream.records.errors import FairstreamError
 
 F = TypeVar("F", bound=Callable[..., Any])
 

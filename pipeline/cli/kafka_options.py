@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from fairstream.connectors.kafka_config import ENV_PREFIX, KafkaConnection, checked_connection, kafka_configured
-from fairstream.errors import UsageError
+from fairstream.records.errors import UsageError
 
 
 def kafka_options(bootstrap_help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

@@ -10,8 +10,8 @@ import click
 from fairstream.cli import console
 from fairstream.cli.errors import reports_errors
 from fairstream.cli.kafka_options import file_or_kafka, kafka_options
-from fairstream.errors import InputError
-from fairstream.lifecycle import stopped_by
+from fairstream.dataflow.lifecycle import stopped_by
+from fairstream.records.errors import InputError
 from fairstream.runner import FORMATS, FileInput, FileOutput, Job, KafkaInput, KafkaOutput, execute, guess_format, job_plans
 from fairstream.spec.metric import tests_ratio
 from fairstream.verdicts.summary import final_rates

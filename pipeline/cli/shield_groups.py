@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from fairstream.cli import console
-from fairstream.errors import UsageError
+from fairstream.records.errors import UsageError
 from fairstream.shields.configured import problem_of
 from fairstream.shields.group_simulation import GroupProblem, group_runs
 from fairstream.shields.group_synthesis import Assessment, GroupSynthesis, Measure, assess, member, synthesize_groups

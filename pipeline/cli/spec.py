@@ -8,7 +8,7 @@ import sys
 import click
 
 from fairstream.cli import console
-from fairstream.errors import SpecError
+from fairstream.records.errors import SpecError
 from fairstream.spec.load import load_file_plans
 from fairstream.spec.models import MetricEntry, Spec
 from fairstream.verdicts.guarantees import guarantee, warnings

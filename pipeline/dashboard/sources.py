@@ -15,7 +15,7 @@ import orjson
 from fairstream.connectors.alerts import subscribe, topic_exists
 from fairstream.connectors.kafka import dead_letter_topic, estimates_topic
 from fairstream.connectors.kafka_config import KafkaConnection
-from fairstream.errors import ConnectorError
+from fairstream.records.errors import ConnectorError
 
 OUTPUT_FILES = ("estimates.jsonl", "alerts.jsonl", "dead_letters.jsonl")
 """The files of a run's output the dashboard reads (shield statuses are among the estimates)."""

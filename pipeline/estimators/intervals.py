@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special, stats
 
-from fairstream.errors import InsufficientData
+from fairstream.records.errors import InsufficientData
 
 Interval = tuple[float, float]
 

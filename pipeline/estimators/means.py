@@ -8,7 +8,7 @@ from typing import Literal
 
 from scipy import stats
 
-from fairstream.errors import InsufficientData
+from fairstream.records.errors import InsufficientData
 
 Sides = Literal["both", "lower", "upper"]
 

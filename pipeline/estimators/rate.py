@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fairstream.errors import InsufficientData
+from fairstream.records.errors import InsufficientData
 
 
 def map_estimate(hits: float, trials: float, prior: float, confidence: float) -> float:

@@ -17,7 +17,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from fairstream.errors import InputError
+from fairstream.records.errors import InputError
 from fairstream.spec.metric import tests_ratio
 from fairstream.verdicts.alerts import RECOVERED, VIOLATION
 

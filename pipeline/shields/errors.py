@@ -1,6 +1,6 @@
 """The error shields raise: a `FairstreamError`, so the CLI shows it as one line."""
 
-from fairstream.errors import FairstreamError
+from fairstream.records.errors import FairstreamError
 
 
 class ShieldError(FairstreamError):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field
 
-from fairstream.events import DeadLetter, Event
-from fairstream.redact import DEFAULT, LetterRecord
+from fairstream.records.events import DeadLetter, Event
+from fairstream.records.redact import DEFAULT, LetterRecord
 from fairstream.trials.clock import PartitionClock
 
 

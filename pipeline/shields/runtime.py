@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from fairstream.events import Event
+from fairstream.records.events import Event
 from fairstream.shields.configured import configure
 from fairstream.shields.shield import AdaptiveGroupCounts, AdaptiveGroupShield, GroupCounts, GroupShield, uniform
 from fairstream.spec.models import ShieldSpec

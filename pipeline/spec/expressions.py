@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from fairstream.errors import ExpressionError
+from fairstream.records.errors import ExpressionError
 
 ExprType = Literal["number", "string", "bool"]
 Fn = Callable[[Mapping[str, Any]], Any]

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
 
-from fairstream.timefmt import format_duration, parse_duration
+from fairstream.records.timefmt import format_duration, parse_duration
 
 Duration = Annotated[
     int,

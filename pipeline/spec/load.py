@@ -10,8 +10,8 @@ from typing import Any, get_args
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from fairstream.errors import SpecError
 from fairstream.paths import SPECS_DIR
+from fairstream.records.errors import SpecError
 from fairstream.spec.models import MetricEntry, Spec
 from fairstream.spec.plan import Plan, build_plan
 

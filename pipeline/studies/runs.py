@@ -11,7 +11,7 @@ from typing import Any
 from bytewax.testing import TestingSink, run_main
 
 from fairstream.connectors.files import RecordSource
-from fairstream.flow import build_flow
+from fairstream.dataflow.flow import build_flow
 from fairstream.spec.load import parse_spec, read_yaml
 from fairstream.spec.plan import Plan, build_plan
 

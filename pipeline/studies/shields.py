@@ -19,8 +19,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
-from fairstream.errors import InputError
 from fairstream.paths import SHARED_DATA
+from fairstream.records.errors import InputError
 from fairstream.shields import (
     STEEPNESS,
     AdaptiveGroupShield,

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from fairstream.connectors.synthetic.seminar import ALGORITHMS, seminar_events
-from fairstream.errors import InputError
 from fairstream.paths import SPECS_DIR
+from fairstream.records.errors import InputError
 from fairstream.studies.runs import monitor_records, tuned_plan
 from fairstream.verdicts.alerts import ESTIMATE
 from fairstream.verdicts.evaluation import STANDARDIZED

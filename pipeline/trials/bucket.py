@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
-from fairstream.events import Event
-from fairstream.timefmt import ceil_to
+from fairstream.records.events import Event
+from fairstream.records.timefmt import ceil_to
 from fairstream.trials.closing import CloseSchedule
 from fairstream.trials.folds import fold
 from fairstream.trials.layout import State, TrialLayout

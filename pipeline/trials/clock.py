@@ -10,9 +10,9 @@ from collections import defaultdict
 from operator import attrgetter
 from time import time_ns
 
-from fairstream.events import DeadLetter, Event
-from fairstream.redact import DEFAULT, LetterRecord
-from fairstream.timefmt import format_duration, format_instant
+from fairstream.records.events import DeadLetter, Event
+from fairstream.records.redact import DEFAULT, LetterRecord
+from fairstream.records.timefmt import format_duration, format_instant
 
 _key, _time = attrgetter("key"), attrgetter("time")
 

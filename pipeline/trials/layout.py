@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from fairstream.events import Event
+from fairstream.records.events import Event
 from fairstream.spec.expressions import Expression
 from fairstream.trials.folds import PROFILE_BITS, PROFILE_LIMIT, PROFILE_MASK, FoldMemo, remembering_observer, remembering_opener
 

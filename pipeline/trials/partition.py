@@ -14,8 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from fairstream import metrics
-from fairstream.events import ENDED, IDLE, DeadLetter, Event, RawRecord
-from fairstream.parse import RecordParser
+from fairstream.records.events import ENDED, IDLE, DeadLetter, Event, RawRecord
+from fairstream.records.parse import RecordParser
 from fairstream.trials.bucket import Bucket, Report
 from fairstream.trials.clock import PartitionClock
 

@@ -44,7 +44,7 @@ cdef enum:
 
 
 cdef inline int64_t _ceil_to(int64_t instant, int64_t step):
-    """The smallest multiple of `step` that is at least `instant` (`fairstream.timefmt.ceil_to` in C, whose division truncates)."""
+    """The smallest multiple of `step` that is at least `instant` (`fairstream.records.timefmt.ceil_to` in C, whose division truncates)."""
     cdef int64_t quotient = instant / step
     if quotient * step < instant:
         quotient += 1

@@ -6,7 +6,7 @@ import hashlib
 from datetime import UTC, datetime
 from typing import Any
 
-from fairstream.timefmt import format_instant
+from fairstream.records.timefmt import format_instant
 
 VIOLATION = "fairness.violation"
 RECOVERED = "fairness.recovered"

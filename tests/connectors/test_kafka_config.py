@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from fairstream.connectors.kafka_config import load_connection, read_properties
-from fairstream.errors import UsageError
+from fairstream.records.errors import UsageError
 
 PROPERTIES = """# a managed Kafka
 ! also a comment

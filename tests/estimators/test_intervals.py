@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from fairstream.errors import InsufficientData
 from fairstream.estimators import (
     INTERVALS,
     beta_credible,
@@ -19,6 +18,7 @@ from fairstream.estimators import (
     wilson,
 )
 from fairstream.estimators.intervals import BAD_ALPHA, BAD_COUNTS, NO_TRIALS, NO_TRIALS_OR_PRIOR
+from fairstream.records.errors import InsufficientData
 
 ALPHA = 0.05
 COUNTS = [(0, 1), (1, 1), (0, 30), (3, 30), (15, 30), (30, 30), (17, 200), (150, 200), (2.5, 7.0)]

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from fairstream.errors import InsufficientData
 from fairstream.estimators import BenefitRate, Mean, hoeffding_bounds, student_t_bounds
 from fairstream.estimators.means import BAD_SIDES, NO_DEMAND, TOO_FEW_FOR_T
+from fairstream.records.errors import InsufficientData
 
 ALPHA = 0.05
 

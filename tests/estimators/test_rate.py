@@ -7,8 +7,8 @@ import pickle
 import numpy as np
 import pytest
 
-from fairstream.errors import InsufficientData
 from fairstream.estimators import Rate, map_estimate
+from fairstream.records.errors import InsufficientData
 
 
 def filled(hits: list[bool]) -> Rate:

@@ -7,7 +7,7 @@ from typing import Any
 
 from fairstream.connectors.alerts import subscribe
 from fairstream.connectors.kafka import dead_letter_topic, estimates_topic
-from fairstream.errors import ConnectorError
+from fairstream.records.errors import ConnectorError
 from fairstream.runner import FileRun
 
 FAMILIES = ("alerts", "estimates", "dead_letters", "shielded")

@@ -22,7 +22,7 @@ from fairstream.connectors.broker import LocalBroker, free_port
 from fairstream.connectors.kafka import estimates_topic, kafka_sink, record_encoder
 from fairstream.connectors.kafka_config import KafkaConnection
 from fairstream.connectors.replay import replay
-from fairstream.errors import ConnectorError
+from fairstream.records.errors import ConnectorError
 from fairstream.runner import Job, KafkaInput, KafkaOutput, execute
 from tests.conftest import SPECS
 from tests.kafka.outputs import distinct, kafka_outputs, position_free

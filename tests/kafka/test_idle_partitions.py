@@ -12,7 +12,7 @@ from confluent_kafka import Producer
 
 from fairstream.connectors.alerts import subscribe
 from fairstream.connectors.kafka import PRODUCER_CONFIG, ensure_topics, estimates_topic
-from fairstream.errors import ConnectorError
+from fairstream.records.errors import ConnectorError
 from tests.conftest import SPECS
 
 pytestmark = pytest.mark.kafka

@@ -12,7 +12,7 @@ from confluent_kafka import Producer
 
 from fairstream.connectors.alerts import subscribe
 from fairstream.connectors.kafka import PRODUCER_CONFIG, dead_letter_topic, ensure_topics
-from fairstream.errors import ConnectorError
+from fairstream.records.errors import ConnectorError
 from tests.conftest import SPECS
 from tests.helpers import dead_letter_shows, kept
 

@@ -14,7 +14,7 @@ from fairstream.connectors.alerts import subscribe
 from fairstream.connectors.compas import compas_events
 from fairstream.connectors.kafka import estimates_topic
 from fairstream.connectors.replay import replay
-from fairstream.errors import ConnectorError
+from fairstream.records.errors import ConnectorError
 from fairstream.runner import run_file
 from tests.conftest import SPECS
 from tests.kafka.outputs import distinct, kafka_outputs, without_emitted_at

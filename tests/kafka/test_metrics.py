@@ -18,7 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from fairstream.connectors.broker import free_port
 from fairstream.connectors.compas import compas_events
 from fairstream.connectors.replay import replay
-from fairstream.timefmt import time_parser
+from fairstream.records.timefmt import time_parser
 from tests.kafka.outputs import distinct, kafka_outputs
 
 pytestmark = pytest.mark.kafka

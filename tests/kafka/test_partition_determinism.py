@@ -9,8 +9,8 @@ import orjson
 import pytest
 
 from fairstream.connectors.replay import EventFields, replay
+from fairstream.records.timefmt import DAY, time_parser
 from fairstream.runner import FileInput, FileOutput, FileRun, Job, KafkaInput, KafkaOutput, execute, run_file
-from fairstream.timefmt import DAY, time_parser
 from tests.conftest import SPECS
 from tests.kafka.outputs import comparable, file_outputs, kafka_outputs, position_free, without_emitted_at
 from tests.streams import compas_spec, hard_compas_events, hard_hiring_decisions

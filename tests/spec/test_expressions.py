@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fairstream.errors import ExpressionError
+from fairstream.records.errors import ExpressionError
 from fairstream.spec.expressions import Expression, compile_expression
 
 TYPES = {

@@ -13,7 +13,7 @@ import yaml
 from click.testing import CliRunner
 
 from fairstream.cli import cli
-from fairstream.errors import SpecError
+from fairstream.records.errors import SpecError
 from fairstream.spec.load import parse_spec
 from fairstream.spec.plan import build_plan
 

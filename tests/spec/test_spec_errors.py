@@ -10,7 +10,7 @@ import yaml
 from click.testing import CliRunner
 
 from fairstream.cli import cli
-from fairstream.errors import SpecError
+from fairstream.records.errors import SpecError
 from fairstream.spec.load import load_plan
 from tests.conftest import SPECS
 

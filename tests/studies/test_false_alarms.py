@@ -22,13 +22,13 @@ import pytest
 from scipy import stats
 
 from fairstream.connectors.synthetic.hiring import hiring_decisions
-from fairstream.events import RawRecord
 from fairstream.monitor import Monitor, MonitorConfig
+from fairstream.records.events import RawRecord
+from fairstream.records.timefmt import ceil_to
 from fairstream.spec.plan import Plan
 from fairstream.studies.detection import MODES, oracle_decisions, run_detection
 from fairstream.studies.hiring import FAIR, PART, UNFAIR, hiring_plan
 from fairstream.studies.runs import monitor_records, unsuppressed
-from fairstream.timefmt import ceil_to
 from fairstream.trials.bucket import FINISHED, Report
 from fairstream.trials.outcomes import TickDelta
 from fairstream.verdicts.alerts import ESTIMATE, VIOLATION

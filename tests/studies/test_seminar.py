@@ -14,10 +14,10 @@ from fairstream.connectors.synthetic.seminar import (
     gender_quota,
     seminar_events,
 )
+from fairstream.records.timefmt import time_parser
 from fairstream.spec.load import load_plan
 from fairstream.studies.runs import monitor_records
 from fairstream.studies.tuning import CSP_SPEC
-from fairstream.timefmt import time_parser
 
 SEEDS = range(30)
 parse_time = time_parser("iso")

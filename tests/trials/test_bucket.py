@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pickle
 
-from fairstream.events import Event
-from fairstream.timefmt import DAY
+from fairstream.records.events import Event
+from fairstream.records.timefmt import DAY
 from fairstream.trials.bucket import Bucket, Recipient
 from fairstream.trials.layout import PROFILE_LIMIT
 from tests.helpers import only, plan_of, recid, screen

@@ -5,7 +5,7 @@ import zlib
 
 import pytest
 
-from fairstream.events import Event
+from fairstream.records.events import Event
 from fairstream.trials.clock import PartitionClock
 
 

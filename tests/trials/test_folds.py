@@ -11,8 +11,8 @@ import pytest
 
 import fairstream.trials.folds as folds
 import fairstream.trials.layout as layout_module
-from fairstream.events import Event
-from fairstream.timefmt import DAY
+from fairstream.records.events import Event
+from fairstream.records.timefmt import DAY
 from fairstream.trials.layout import TrialLayout
 from tests.helpers import plan_of
 

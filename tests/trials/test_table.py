@@ -11,8 +11,8 @@ import pytest
 
 import fairstream.trials.bucket as bucket_module
 import fairstream.trials.layout as layout_module
-from fairstream.events import Event
-from fairstream.timefmt import DAY
+from fairstream.records.events import Event
+from fairstream.records.timefmt import DAY
 from fairstream.trials.bucket import Bucket, Recipient, Report
 from tests.helpers import only, plan_of
 

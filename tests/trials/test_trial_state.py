@@ -8,7 +8,7 @@ import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from fairstream.timefmt import DAY
+from fairstream.records.timefmt import DAY
 from fairstream.trials.bucket import Bucket, Recipient
 from fairstream.trials.folds import MEMO_LIMIT, PROFILE_LIMIT
 from tests.helpers import only, plan_of, recid, screen, spec_dict

@@ -1,4 +1,4 @@
-"""One process of a multi-process run: `python -m fairstream.worker JOB_JSON ADDRESSES INDEX WORKERS TALLY_PATH`."""
+"""One process of a multi-process run: `python -m fairstream.dataflow.worker JOB_JSON ADDRESSES INDEX WORKERS TALLY_PATH`."""
 
 import sys
 from pathlib import Path

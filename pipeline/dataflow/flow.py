@@ -15,10 +15,10 @@ from bytewax.operators import StatefulLogic
 from bytewax.outputs import Sink
 
 from fairstream import metrics
-from fairstream.events import DeadLetter, Event
-from fairstream.lifecycle import stop_requested
-from fairstream.local import WorkingSource
+from fairstream.dataflow.lifecycle import stop_requested
+from fairstream.dataflow.local import WorkingSource
 from fairstream.monitor import Monitor
+from fairstream.records.events import DeadLetter, Event
 from fairstream.spec.plan import Plan
 from fairstream.trials.bucket import Bucket, Recipient, Report
 from fairstream.trials.clock import PartitionClock

@@ -107,7 +107,7 @@ def _pattern(fmt: str) -> Callable[[object], int]:
 
 
 try:
-    from fairstream.isotime import IsoTime  # the common UTC spellings in C, the rest handed back to `_iso`
+    from fairstream.records.isotime import IsoTime  # the common UTC spellings in C, the rest handed back to `_iso`
 except ImportError:  # installed without a C compiler
     IsoTime = None
 

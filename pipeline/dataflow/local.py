@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from bytewax.inputs import FixedPartitionedSource, StatefulSourcePartition
 
-from fairstream.lifecycle import stop_requested
+from fairstream.dataflow.lifecycle import stop_requested
 
 
 class PartitionWork(Protocol):

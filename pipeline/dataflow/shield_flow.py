@@ -12,9 +12,9 @@ from bytewax.inputs import Source
 from bytewax.operators import StatefulLogic
 from bytewax.outputs import Sink
 
-from fairstream.errors import SpecError
-from fairstream.flow import observe, parsed_stream
-from fairstream.lifecycle import stop_requested
+from fairstream.dataflow.flow import observe, parsed_stream
+from fairstream.dataflow.lifecycle import stop_requested
+from fairstream.records.errors import SpecError
 from fairstream.shields.order import EventOrder
 from fairstream.shields.runtime import ShieldRun
 from fairstream.spec.plan import Plan
