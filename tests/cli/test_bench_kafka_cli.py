@@ -39,6 +39,6 @@ def test_prints_every_figure(kafka_bootstrap):
 
 
 def test_a_figure_that_could_not_be_measured_says_why():
-    from fairstream.cli.bench_kafka import STARTUP, _measured
+    from fairstream.cli.bench.kafka import STARTUP, _measured
 
     assert _measured(math.nan, "{:.2f}", STARTUP) == STARTUP and _measured(0.5, "{:.2f}", STARTUP) == "0.50"

@@ -13,7 +13,7 @@ from fairstream.cli import console
 from fairstream.cli.errors import reports_errors
 from fairstream.cli.kafka_options import file_or_kafka, kafka_options
 from fairstream.cli.lazy import LazyGroup
-from fairstream.cli.shield_groups import group_request, print_check, print_synthesis
+from fairstream.cli.shield.groups import group_request, print_check, print_synthesis
 from fairstream.connectors.kafka import reach
 from fairstream.report.shields import write_simulation
 from fairstream.runner import FORMATS, FileInput, FileOutput, Job, KafkaInput, KafkaOutput, execute, guess_format
@@ -99,8 +99,8 @@ def _one_group(options: dict[str, Any]) -> dict[str, Any]:
 @click.group(
     cls=LazyGroup,
     lazy={
-        "compare": ("fairstream.cli.shield_compare:compare_command", "Run classifier-recommended decisions through every shield and report demographic parity, utility loss and how often fairness holds."),
-        "experiments": ("fairstream.cli.shield_experiments:experiments", "The energy-shield paper's Figs. 1–4 and Table 1: energy functions vs idle and deterministic shields, two groups with the raw gap told, estimated and changing, the horizon vs the tail bound, naive and periodic baselines, and Static-Fair and Dynamic on real data."),
+        "compare": ("fairstream.cli.shield.compare:compare_command", "Run classifier-recommended decisions through every shield and report demographic parity, utility loss and how often fairness holds."),
+        "experiments": ("fairstream.cli.shield.experiments:experiments", "The energy-shield paper's Figs. 1–4 and Table 1: energy functions vs idle and deterministic shields, two groups with the raw gap told, estimated and changing, the horizon vs the tail bound, naive and periodic baselines, and Static-Fair and Dynamic on real data."),
     },
 )
 def shield() -> None:
