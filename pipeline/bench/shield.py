@@ -21,7 +21,7 @@ from fairstream.dataflow.flow import parsed_stream
 from fairstream.dataflow.shield_flow import build_shield_flow
 from fairstream.paths import SPECS_DIR
 from fairstream.shields import MonotoneFamily, Target, synthesize
-from fairstream.shields.configured import configure
+from fairstream.shields.runtime.configured import configure
 from fairstream.spec.load import load_plan
 
 SPEC = SPECS_DIR / "hiring_energy_shield.yaml"

@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from fairstream.shields.runtime import INTERVENTION, STATUS
+from fairstream.shields.runtime.decisions import INTERVENTION, STATUS
 from fairstream.spec.metric import tests_ratio
 from fairstream.verdicts.alerts import ESTIMATE, RECOVERED, VIOLATION
 

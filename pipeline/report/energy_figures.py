@@ -9,7 +9,7 @@ from matplotlib import colormaps
 from matplotlib.figure import Figure
 
 from fairstream.report.shields import DPI, L_COLOR, S_COLOR, SIZE, write_png
-from fairstream.shields.target import Target
+from fairstream.shields.energy.target import Target
 from fairstream.studies.energy_figures import DECISION_MAKERS, GROUP_TARGET, TARGET, HorizonRow, Paths
 
 

@@ -9,7 +9,7 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from fairstream.shields.simulation import Simulation
+from fairstream.shields.energy.simulation import Simulation
 
 SIZE = (16, 9)
 DPI = 100

@@ -4,7 +4,7 @@ Energy shields flip with a probability ζ(fairness) that grows away from a pivot
 member of a monotone family that meets a bound on violations.
 """
 
-from fairstream.shields.drift import (
+from fairstream.shields.energy.drift import (
     ONE_GROUP,
     TWO_GROUPS,
     bias,
@@ -14,9 +14,8 @@ from fairstream.shields.drift import (
     mean_field,
     required_energy,
 )
-from fairstream.shields.energy import STEEPNESS, Energy, Exponential, MonotoneEnergy, MonotoneFamily, Polynomial
-from fairstream.shields.errors import ShieldError
-from fairstream.shields.shield import (
+from fairstream.shields.energy.functions import STEEPNESS, Energy, Exponential, MonotoneEnergy, MonotoneFamily, Polynomial
+from fairstream.shields.energy.shields import (
     AdaptiveCounts,
     AdaptiveGroupCounts,
     AdaptiveGroupShield,
@@ -28,9 +27,10 @@ from fairstream.shields.shield import (
     Verdict,
     uniform,
 )
-from fairstream.shields.synthesis import Synthesis, synthesize
-from fairstream.shields.target import Target
-from fairstream.shields.violations import Violations, tail_bound, violations
+from fairstream.shields.energy.synthesis import Synthesis, synthesize
+from fairstream.shields.energy.target import Target
+from fairstream.shields.energy.violations import Violations, tail_bound, violations
+from fairstream.shields.errors import ShieldError
 
 __all__ = [
     "ONE_GROUP",
@@ -68,11 +68,11 @@ __all__ = [
 
 # Baseline shields (naive, FinHzn, Static-Fair, Dynamic): their imports and `__all__ += [...]` go below.
 
-from fairstream.shields.arrivals import ArrivalModel, confidence_cost  # noqa: E402
-from fairstream.shields.finhzn import FinHznShield, parity_gap  # noqa: E402
-from fairstream.shields.group_violations import group_violations  # noqa: E402
-from fairstream.shields.naive import NaiveParityShield, NaiveShield  # noqa: E402
-from fairstream.shields.periodic import Dynamic, PeriodState, StaticBW, StaticFair  # noqa: E402
+from fairstream.shields.energy.group_violations import group_violations  # noqa: E402
+from fairstream.shields.periodic.arrivals import ArrivalModel, confidence_cost  # noqa: E402
+from fairstream.shields.periodic.finhzn import FinHznShield, parity_gap  # noqa: E402
+from fairstream.shields.periodic.naive import NaiveParityShield, NaiveShield  # noqa: E402
+from fairstream.shields.periodic.periods import Dynamic, PeriodState, StaticBW, StaticFair  # noqa: E402
 
 __all__ += [
     "ArrivalModel",

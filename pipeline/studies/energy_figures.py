@@ -20,17 +20,17 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from fairstream.shields.drift import ONE_GROUP, TWO_GROUPS, Domain, required_energy
-from fairstream.shields.energy import Energy, Exponential, MonotoneEnergy, MonotoneFamily, Polynomial
+from fairstream.shields.energy.drift import ONE_GROUP, TWO_GROUPS, Domain, required_energy
+from fairstream.shields.energy.functions import Energy, Exponential, MonotoneEnergy, MonotoneFamily, Polynomial
+from fairstream.shields.energy.group_simulation import GroupProblem
+from fairstream.shields.energy.group_synthesis import cached_synthesis
+from fairstream.shields.energy.shields import AdaptiveGroupShield, GroupShield
+from fairstream.shields.energy.simulation import shield_paths
+from fairstream.shields.energy.synthesis import synthesize
+from fairstream.shields.energy.target import Target
+from fairstream.shields.energy.violations import tail_bound, violations
 from fairstream.shields.errors import ShieldError
-from fairstream.shields.group_simulation import GroupProblem
-from fairstream.shields.group_synthesis import cached_synthesis
-from fairstream.shields.shield import AdaptiveGroupShield, GroupShield
-from fairstream.shields.simulation import shield_paths
-from fairstream.shields.stream_periodic import keeps, period_values
-from fairstream.shields.synthesis import synthesize
-from fairstream.shields.target import Target
-from fairstream.shields.violations import tail_bound, violations
+from fairstream.shields.periodic.stream_periodic import keeps, period_values
 
 TARGET = Target(50, (0.4, 0.6), (0.45, 0.55))
 MARGIN = 0.01

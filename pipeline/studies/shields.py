@@ -34,10 +34,10 @@ from fairstream.shields import (
     Target,
     uniform,
 )
-from fairstream.shields.group_simulation import GroupProblem
-from fairstream.shields.group_synthesis import cached_synthesis, member
-from fairstream.shields.opportunity import OpportunityShield
-from fairstream.shields.opportunity_finhzn import OpportunityPeriodic
+from fairstream.shields.energy.group_simulation import GroupProblem
+from fairstream.shields.energy.group_synthesis import cached_synthesis, member
+from fairstream.shields.periodic.opportunity import OpportunityShield
+from fairstream.shields.periodic.opportunity_finhzn import OpportunityPeriodic
 
 
 @dataclass(frozen=True)

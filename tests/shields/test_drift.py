@@ -17,7 +17,7 @@ from fairstream.shields import (
     mean_field,
     required_energy,
 )
-from fairstream.shields import drift as drift_module
+from fairstream.shields.energy import drift as drift_module
 from tests.shields.chain import simulate
 
 TARGET = Target(50, running=(0.4, 0.6), limit=(0.45, 0.55))

@@ -19,7 +19,7 @@ from fairstream.shields import (
     fixpoint,
     required_energy,
 )
-from fairstream.shields import energy as energy_module
+from fairstream.shields.energy import functions as energy_module
 
 TARGET = Target(50, running=(0.4, 0.6), limit=(0.45, 0.55))
 

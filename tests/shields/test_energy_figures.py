@@ -12,8 +12,8 @@ from matplotlib.image import imread
 
 from fairstream.cli import cli
 from fairstream.shields import MonotoneFamily, NaiveShield, synthesize
-from fairstream.shields.drift import fixpoint
-from fairstream.shields.stream_periodic import StreamPeriodicShield, period_values
+from fairstream.shields.energy.drift import fixpoint
+from fairstream.shields.periodic.stream_periodic import StreamPeriodicShield, period_values
 from fairstream.studies.energy_figures import (
     LAMBDA,
     MARGIN,

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from fairstream.shields import GroupCounts, GroupShield, MonotoneEnergy, ShieldError, Target
-from fairstream.shields.group_violations import group_violations
+from fairstream.shields.energy.group_violations import group_violations
 
 
 def enumerated(shield: GroupShield, p_a: float, p_b: float, share_a: float, horizon: int) -> tuple[float, float]:

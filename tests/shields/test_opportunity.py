@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from fairstream.shields import ArrivalModel, GroupCounts, GroupShield, MonotoneEnergy, Target
-from fairstream.shields.finhzn import parity_gap
-from fairstream.shields.opportunity import OpportunityShield
-from fairstream.shields.opportunity_finhzn import OpportunityFinHzn, OpportunityPeriodic
+from fairstream.shields.periodic.finhzn import parity_gap
+from fairstream.shields.periodic.opportunity import OpportunityShield
+from fairstream.shields.periodic.opportunity_finhzn import OpportunityFinHzn, OpportunityPeriodic
 
 ROWS = (("a", 0), ("a", 1), ("b", 0), ("b", 1))
 

@@ -17,7 +17,7 @@ from fairstream.shields import (
     group_interference,
     uniform,
 )
-from fairstream.shields.shield import AdaptiveCounts, Counts, GroupCounts
+from fairstream.shields.energy.shields import AdaptiveCounts, Counts, GroupCounts
 from tests.shields.chain import simulate
 
 TARGET = Target(50, running=(0.4, 0.6), limit=(0.45, 0.55))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fairstream.shields import MonotoneFamily, ShieldError, Target, synthesize, tail_bound, violations
-from fairstream.shields import synthesis as synthesis_module
+from fairstream.shields.energy import synthesis as synthesis_module
 
 TARGET = Target(50, running=(0.4, 0.6), limit=(0.45, 0.55))
 
@@ -78,7 +78,7 @@ def full_band(energy, p: float, target: Target, horizon: int) -> tuple[float, fl
     """The dynamic programme over every count 0..t at every step (no band), written plainly: (P_viol, E_viol) over [τ, T]."""
     import numpy as np
 
-    from fairstream.shields.drift import bias
+    from fairstream.shields.energy.drift import bias
 
     s_lo, s_hi = target.running
     dist, alive = np.zeros(horizon + 1), np.zeros(horizon + 1)
@@ -108,7 +108,7 @@ def test_the_banded_programme_equals_the_full_one(p, alpha):
 @pytest.mark.parametrize("measure", ["probability", "expected"])
 def test_stopping_early_gives_the_answer_of_the_full_horizon(measure):
     """Near the boundary and far from it, accepted or not: `decides` says what measure[τ, T] + tail(T) ≤ λ says."""
-    from fairstream.shields.violations import decides
+    from fairstream.shields.energy.violations import decides
 
     family, lam = MonotoneFamily(0.3, TARGET), 0.05
     answers = []
@@ -121,7 +121,7 @@ def test_stopping_early_gives_the_answer_of_the_full_horizon(measure):
 
 def test_a_settle_margin_puts_the_limit_point_inside_l_and_finite_streams_end_there():
     """On L's edge about half of all streams end just outside L; 0.01 inside, nearly all end inside."""
-    from fairstream.shields.simulation import simulate
+    from fairstream.shields.energy.simulation import simulate
 
     shares = {}
     for margin in (0.0, 0.01):

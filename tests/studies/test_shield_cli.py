@@ -11,8 +11,8 @@ from sklearn.metrics import accuracy_score
 
 from fairstream.cli import cli
 from fairstream.shields import Counts, EnergyShield, MonotoneFamily, Target, synthesize
-from fairstream.shields.simulation import shield_paths
-from fairstream.shields.synthesis import NONE_MEETS
+from fairstream.shields.energy.simulation import shield_paths
+from fairstream.shields.energy.synthesis import NONE_MEETS
 from fairstream.studies.shields import SHIELDS, compare, parity_path
 
 ENV = {"NO_COLOR": "1", "COLUMNS": "120"}

@@ -18,8 +18,8 @@ from fairstream.connectors.kafka import reach
 from fairstream.report.shields import write_simulation
 from fairstream.runner import FORMATS, FileInput, FileOutput, Job, KafkaInput, KafkaOutput, execute, guess_format
 from fairstream.shields import MonotoneFamily, Synthesis, Target, synthesize
-from fairstream.shields.configured import configure
-from fairstream.shields.simulation import energy_form, simulate
+from fairstream.shields.energy.simulation import energy_form, simulate
+from fairstream.shields.runtime.configured import configure
 from fairstream.spec.load import load_plan
 
 

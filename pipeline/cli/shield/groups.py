@@ -10,11 +10,11 @@ import numpy as np
 
 from fairstream.cli import console
 from fairstream.records.errors import UsageError
-from fairstream.shields.configured import problem_of
-from fairstream.shields.group_simulation import GroupProblem, group_runs
-from fairstream.shields.group_synthesis import Assessment, GroupSynthesis, Measure, assess, member, synthesize_groups
-from fairstream.shields.simulation import energy_form
-from fairstream.shields.target import Target
+from fairstream.shields.energy.group_simulation import GroupProblem, group_runs
+from fairstream.shields.energy.group_synthesis import Assessment, GroupSynthesis, Measure, assess, member, synthesize_groups
+from fairstream.shields.energy.simulation import energy_form
+from fairstream.shields.energy.target import Target
+from fairstream.shields.runtime.configured import problem_of
 from fairstream.spec.load import load_plan
 
 NO_RATES = "two groups need the raw rates: give --rates P_A,P_B (or --spec with a shield: section that has rates)"

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fairstream.shields.drift import TWO_GROUPS
-from fairstream.shields.energy import Energy
+from fairstream.shields.energy.drift import TWO_GROUPS
+from fairstream.shields.energy.functions import Energy
+from fairstream.shields.energy.target import Target
 from fairstream.shields.errors import ShieldError
-from fairstream.shields.target import Target
 
 NOT_TWO_GROUPS = "the two-group shield needs an energy on the domain [-1, 1]; got {domain}; build it with domain=(-1.0, 1.0)"
 BAD_RATES = "p_a and p_b must lie in [0, 1] and the share π of group a in (0, 1); got p_a = {p_a!r}, p_b = {p_b!r}, π = {share!r}"

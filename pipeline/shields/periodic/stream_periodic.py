@@ -21,9 +21,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from fairstream.shields.baseline import check_decision, flip_verdict
+from fairstream.shields.energy.shields import Counts, Verdict
 from fairstream.shields.errors import ShieldError
-from fairstream.shields.shield import Counts, Verdict
+from fairstream.shields.periodic.baseline import check_decision, flip_verdict
 
 BAD_PERIOD = "period length T must be an integer ≥ 1; got {period!r}"
 BAD_INTERVAL = "the interval must satisfy 0 ≤ lo ≤ hi ≤ 1; got {interval}; it bounds a share of 1s"

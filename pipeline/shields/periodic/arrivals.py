@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fairstream.shields.baseline import check_decision, check_groups, is_first
 from fairstream.shields.errors import ShieldError
+from fairstream.shields.periodic.baseline import check_decision, check_groups, is_first
 
 BAD_COSTS = "cost levels must be finite numbers ≥ 0, at least one; got {costs!r}"
 BAD_SHAPE = "weights need 4 rows, (a,0) (a,1) (b,0) (b,1), of one entry per cost level ({levels}); got {weights!r}"

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fairstream.shields.drift import TWO_GROUPS
-from fairstream.shields.energy import MonotoneEnergy
-from fairstream.shields.group_synthesis import Assessment, GroupProblem, assess, cached_synthesis, member
-from fairstream.shields.shield import AdaptiveGroupShield, GroupShield
-from fairstream.shields.target import Target
+from fairstream.shields.energy.drift import TWO_GROUPS
+from fairstream.shields.energy.functions import MonotoneEnergy
+from fairstream.shields.energy.group_synthesis import Assessment, GroupProblem, assess, cached_synthesis, member
+from fairstream.shields.energy.shields import AdaptiveGroupShield, GroupShield
+from fairstream.shields.energy.target import Target
 from fairstream.spec.models import ShieldSpec
 
 ADAPTIVE_STEEPNESS = 0.5

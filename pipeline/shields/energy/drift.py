@@ -18,7 +18,7 @@ from fairstream.shields.errors import ShieldError
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-    from fairstream.shields.energy import Energy
+    from fairstream.shields.energy.functions import Energy
 
 Domain = tuple[float, float]
 ONE_GROUP: Domain = (0.0, 1.0)
@@ -41,7 +41,7 @@ def _like(values: np.ndarray, x: ArrayLike) -> float | np.ndarray:
 def bias(energy: Energy, p: float, x: ArrayLike) -> float | np.ndarray:
     """g(x): the probability that the next shielded decision is 1 (one group) or the expected gap step (two groups).
 
-    >>> from fairstream.shields.energy import Polynomial
+    >>> from fairstream.shields.energy.functions import Polynomial
     >>> round(bias(Polynomial(a=1.0, k=1, pivot=0.5), 0.3, 0.4), 4)
     0.307
     """
@@ -59,7 +59,7 @@ def mean_field(energy: Energy, p: float, x: ArrayLike) -> float | np.ndarray:
 def fixpoint(energy: Energy, p: float, tol: float = 1e-12) -> float:
     """The unique x* with g(x*) = x*, by bisection on h (h(lo) ≥ 0 ≥ h(hi)); it lies between p and the pivot (Lemma 6.2).
 
-    >>> from fairstream.shields.energy import Polynomial
+    >>> from fairstream.shields.energy.functions import Polynomial
     >>> round(fixpoint(Polynomial.through(0.45, required_energy(0.3, 0.45, 0.9), k=1, pivot=0.9), 0.3), 9)
     0.45
     """

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from fairstream.shields.drift import TWO_GROUPS
-from fairstream.shields.energy import Energy
+from fairstream.shields.energy.drift import TWO_GROUPS
+from fairstream.shields.energy.functions import Energy
+from fairstream.shields.energy.target import Target
+from fairstream.shields.energy.violations import Violations
 from fairstream.shields.errors import ShieldError
-from fairstream.shields.finhzn import _layer, _rank
-from fairstream.shields.target import Target
-from fairstream.shields.violations import Violations
+from fairstream.shields.periodic.finhzn import _layer, _rank
 
 NOT_TWO_GROUPS = "the two-group measures need an energy on the domain [-1, 1]; got {domain}; build it with domain=(-1.0, 1.0)"
 BAD_RATES = "p_a, p_b and the share π of group a must lie in [0, 1]; got p_a = {p_a!r}, p_b = {p_b!r}, π = {share!r}"
@@ -35,7 +35,7 @@ def _gaps(t: int) -> tuple[np.ndarray, ...]:
 def group_violations(energy: Energy, p_a: float, p_b: float, share_a: float, target: Target, horizon: int) -> Violations:
     """P(∃ t ∈ [τ, T]: D_t ∉ S), Σ_{t=τ..T} P(D_t ∉ S) and the expected share of decisions flipped over the first T.
 
-    >>> from fairstream.shields.energy import MonotoneEnergy
+    >>> from fairstream.shields.energy.functions import MonotoneEnergy
     >>> target = Target(10, (-0.2, 0.2), (-0.1, 0.1))
     >>> result = group_violations(MonotoneEnergy(0.3, target, 0.5, domain=(-1.0, 1.0)), 0.6, 0.3, 0.5, target, 30)
     >>> 0 < result.probability <= result.expected

@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fairstream.shields.arrivals import ArrivalModel
-from fairstream.shields.baseline import check_cost, check_decision, check_groups, flip_verdict, is_first, merge, total
+from fairstream.shields.energy.shields import GroupCounts, Verdict
 from fairstream.shields.errors import ShieldError
-from fairstream.shields.shield import GroupCounts, Verdict
+from fairstream.shields.periodic.arrivals import ArrivalModel
+from fairstream.shields.periodic.baseline import check_cost, check_decision, check_groups, flip_verdict, is_first, merge, total
 
 BAD_HORIZON = "horizon T must be an integer ≥ 1; got {horizon!r}"
 BAD_KAPPA = "threshold κ must lie in [0, 1]; got {kappa!r}; φ is a difference of two rates"

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from fairstream.shields.checks import check_decision, check_draw, check_groups, is_first
-from fairstream.shields.drift import ONE_GROUP, TWO_GROUPS
-from fairstream.shields.energy import Energy, MonotoneEnergy
+from fairstream.shields.energy.drift import ONE_GROUP, TWO_GROUPS
+from fairstream.shields.energy.functions import Energy, MonotoneEnergy
+from fairstream.shields.energy.target import Target
 from fairstream.shields.errors import ShieldError
-from fairstream.shields.target import Target
 
 BAD_COUNTS = "counts must be integers with 0 ≤ ones ≤ seen; got {counts}; start from the shield's start()"
 BAD_DOMAIN = "{shield} needs an energy on the domain {expected}; got {domain}; build it with domain={expected}"
@@ -131,7 +131,7 @@ def _one_group(decision: int, seen: int, ones: int, energy: Energy, target: Targ
 class EnergyShield:
     """One group: F_t is the running share of shielded 1s; the shield flips against the side of the pivot with probability ζ(F_t).
 
-    >>> from fairstream.shields.energy import MonotoneEnergy
+    >>> from fairstream.shields.energy.functions import MonotoneEnergy
     >>> target = Target(50, (0.4, 0.6), (0.45, 0.55))
     >>> shield = EnergyShield(MonotoneEnergy(0.3, target, alpha=0.5), target)
     >>> verdict = shield.decide(0, Counts(seen=10, ones=2), u=0.1)
@@ -200,7 +200,7 @@ class GroupShield:
     Below the pivot it favours acceptance in group a and rejection in group b, above it the reverse; the energy and the
     target live on [−1, 1], and p of the theory is the raw gap p_a − p_b.
 
-    >>> from fairstream.shields.energy import MonotoneEnergy
+    >>> from fairstream.shields.energy.functions import MonotoneEnergy
     >>> target = Target(50, (-0.1, 0.1), (-0.05, 0.05))
     >>> shield = GroupShield(MonotoneEnergy(0.3, target, alpha=0.5, domain=(-1.0, 1.0)), target, groups=("men", "women"))
     >>> verdict = shield.decide(1, GroupCounts(10, 6, 10, 3), u=0.2, group="men")

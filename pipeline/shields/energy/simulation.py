@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fairstream.shields.drift import fixpoint
-from fairstream.shields.energy import MonotoneEnergy
-from fairstream.shields.target import Target
+from fairstream.shields.energy.drift import fixpoint
+from fairstream.shields.energy.functions import MonotoneEnergy
+from fairstream.shields.energy.target import Target
 
 # ---------------------------------------------------------------------------------------------------------------------
 # The chosen energy function in words

@@ -23,11 +23,11 @@ from typing import Literal
 import numpy as np
 from scipy import stats
 
-from fairstream.shields.drift import TWO_GROUPS, group_interference
-from fairstream.shields.energy import STEEPNESS, MonotoneEnergy
+from fairstream.shields.energy.drift import TWO_GROUPS, group_interference
+from fairstream.shields.energy.functions import STEEPNESS, MonotoneEnergy
+from fairstream.shields.energy.group_simulation import GroupProblem, group_runs
+from fairstream.shields.energy.group_violations import group_violations
 from fairstream.shields.errors import ShieldError
-from fairstream.shields.group_simulation import GroupProblem, group_runs
-from fairstream.shields.group_violations import group_violations
 
 Measure = Literal["probability", "expected"]
 Method = Literal["exact", "monte carlo"]
@@ -189,7 +189,7 @@ def synthesize_groups(
 ) -> GroupSynthesis:
     """Bisect α over [0, 1] for the least steep member whose bound on the measure over [τ, T] is at most λ.
 
-    >>> from fairstream.shields.target import Target
+    >>> from fairstream.shields.energy.target import Target
     >>> problem = GroupProblem(0.6, 0.3, 0.5, Target(100, (-0.15, 0.15), (-0.05, 0.05)))
     >>> result = synthesize_groups(problem, lam=0.1, horizon=600, runs=1000, tol=0.1)
     >>> result.method, result.bound <= 0.1, 0 < result.alpha < 1

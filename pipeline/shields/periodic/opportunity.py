@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from fairstream.shields.checks import check_decision
-from fairstream.shields.shield import GroupCounts, Verdict
+from fairstream.shields.energy.shields import GroupCounts, Verdict
 
 
 class ParityShield(Protocol):
@@ -39,7 +39,7 @@ class OpportunityShield:
     `decide` sees the counts over the qualified so far; `verdict.after` is the TPR gap if this individual turns out
     qualified. `next_state(state, verdict, label)` adds the shielded decision when the label is 1.
 
-    >>> from fairstream.shields.naive import NaiveParityShield
+    >>> from fairstream.shields.periodic.naive import NaiveParityShield
     >>> shield = OpportunityShield(NaiveParityShield((-0.1, 0.1)))
     >>> state = GroupCounts(10, 8, 10, 7)
     >>> verdict = shield.decide(1, state, u=0.5, group="a")   # TPR gap 0.1 would become 9/11 − 0.7 > 0.1

@@ -11,10 +11,10 @@ import time
 from dataclasses import dataclass
 from typing import Literal
 
-from fairstream.shields.drift import expected_interference
-from fairstream.shields.energy import STEEPNESS, MonotoneEnergy, MonotoneFamily
+from fairstream.shields.energy.drift import expected_interference
+from fairstream.shields.energy.functions import STEEPNESS, MonotoneEnergy, MonotoneFamily
+from fairstream.shields.energy.violations import Violations, decides, tail_bound, violations
 from fairstream.shields.errors import ShieldError
-from fairstream.shields.violations import Violations, decides, tail_bound, violations
 
 Measure = Literal["probability", "expected"]
 
@@ -72,7 +72,7 @@ def _assess(family: MonotoneFamily, alpha: float, horizon: int, measure: Measure
 def synthesize(family: MonotoneFamily, lam: float, horizon: int, tol: float = 1e-3, measure: Measure = "probability") -> Synthesis:
     """Bisect α over [0, 1] for the least steep member with measure[τ, T] + tail(T) ≤ λ; the answer is within `tol` of the least.
 
-    >>> from fairstream.shields.target import Target
+    >>> from fairstream.shields.energy.target import Target
     >>> family = MonotoneFamily(0.3, Target(50, (0.4, 0.6), (0.45, 0.55)))
     >>> result = synthesize(family, lam=0.05, horizon=400, tol=0.01)
     >>> result.bound <= 0.05, round(result.interference, 6)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 
 from fairstream.shields.checks import BAD_DRAW, UNKNOWN_GROUP, check_decision, check_draw, check_groups, is_first
+from fairstream.shields.energy.shields import GroupCounts, Verdict
 from fairstream.shields.errors import ShieldError
-from fairstream.shields.shield import GroupCounts, Verdict
 
 __all__ = ["BAD_DRAW", "UNKNOWN_GROUP", "check_cost", "check_decision", "check_groups", "flip_verdict", "is_first", "merge", "total"]
 

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from fairstream.shields.drift import ONE_GROUP, bias, fixpoint
-from fairstream.shields.energy import Energy
+from fairstream.shields.energy.drift import ONE_GROUP, bias, fixpoint
+from fairstream.shields.energy.functions import Energy
+from fairstream.shields.energy.target import Target
 from fairstream.shields.errors import ShieldError
-from fairstream.shields.target import Target
 
 BAD_HORIZON = "horizon T must be an integer ≥ the burn-in τ = {burn_in}; got {horizon!r}; the violations are counted over [τ, T]"
 NOT_ONE_GROUP = "the violation measures are for one group (domain [0, 1]); got domain {domain}; build the energy with the default domain"
@@ -91,7 +91,7 @@ def _propagate(energy: Energy, p: float, target: Target, horizon: int) -> Iterat
 def violations(energy: Energy, p: float, target: Target, horizon: int) -> Violations:
     """Both violation measures over [τ, T] by forward dynamic programming on the count of shielded 1s.
 
-    >>> from fairstream.shields.energy import MonotoneEnergy
+    >>> from fairstream.shields.energy.functions import MonotoneEnergy
     >>> target = Target(50, (0.4, 0.6), (0.45, 0.55))
     >>> result = violations(MonotoneEnergy(0.3, target, alpha=1.0), 0.3, target, horizon=200)
     >>> 0 < result.probability < 1, result.probability <= result.expected
@@ -146,7 +146,7 @@ def tail_bound(energy: Energy, p: float, target: Target, horizon: int, grid: int
     The lower side is the mirror image with (1 − m) replaced by m. Each side takes the best of `grid` values of m.
     The bound is infinite when x* is not strictly inside S, where violations recur forever.
 
-    >>> from fairstream.shields.energy import MonotoneEnergy
+    >>> from fairstream.shields.energy.functions import MonotoneEnergy
     >>> target = Target(50, (0.4, 0.6), (0.45, 0.55))
     >>> tail_bound(MonotoneEnergy(0.3, target, alpha=1.0), 0.3, target, horizon=1000) < 1e-6
     True

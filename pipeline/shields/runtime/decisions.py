@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fairstream.records.events import Event
-from fairstream.shields.configured import configure
-from fairstream.shields.shield import AdaptiveGroupCounts, AdaptiveGroupShield, GroupCounts, GroupShield, uniform
+from fairstream.shields.energy.shields import AdaptiveGroupCounts, AdaptiveGroupShield, GroupCounts, GroupShield, uniform
+from fairstream.shields.runtime.configured import configure
 from fairstream.spec.models import ShieldSpec
 from fairstream.verdicts.alerts import stamp
 

@@ -2,7 +2,7 @@
 
 Each is zero and flat at its pivot c, non-increasing below c, non-decreasing above c and at most 1 on its domain
 ([0, 1] for one group, [−1, 1] for the gap of two groups), so it never needs clipping. Calling one on an array
-evaluates it pointwise; the dynamic programme in `fairstream.shields.violations` relies on that.
+evaluates it pointwise; the dynamic programme in `fairstream.shields.energy.violations` relies on that.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import ArrayLike
 
-from fairstream.shields.drift import ONE_GROUP, Domain, required_energy
+from fairstream.shields.energy.drift import ONE_GROUP, Domain, required_energy
+from fairstream.shields.energy.target import Target
 from fairstream.shields.errors import ShieldError
-from fairstream.shields.target import Target
 
 STEEPNESS: tuple[float, float] = (0.0, 1.0)
 """Range of the index α of `MonotoneFamily`: α = 0 is its gentlest member, α = 1 its steepest."""

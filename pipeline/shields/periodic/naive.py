@@ -18,9 +18,9 @@ from functools import cached_property
 
 import numpy as np
 
-from fairstream.shields.baseline import check_decision, check_groups, flip_verdict, is_first
+from fairstream.shields.energy.shields import Counts, GroupCounts, Verdict
 from fairstream.shields.errors import ShieldError
-from fairstream.shields.shield import Counts, GroupCounts, Verdict
+from fairstream.shields.periodic.baseline import check_decision, check_groups, flip_verdict, is_first
 
 BAD_STREAM_TARGET = "running target S of one stream must satisfy 0 ≤ s_lo < s_hi ≤ 1; got {running}; S bounds an acceptance rate"
 BAD_PARITY_TARGET = "running target S of a parity gap must satisfy −1 ≤ s_lo < s_hi ≤ 1; got {running}; e.g. (−κ, κ)"

@@ -24,11 +24,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from fairstream.shields.arrivals import ArrivalModel
-from fairstream.shields.baseline import check_cost, check_decision, flip_verdict, is_first, merge, total
+from fairstream.shields.energy.shields import GroupCounts, Verdict
 from fairstream.shields.errors import ShieldError
-from fairstream.shields.finhzn import _layer, _rank, check_problem, fair_mask, parity_gap
-from fairstream.shields.shield import GroupCounts, Verdict
+from fairstream.shields.periodic.arrivals import ArrivalModel
+from fairstream.shields.periodic.baseline import check_cost, check_decision, flip_verdict, is_first, merge, total
+from fairstream.shields.periodic.finhzn import _layer, _rank, check_problem, fair_mask, parity_gap
 
 BAD_QUALIFIED = "qualified needs 4 probabilities P(z = 1 | g, r) for (a,0) (a,1) (b,0) (b,1); got {qualified!r}"
 PAST_HORIZON = "no candidate is left in the horizon T = {horizon}; got {seen} candidates"

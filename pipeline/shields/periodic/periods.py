@@ -21,11 +21,11 @@ import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from fairstream.shields.arrivals import ArrivalModel
-from fairstream.shields.baseline import check_decision, flip_verdict, is_first, merge, total
+from fairstream.shields.energy.shields import GroupCounts, Verdict
 from fairstream.shields.errors import ShieldError
-from fairstream.shields.finhzn import FinHznShield, balance, parity_gap
-from fairstream.shields.shield import GroupCounts, Verdict
+from fairstream.shields.periodic.arrivals import ArrivalModel
+from fairstream.shields.periodic.baseline import check_decision, flip_verdict, is_first, merge, total
+from fairstream.shields.periodic.finhzn import FinHznShield, balance, parity_gap
 
 BAD_PERIOD = "period length T must be an integer ≥ 1; got {period!r}"
 BAD_STATE = "counts within a period of {length} must number fewer than {length}; got {within}"
