@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from fairstream.dataflow.flow import MergeStep, new_partition_trials
+from fairstream.language.load import load_plans
+from fairstream.language.plan import Plan
 from fairstream.monitor import Monitor
 from fairstream.records.events import DeadLetter, RawRecord
-from fairstream.spec.load import load_plans
-from fairstream.spec.plan import Plan
 from fairstream.trials.partition import Output
 from fairstream.verdicts.alerts import ESTIMATE, RECOVERED, VIOLATION
 

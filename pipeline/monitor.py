@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from fairstream.estimators.rate import Rate
+from fairstream.language.expressions import Expression
 from fairstream.records.errors import EvaluationError
 from fairstream.records.timefmt import format_duration, format_instant
-from fairstream.spec.expressions import Expression
 from fairstream.trials.bucket import FINISHED, Report
 from fairstream.trials.outcomes import SlotOutcomes, TickDelta, TrialOutcome
 from fairstream.verdicts.anytime import AnytimeEvidence, opened_later

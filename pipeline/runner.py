@@ -41,9 +41,9 @@ from fairstream.dataflow import collector
 from fairstream.dataflow.flow import build_flow
 from fairstream.dataflow.lifecycle import panic_reports_hidden, stopping
 from fairstream.dataflow.shield_flow import build_shield_flow
+from fairstream.language.load import load_plans
+from fairstream.language.plan import Plan
 from fairstream.records.errors import FairstreamError, InputError, UsageError, raised_in_dataflow
-from fairstream.spec.load import load_plans
-from fairstream.spec.plan import Plan
 from fairstream.verdicts.tally import RunTally
 
 InputFormat = Literal["compas", "csv", "jsonl"]

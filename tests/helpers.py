@@ -5,10 +5,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from fairstream.language.load import parse_spec
+from fairstream.language.plan import Plan, build_plan
 from fairstream.records.events import Event
 from fairstream.records.timefmt import DAY
-from fairstream.spec.load import parse_spec
-from fairstream.spec.plan import Plan, build_plan
 from fairstream.trials.bucket import Report
 
 SPEC: dict[str, Any] = {

@@ -14,9 +14,9 @@ import pytest
 import yaml
 from scipy import stats
 
+from fairstream.language.load import load_plan
 from fairstream.records.errors import SpecError
 from fairstream.runner import run_file
-from fairstream.spec.load import load_plan
 
 FLOOR = 30
 """The constraints' default evidence floor."""

@@ -18,11 +18,11 @@ from hypothesis import strategies as st
 from fairstream import metrics
 from fairstream.connectors.compas import compas_events
 from fairstream.connectors.files import write_jsonl
+from fairstream.language.load import load_plan, parse_spec
 from fairstream.records.events import DeadLetter, Event, RawRecord
 from fairstream.records.parse import REASONS, RecordParser
 from fairstream.records.timefmt import DAY, HOUR, MAX_TIME, MIN_TIME
 from fairstream.runner import run_file
-from fairstream.spec.load import load_plan, parse_spec
 from fairstream.trials.clock import PartitionClock
 from tests.helpers import spec_dict
 from tests.test_compas_reference import without_emitted_at

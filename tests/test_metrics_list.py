@@ -17,9 +17,9 @@ from fairstream.connectors.compas import compas_events
 from fairstream.connectors.replay import replay
 from fairstream.connectors.synthetic.seminar import seminar_events
 from fairstream.dataflow.flow import new_partition_trials, trial_groups
+from fairstream.language.load import load_file_plans, load_plans
 from fairstream.records.errors import SpecError
 from fairstream.runner import FileInput, FileOutput, Job, job_flow, run_file
-from fairstream.spec.load import load_file_plans, load_plans
 from tests.conftest import SPECS
 from tests.helpers import anonymous
 from tests.kafka.outputs import distinct, kafka_outputs, without_emitted_at

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
+from fairstream.language.load import load_plans
 from fairstream.records.errors import SpecError
 from fairstream.runner import FileInput, FileOutput, FileRun, Job, execute, run_file
-from fairstream.spec.load import load_plans
 from tests.conftest import SPECS
 from tests.kafka.outputs import without_emitted_at
 

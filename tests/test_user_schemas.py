@@ -13,10 +13,10 @@ from fairstream import FairnessMonitor
 from fairstream.cli import cli
 from fairstream.connectors.files import write_jsonl
 from fairstream.connectors.synthetic.hiring import hiring_decisions
+from fairstream.language.load import parse_spec
+from fairstream.language.plan import build_plan
 from fairstream.records.errors import SpecError
 from fairstream.runner import FileRun, run_file
-from fairstream.spec.load import parse_spec
-from fairstream.spec.plan import build_plan
 from tests.conftest import SPECS
 from tests.kafka.outputs import without_emitted_at
 

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from fairstream.connectors.synthetic.seminar import seminar_events
+from fairstream.language.plan import Plan
 from fairstream.paths import SPECS_DIR
 from fairstream.records.timefmt import time_parser
-from fairstream.spec.plan import Plan
 from fairstream.studies.runs import monitor_records, tuned_plan
 from fairstream.verdicts.alerts import ESTIMATE
 

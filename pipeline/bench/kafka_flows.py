@@ -13,8 +13,8 @@ from fairstream.connectors.kafka import CONSUMER_CONFIG, kafka_sink, kafka_sourc
 from fairstream.connectors.kafka_config import KafkaConnection, load_connection
 from fairstream.dataflow import collector
 from fairstream.dataflow.flow import parsed_stream
+from fairstream.language.load import load_plan
 from fairstream.runner import Job, KafkaInput, KafkaOutput, job_flow, prepare
-from fairstream.spec.load import load_plan
 
 
 def passthrough(kafka: KafkaConnection, topic: str, spec: str) -> Dataflow:

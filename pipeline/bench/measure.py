@@ -24,9 +24,9 @@ from fairstream.bench.sink import CountingSink
 from fairstream.connectors.files import RecordSource, jsonl_lines
 from fairstream.dataflow import collector
 from fairstream.dataflow.flow import build_flow, parsed_stream
+from fairstream.language.load import load_plan
+from fairstream.language.plan import Plan
 from fairstream.records.timefmt import format_instant
-from fairstream.spec.load import load_plan
-from fairstream.spec.plan import Plan
 from fairstream.verdicts.alerts import ESTIMATE
 
 GAP_PARTS = ("false_positive_rate", "true_positive_rate")

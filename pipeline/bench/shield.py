@@ -19,10 +19,10 @@ from fairstream.connectors.files import RecordSource, jsonl_lines, write_jsonl
 from fairstream.connectors.synthetic.hiring import hiring_decisions
 from fairstream.dataflow.flow import parsed_stream
 from fairstream.dataflow.shield_flow import build_shield_flow
+from fairstream.language.load import load_plan
 from fairstream.paths import SPECS_DIR
 from fairstream.shields import MonotoneFamily, Target, synthesize
 from fairstream.shields.runtime.configured import configure
-from fairstream.spec.load import load_plan
 
 SPEC = SPECS_DIR / "hiring_energy_shield.yaml"
 HORIZONS = (500, 1000, 2000, 5000)

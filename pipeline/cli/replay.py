@@ -14,9 +14,9 @@ from fairstream.cli.kafka_options import kafka_options
 from fairstream.connectors.kafka_config import checked_connection
 from fairstream.connectors.replay import EventFields
 from fairstream.connectors.replay import replay as replay_records
+from fairstream.language.load import load_plan
 from fairstream.records.events import Event, RawRecord
 from fairstream.runner import FORMATS, guess_format, records_of
-from fairstream.spec.load import load_plan
 
 
 def typed_records(path: str, fmt: str, spec: str | None) -> tuple[list[Any] | Iterator[Any], EventFields]:

@@ -11,9 +11,9 @@ from fairstream.cli import console
 from fairstream.cli.errors import reports_errors
 from fairstream.cli.kafka_options import file_or_kafka, kafka_options
 from fairstream.dataflow.lifecycle import stopped_by
+from fairstream.language.metric import tests_ratio
 from fairstream.records.errors import InputError
 from fairstream.runner import FORMATS, FileInput, FileOutput, Job, KafkaInput, KafkaOutput, execute, guess_format, job_plans
-from fairstream.spec.metric import tests_ratio
 from fairstream.verdicts.summary import final_rates
 from fairstream.verdicts.tally import MonitorTally, RunTally
 

@@ -8,9 +8,9 @@ import sys
 import click
 
 from fairstream.cli import console
+from fairstream.language.load import load_file_plans
+from fairstream.language.models import MetricEntry, Spec
 from fairstream.records.errors import SpecError
-from fairstream.spec.load import load_file_plans
-from fairstream.spec.models import MetricEntry, Spec
 from fairstream.verdicts.guarantees import guarantee, warnings
 
 

@@ -7,9 +7,9 @@ import click
 from fairstream.cli import console
 from fairstream.cli.errors import reports_errors
 from fairstream.connectors.split import split_records
+from fairstream.language.load import load_plan
 from fairstream.records.parse import key_getter, key_name
 from fairstream.runner import FORMATS, guess_format, records_of
-from fairstream.spec.load import load_plan
 
 
 @click.command()

@@ -8,8 +8,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from fairstream.language.metric import tests_ratio
 from fairstream.shields.runtime.decisions import INTERVENTION, STATUS
-from fairstream.spec.metric import tests_ratio
 from fairstream.verdicts.alerts import ESTIMATE, RECOVERED, VIOLATION
 
 DEAD_LETTER = "pipeline.dead_letter"

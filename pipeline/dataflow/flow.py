@@ -17,9 +17,9 @@ from bytewax.outputs import Sink
 from fairstream import metrics
 from fairstream.dataflow.lifecycle import stop_requested
 from fairstream.dataflow.local import WorkingSource
+from fairstream.language.plan import Plan
 from fairstream.monitor import Monitor
 from fairstream.records.events import DeadLetter, Event
-from fairstream.spec.plan import Plan
 from fairstream.trials.bucket import Bucket, Recipient, Report
 from fairstream.trials.clock import PartitionClock
 from fairstream.trials.partition import PartitionParse, PartitionTrials

@@ -14,10 +14,10 @@ from bytewax.outputs import Sink
 
 from fairstream.dataflow.flow import observe, parsed_stream
 from fairstream.dataflow.lifecycle import stop_requested
+from fairstream.language.plan import Plan
 from fairstream.records.errors import SpecError
 from fairstream.shields.runtime.decisions import ShieldRun
 from fairstream.shields.runtime.order import EventOrder
-from fairstream.spec.plan import Plan
 
 
 class _ShieldLogic(StatefulLogic):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from fairstream.spec.expressions import Expression
+from fairstream.language.expressions import Expression
 
 PartEstimators = Mapping[str, tuple[float | Expression | None, float | None]]
 

@@ -7,11 +7,11 @@ from typing import Any
 
 import orjson
 
+from fairstream.language.fields import FieldType
+from fairstream.language.stream import InputSchema
 from fairstream.records.events import DeadLetter, Event, RawRecord
 from fairstream.records.redact import DEFAULT, LetterRecord
 from fairstream.records.timefmt import format_instant, representable, time_parser
-from fairstream.spec.fields import FieldType
-from fairstream.spec.stream import InputSchema
 
 REASONS = ("not_json", "not_object", "missing_field", "bad_time", "wrong_type", "unknown_kind", "late", "future", "key_too_long", "value_too_long", "wrong_partition", "internal")
 """Every reason a record can be dead-lettered for."""

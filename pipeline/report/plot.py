@@ -17,8 +17,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from fairstream.language.metric import tests_ratio
 from fairstream.records.errors import InputError
-from fairstream.spec.metric import tests_ratio
 from fairstream.verdicts.alerts import RECOVERED, VIOLATION
 
 MAX_PARTS = 8

@@ -24,7 +24,7 @@ import numpy as np
 from scipy import stats
 
 from fairstream.connectors.synthetic.hiring import hiring_decisions
-from fairstream.spec.plan import Plan
+from fairstream.language.plan import Plan
 from fairstream.studies.hiring import FAIR, UNFAIR, Run, hiring_plan, summarize_run
 from fairstream.studies.runs import monitor_records, standard_error
 from fairstream.verdicts.judge import Mode

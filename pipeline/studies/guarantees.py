@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
+from fairstream.language.load import parse_spec
+from fairstream.language.plan import Plan, build_plan
 from fairstream.monitor import Monitor
-from fairstream.spec.load import parse_spec
-from fairstream.spec.plan import Plan, build_plan
 from fairstream.studies.runs import monitor_records, standard_error
 from fairstream.trials.bucket import FINISHED, Report
 from fairstream.trials.outcomes import TickDelta

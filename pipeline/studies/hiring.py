@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from fairstream.connectors.synthetic.hiring import hiring_decisions
+from fairstream.language.plan import Plan
 from fairstream.paths import SPECS_DIR
-from fairstream.spec.plan import Plan
 from fairstream.studies.runs import monitor_records, tuned_plan
 from fairstream.verdicts.alerts import ESTIMATE, VIOLATION
 from fairstream.verdicts.judge import Mode

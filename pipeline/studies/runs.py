@@ -12,8 +12,8 @@ from bytewax.testing import TestingSink, run_main
 
 from fairstream.connectors.files import RecordSource
 from fairstream.dataflow.flow import build_flow
-from fairstream.spec.load import parse_spec, read_yaml
-from fairstream.spec.plan import Plan, build_plan
+from fairstream.language.load import parse_spec, read_yaml
+from fairstream.language.plan import Plan, build_plan
 
 
 def tuned_plan(path: Path, *, threshold: float | None = None, **estimator: Any) -> Plan:

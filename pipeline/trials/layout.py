@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from fairstream.language.expressions import Expression
 from fairstream.records.events import Event
-from fairstream.spec.expressions import Expression
 from fairstream.trials.folds import PROFILE_BITS, PROFILE_LIMIT, PROFILE_MASK, FoldMemo, remembering_observer, remembering_opener
 
 OPENED, SLOTS = 0, 1

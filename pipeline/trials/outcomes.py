@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from fairstream.spec.expressions import Expression
+from fairstream.language.expressions import Expression
 
 Cell = tuple[str, str, bool | tuple[float, ...]]
 """(part, group, value): for rates, whether the predicted event happened for a trial in the part's conditioning set;

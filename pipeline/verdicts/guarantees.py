@@ -5,8 +5,8 @@
 
 from __future__ import annotations
 
+from fairstream.language.models import Spec
 from fairstream.records.timefmt import format_duration
-from fairstream.spec.models import Spec
 
 YEAR = 366 * 86_400_000
 """Milliseconds of a year: an evaluation cadence whose run stops at a shorter gap between events is worth a warning."""

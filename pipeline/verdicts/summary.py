@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from fairstream.spec.metric import tests_ratio
+from fairstream.language.metric import tests_ratio
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,9 @@ import pytest
 
 from fairstream.connectors.files import write_jsonl
 from fairstream.connectors.synthetic.compas_like import RACES, compas_like_events
+from fairstream.language.load import load_plan
 from fairstream.records.events import Event, RawRecord
 from fairstream.records.timefmt import DAY
-from fairstream.spec.load import load_plan
 
 DEFENDANTS = 4_000
 

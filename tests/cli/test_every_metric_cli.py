@@ -14,7 +14,7 @@ import yaml
 from click.testing import CliRunner
 
 from fairstream.cli import cli
-from fairstream.spec.metric import MetricType
+from fairstream.language.metric import MetricType
 from tests.cli.test_run_cli import ENV, table_rows
 
 METRICS = {

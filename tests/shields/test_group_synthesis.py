@@ -11,13 +11,13 @@ import pytest
 from click.testing import CliRunner
 
 from fairstream.cli import cli
+from fairstream.language.load import load_plan
+from fairstream.language.models import ShieldSpec
 from fairstream.shields import GroupShield, MonotoneEnergy, ShieldError, Target
 from fairstream.shields.energy.group_simulation import GroupProblem, group_runs
 from fairstream.shields.energy.group_synthesis import member, synthesize_groups
 from fairstream.shields.energy.group_violations import group_violations
 from fairstream.shields.runtime.configured import configure
-from fairstream.spec.load import load_plan
-from fairstream.spec.models import ShieldSpec
 from tests.conftest import SPECS
 
 

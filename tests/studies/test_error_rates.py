@@ -16,9 +16,9 @@ import pytest
 from scipy import stats
 
 from fairstream.estimators.means import Mean
+from fairstream.language.load import parse_spec
+from fairstream.language.plan import build_plan
 from fairstream.monitor import Monitor
-from fairstream.spec.load import parse_spec
-from fairstream.spec.plan import build_plan
 from fairstream.studies.runs import monitor_records
 from fairstream.verdicts.budget import Budget
 from fairstream.verdicts.constraints import ConstraintRule, constraint_part

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from scipy import stats
 
 from fairstream.cli import cli
-from fairstream.spec.metric import default_floor
+from fairstream.language.metric import default_floor
 from fairstream.studies.evidence import REFERENCE_SHARE, simulate_floors
 
 

@@ -22,10 +22,10 @@ import pytest
 from scipy import stats
 
 from fairstream.connectors.synthetic.hiring import hiring_decisions
+from fairstream.language.plan import Plan
 from fairstream.monitor import Monitor, MonitorConfig
 from fairstream.records.events import RawRecord
 from fairstream.records.timefmt import ceil_to
-from fairstream.spec.plan import Plan
 from fairstream.studies.detection import MODES, oracle_decisions, run_detection
 from fairstream.studies.hiring import FAIR, PART, UNFAIR, hiring_plan
 from fairstream.studies.runs import monitor_records, unsuppressed

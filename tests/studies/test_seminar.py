@@ -14,8 +14,8 @@ from fairstream.connectors.synthetic.seminar import (
     gender_quota,
     seminar_events,
 )
+from fairstream.language.load import load_plan
 from fairstream.records.timefmt import time_parser
-from fairstream.spec.load import load_plan
 from fairstream.studies.runs import monitor_records
 from fairstream.studies.tuning import CSP_SPEC
 

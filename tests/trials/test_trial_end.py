@@ -11,7 +11,7 @@ from bytewax.testing import TestingSink, run_main
 
 from fairstream.connectors.files import RecordSource
 from fairstream.dataflow.flow import build_flow
-from fairstream.spec.load import check_spec
+from fairstream.language.load import check_spec
 from fairstream.studies.runs import unsuppressed
 from fairstream.trials.bucket import PackedTrials
 

@@ -6,7 +6,7 @@ import click
 
 from fairstream.cli import console
 from fairstream.cli.errors import reports_errors
-from fairstream.spec.metric import default_floor
+from fairstream.language.metric import default_floor
 from fairstream.studies.evidence import simulate_floors
 
 

@@ -15,12 +15,12 @@ from fairstream.cli.kafka_options import file_or_kafka, kafka_options
 from fairstream.cli.lazy import LazyGroup
 from fairstream.cli.shield.groups import group_request, print_check, print_synthesis
 from fairstream.connectors.kafka import reach
+from fairstream.language.load import load_plan
 from fairstream.report.shields import write_simulation
 from fairstream.runner import FORMATS, FileInput, FileOutput, Job, KafkaInput, KafkaOutput, execute, guess_format
 from fairstream.shields import MonotoneFamily, Synthesis, Target, synthesize
 from fairstream.shields.energy.simulation import energy_form, simulate
 from fairstream.shields.runtime.configured import configure
-from fairstream.spec.load import load_plan
 
 
 class Interval(click.ParamType):

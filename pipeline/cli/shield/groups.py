@@ -9,13 +9,13 @@ from typing import Any
 import numpy as np
 
 from fairstream.cli import console
+from fairstream.language.load import load_plan
 from fairstream.records.errors import UsageError
 from fairstream.shields.energy.group_simulation import GroupProblem, group_runs
 from fairstream.shields.energy.group_synthesis import Assessment, GroupSynthesis, Measure, assess, member, synthesize_groups
 from fairstream.shields.energy.simulation import energy_form
 from fairstream.shields.energy.target import Target
 from fairstream.shields.runtime.configured import problem_of
-from fairstream.spec.load import load_plan
 
 NO_RATES = "two groups need the raw rates: give --rates P_A,P_B (or --spec with a shield: section that has rates)"
 NO_SHIELD = "{spec} has no shield: section"

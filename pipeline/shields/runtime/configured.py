@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fairstream.language.models import ShieldSpec
 from fairstream.shields.energy.drift import TWO_GROUPS
 from fairstream.shields.energy.functions import MonotoneEnergy
 from fairstream.shields.energy.group_synthesis import Assessment, GroupProblem, assess, cached_synthesis, member
 from fairstream.shields.energy.shields import AdaptiveGroupShield, GroupShield
 from fairstream.shields.energy.target import Target
-from fairstream.spec.models import ShieldSpec
 
 ADAPTIVE_STEEPNESS = 0.5
 """The adaptive shield's member when the spec sets none: it has no fixed raw gap to synthesize for."""

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from fairstream.language.models import ShieldSpec
 from fairstream.records.events import Event
 from fairstream.shields.energy.shields import AdaptiveGroupCounts, AdaptiveGroupShield, GroupCounts, GroupShield, uniform
 from fairstream.shields.runtime.configured import configure
-from fairstream.spec.models import ShieldSpec
 from fairstream.verdicts.alerts import stamp
 
 SHIELDED = "shield.decision"

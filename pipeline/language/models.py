@@ -7,11 +7,11 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
+from fairstream.language.estimator import Estimator, Evaluate, Window
+from fairstream.language.fields import Name, SpecModel
+from fairstream.language.metric import CONSTRAINT_FLOOR, Baseline, Metric, default_floor, tests_ratio
+from fairstream.language.stream import Aggregate, InputSchema, TrialSpec, Variable
 from fairstream.records.timefmt import DAY
-from fairstream.spec.estimator import Estimator, Evaluate, Window
-from fairstream.spec.fields import Name, SpecModel
-from fairstream.spec.metric import CONSTRAINT_FLOOR, Baseline, Metric, default_floor, tests_ratio
-from fairstream.spec.stream import Aggregate, InputSchema, TrialSpec, Variable
 
 
 class ShieldSpec(SpecModel):

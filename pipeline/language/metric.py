@@ -7,8 +7,8 @@ from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
+from fairstream.language.fields import Duration, Name, SpecModel
 from fairstream.records.timefmt import format_duration
-from fairstream.spec.fields import Duration, Name, SpecModel
 
 MetricType = Literal[
     "demographic_parity",

@@ -6,8 +6,8 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from fairstream.language.fields import Duration, SpecModel
 from fairstream.records.timefmt import DAY
-from fairstream.spec.fields import Duration, SpecModel
 
 
 class PartEstimator(SpecModel):

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from fairstream.language.expressions import Expression, compile_expression
 from fairstream.records.errors import ExpressionError
-from fairstream.spec.expressions import Expression, compile_expression
 
 TYPES = {
     "age": "number",

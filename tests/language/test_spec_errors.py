@@ -10,8 +10,8 @@ import yaml
 from click.testing import CliRunner
 
 from fairstream.cli import cli
+from fairstream.language.load import load_plan
 from fairstream.records.errors import SpecError
-from fairstream.spec.load import load_plan
 from tests.conftest import SPECS
 
 BASE = yaml.safe_load((SPECS / "compas_equalized_odds.yaml").read_text())

@@ -10,10 +10,10 @@ from typing import Any, get_args
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from fairstream.language.models import MetricEntry, Spec
+from fairstream.language.plan import Plan, build_plan
 from fairstream.paths import SPECS_DIR
 from fairstream.records.errors import SpecError
-from fairstream.spec.models import MetricEntry, Spec
-from fairstream.spec.plan import Plan, build_plan
 
 
 def _location(loc: tuple[Any, ...]) -> str:

@@ -6,8 +6,8 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from fairstream.language.fields import Duration, FieldPath, FieldType, SpecModel
 from fairstream.records.timefmt import HOUR
-from fairstream.spec.fields import Duration, FieldPath, FieldType, SpecModel
 
 
 class InputSchema(SpecModel):

@@ -7,16 +7,16 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from fairstream.language.estimator import Estimator
+from fairstream.language.expressions import Expression, ExprType, compile_expression
+from fairstream.language.metric import Baseline, Constraint, Metric, tests_ratio
+from fairstream.language.models import Spec
+from fairstream.language.stream import Variable
 from fairstream.monitor import MonitorConfig
 from fairstream.records.errors import ExpressionError, SpecError
 from fairstream.records.parse import RecordParser
 from fairstream.records.redact import LetterRecord
 from fairstream.records.timefmt import format_duration, parse_duration
-from fairstream.spec.estimator import Estimator
-from fairstream.spec.expressions import Expression, ExprType, compile_expression
-from fairstream.spec.metric import Baseline, Constraint, Metric, tests_ratio
-from fairstream.spec.models import Spec
-from fairstream.spec.stream import Variable
 from fairstream.trials.layout import Capture, TrialLayout
 from fairstream.trials.outcomes import PART_NAMES, AggregateRule, MetricCells, Outcomes, SlotOutcomes
 from fairstream.verdicts.budget import declared_pairs

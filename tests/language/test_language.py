@@ -13,9 +13,9 @@ import yaml
 from click.testing import CliRunner
 
 from fairstream.cli import cli
+from fairstream.language.load import parse_spec
+from fairstream.language.plan import build_plan
 from fairstream.records.errors import SpecError
-from fairstream.spec.load import parse_spec
-from fairstream.spec.plan import build_plan
 
 BRANCHES = ("north", "south")
 
