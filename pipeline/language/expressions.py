@@ -9,10 +9,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from fairstream.language.closures import Fn, as_number, binary, chain, logic
 from fairstream.records.errors import ExpressionError
 
 ExprType = Literal["number", "string", "bool"]
-Fn = Callable[[Mapping[str, Any]], Any]
 
 _ALLOWED = "use names, literals, + - * /, comparisons, in [...], and, or, not, a if condition else b"
 _BOOL_NAMES = {"true": True, "false": False}
@@ -203,7 +203,7 @@ class _Compiler:
             )
         type_: ExprType = then_type if then_type == otherwise_type else "number"
         if type_ == "number":
-            then, otherwise = _as_number(then), _as_number(otherwise)
+            then, otherwise = as_number(then), as_number(otherwise)
 
         def run(env: Mapping[str, Any]) -> Any:
             chosen = condition(env)
@@ -247,7 +247,7 @@ class _Compiler:
                 raise ExpressionError(f"cannot order bool values: {self.text(node)}; use == or != for bools")
             fns.append(right)
             ops.append(_ORDERING.get(kind) or _EQUALITY[kind])
-        return "bool", self.binary(ops[0], fns[0], fns[1]) if len(ops) == 1 else _chain(fns, ops)
+        return "bool", self.binary(ops[0], fns[0], fns[1]) if len(ops) == 1 else chain(fns, ops)
 
     def binary(self, op: Callable[[Any, Any], Any], left: Fn, right: Fn) -> Fn:
         """`left op right`, None when a side is; a name compared or combined with a literal becomes one closure."""
@@ -259,7 +259,7 @@ class _Compiler:
                 return None if a is None else op(a, value)
 
             return named
-        return _binary(op, left, right)
+        return binary(op, left, right)
 
     def members(self, left_type: ExprType, node: ast.expr, compare: ast.Compare) -> Fn:
         """The list literal right of `in`, checked against the left side's type and frozen into a set."""
@@ -288,62 +288,4 @@ class _Compiler:
                     f"'{word}' needs bool operands; got {value_type}: {self.text(value)}; use a comparison such as x > 0"
                 )
             fns.append(fn)
-        return "bool", _logic(tuple(fns), decisive=word == "or")
-
-
-def _as_number(fn: Fn) -> Fn:
-    """The value as a number: a bool counts 1 or 0, so both branches of a conditional have one type."""
-
-    def run(env: Mapping[str, Any]) -> Any:
-        value = fn(env)
-        return int(value) if isinstance(value, bool) else value
-
-    return run
-
-
-def _binary(op: Callable[[Any, Any], Any], left: Fn, right: Fn) -> Fn:
-    def run(env: Mapping[str, Any]) -> Any:
-        a = left(env)
-        if a is None:
-            return None
-        b = right(env)
-        return None if b is None else op(a, b)
-
-    return run
-
-
-def _chain(fns: list[Fn], ops: list[Callable[[Any, Any], bool]]) -> Fn:
-    """`a < b < c`: pairwise comparisons left to right, each operand evaluated once, stopping at the first False."""
-    first, pairs = fns[0], tuple(zip(ops, fns[1:]))
-
-    def run(env: Mapping[str, Any]) -> bool | None:
-        a = first(env)
-        if a is None:
-            return None
-        for op, fn in pairs:
-            b = fn(env)
-            if b is None:
-                return None
-            if not op(a, b):
-                return False
-            a = b
-        return True
-
-    return run
-
-
-def _logic(fns: tuple[Fn, ...], decisive: bool) -> Fn:
-    """Three-valued `and` (decisive False) or `or` (decisive True): any decisive operand decides, else a missing
-    operand makes the result None."""
-
-    def run(env: Mapping[str, Any]) -> bool | None:
-        unknown = False
-        for fn in fns:
-            v = fn(env)
-            if v is None:
-                unknown = True
-            elif v == decisive:
-                return decisive
-        return None if unknown else not decisive
-
-    return run
+        return "bool", logic(tuple(fns), decisive=word == "or")

@@ -12,8 +12,9 @@ from bytewax.testing import TestingSink, run_main
 
 from fairstream.connectors.files import RecordSource
 from fairstream.dataflow.flow import build_flow
-from fairstream.language.load import parse_spec, read_yaml
+from fairstream.language.load import parse_spec
 from fairstream.language.plan import Plan, build_plan
+from fairstream.language.yaml_file import read_yaml
 
 
 def tuned_plan(path: Path, *, threshold: float | None = None, **estimator: Any) -> Plan:

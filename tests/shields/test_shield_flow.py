@@ -8,7 +8,8 @@ from bytewax.testing import TestingSink, run_main
 from fairstream.connectors.files import RecordSource
 from fairstream.connectors.synthetic.hiring import hiring_decisions
 from fairstream.dataflow.shield_flow import build_shield_flow
-from fairstream.language.load import load_plan, read_yaml
+from fairstream.language.load import load_plan
+from fairstream.language.yaml_file import read_yaml
 from fairstream.shields.runtime.decisions import INTERVENTION, SHIELDED
 from tests.conftest import SPECS
 
