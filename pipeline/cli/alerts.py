@@ -10,7 +10,7 @@ import click
 import orjson
 
 from fairstream.cli import console
-from fairstream.cli.errors import reports_errors
+from fairstream.cli.console import reports_errors
 from fairstream.cli.kafka_options import kafka_options
 from fairstream.connectors.alerts import subscribe
 from fairstream.connectors.kafka_config import checked_connection

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Iterable, Sequence
-from typing import Any
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 from rich.console import Console
 from rich.markup import escape
@@ -12,6 +14,8 @@ from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
+
+from fairstream.records.errors import FairstreamError
 
 console = Console(highlight=False)
 errors = Console(stderr=True, highlight=False)
@@ -106,3 +110,20 @@ def progress() -> Progress:
         console=errors,
         transient=True,
     )
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def reports_errors(command: F) -> F:
+    """Turn a `FairstreamError` a command raises into one clear line and its exit code."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except FairstreamError as err:
+            error(str(err))
+            sys.exit(err.exit_code)
+
+    return wrapper  # type: ignore[return-value]

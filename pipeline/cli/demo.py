@@ -11,7 +11,7 @@ import click
 
 from fairstream.cli import console
 from fairstream.cli.alerts import print_alerts
-from fairstream.cli.errors import reports_errors
+from fairstream.cli.console import reports_errors
 from fairstream.cli.kafka_options import kafka_options
 from fairstream.cli.run import print_run
 from fairstream.connectors.alerts import subscribe

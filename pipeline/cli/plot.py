@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from fairstream.cli import console
-from fairstream.cli.errors import reports_errors
+from fairstream.cli.console import reports_errors
 from fairstream.report.plot import plot_run
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from fairstream.cli import console
-from fairstream.cli.errors import reports_errors
+from fairstream.cli.console import reports_errors
 from fairstream.cli.kafka_options import kafka_options
 from fairstream.connectors.kafka_config import checked_connection
 from fairstream.connectors.replay import EventFields

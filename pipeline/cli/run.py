@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from fairstream.cli import console
-from fairstream.cli.errors import reports_errors
+from fairstream.cli.console import reports_errors
 from fairstream.cli.kafka_options import file_or_kafka, kafka_options
 from fairstream.dataflow.lifecycle import stopped_by
 from fairstream.language.metric import tests_ratio

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from fairstream.cli import console
-from fairstream.cli.errors import reports_errors
+from fairstream.cli.console import reports_errors
 from fairstream.connectors.split import split_records
 from fairstream.language.load import load_plan
 from fairstream.records.parse import key_getter, key_name

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from fairstream.cli import console
-from fairstream.cli.errors import reports_errors
+from fairstream.cli.console import reports_errors
 from fairstream.connectors.files import write_jsonl
 from fairstream.connectors.synthetic.credit import CreditSettings, credit_events
 from fairstream.connectors.synthetic.hiring import count_by_gender, hiring_decisions

@@ -10,7 +10,7 @@ import click
 import orjson
 
 from fairstream.cli import console
-from fairstream.cli.errors import reports_errors
+from fairstream.cli.console import reports_errors
 from fairstream.connectors.synthetic.seminar import ALGORITHMS
 from fairstream.report.heatmap import write_heatmap
 from fairstream.studies.tuning import DEFAULT_SPEC, EPSILONS, FAIR, KAPPAS, UNFAIR, Tuning, ratio_label, run_tuning

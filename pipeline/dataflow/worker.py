@@ -4,7 +4,7 @@ import sys
 from pathlib import Path
 
 from fairstream.cli import console
-from fairstream.cli.errors import reports_errors
+from fairstream.cli.console import reports_errors
 from fairstream.runner import Job, run_worker
 
 

@@ -51,7 +51,7 @@ def test_sigterm_stops_a_run_whose_output_waits_within_10_s_naming_what_was_not_
         ensure_topics(source.bootstrap, {"decisions": 1})
         script = textwrap.dedent(f"""
             from fairstream.cli import console
-            from fairstream.cli.errors import reports_errors
+            from fairstream.cli.console import reports_errors
             from fairstream.runner import Job, KafkaInput, KafkaOutput, execute
 
             console.show_warnings()

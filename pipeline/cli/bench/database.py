@@ -6,7 +6,7 @@ import click
 
 from fairstream.bench.database import SizeResult, duckdb_available, measure_size
 from fairstream.cli import console
-from fairstream.cli.errors import reports_errors
+from fairstream.cli.console import reports_errors
 from fairstream.cli.tune import NumberList
 
 NAIVE = ("sqlite naive", "duckdb naive")

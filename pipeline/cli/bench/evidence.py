@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from fairstream.cli import console
-from fairstream.cli.errors import reports_errors
+from fairstream.cli.console import reports_errors
 from fairstream.language.metric import default_floor
 from fairstream.studies.evidence import simulate_floors
 

@@ -7,7 +7,7 @@ import time
 import click
 
 from fairstream.cli import console
-from fairstream.cli.errors import reports_errors
+from fairstream.cli.console import reports_errors
 from fairstream.studies.guarantees import anytime_cases, baseline_cases, confident_cases, family_cases
 
 

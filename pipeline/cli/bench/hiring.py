@@ -7,7 +7,7 @@ import time
 import click
 
 from fairstream.cli import console
-from fairstream.cli.errors import reports_errors
+from fairstream.cli.console import reports_errors
 from fairstream.studies.hiring import FAIR, UNFAIR, hiring_plan, run_study
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from fairstream.cli import console
-from fairstream.cli.errors import reports_errors
+from fairstream.cli.console import reports_errors
 from fairstream.studies.mean_alarms import false_certificates, gap_alarms, oracle_trials
 
 

@@ -8,7 +8,7 @@ import click
 
 from fairstream.bench.scale import measure_scale, per_day
 from fairstream.cli import console
-from fairstream.cli.errors import reports_errors
+from fairstream.cli.console import reports_errors
 from fairstream.cli.kafka_options import kafka_options
 
 

@@ -6,7 +6,7 @@ import click
 
 from fairstream.bench.shield import measure_shield
 from fairstream.cli import console
-from fairstream.cli.errors import reports_errors
+from fairstream.cli.console import reports_errors
 
 
 @click.command()

@@ -8,7 +8,7 @@ import click
 
 from fairstream.bench.throughput import PER_DAY, measure_throughput
 from fairstream.cli import console
-from fairstream.cli.errors import reports_errors
+from fairstream.cli.console import reports_errors
 from fairstream.trials.bucket import PackedTrials
 from fairstream.trials.folds import COMPILED
 

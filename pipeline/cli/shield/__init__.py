@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from fairstream.cli import console
-from fairstream.cli.errors import reports_errors
+from fairstream.cli.console import reports_errors
 from fairstream.cli.kafka_options import file_or_kafka, kafka_options
 from fairstream.cli.lazy import LazyGroup
 from fairstream.cli.shield.groups import group_request, print_check, print_synthesis

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from fairstream.cli import console
-from fairstream.cli.errors import reports_errors
+from fairstream.cli.console import reports_errors
 from fairstream.report.shield_comparison import write_comparison
 from fairstream.studies.shields import CLASSIFIERS, DATASETS, FAIRNESS, PERIOD, SHIELDS, Comparison, compare, summarize
 

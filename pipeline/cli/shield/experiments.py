@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from fairstream.cli import console
-from fairstream.cli.errors import reports_errors
+from fairstream.cli.console import reports_errors
 from fairstream.report.energy_figures import write_figure_1, write_figure_2, write_figure_3, write_figure_4
 from fairstream.studies.energy_figures import (
     DECISION_MAKERS,
