@@ -108,7 +108,9 @@ class Evaluate(SpecModel):
 class Window(SpecModel):
     """Which closed trials an evaluation counts: all so far, those of the last `length`, or those of the current period."""
 
-    kind: Literal["cumulative", "sliding", "periodic"] = "cumulative"
+    kind: Literal["cumulative", "sliding", "periodic"] = Field(
+        "cumulative", description="cumulative: every closed trial counts; sliding: those of the last length; periodic: those since the period began"
+    )
     length: Duration | None = Field(None, description="sliding: how far back; periodic: the period (UTC-aligned)")
     by: Literal["closed", "opened"] = Field(
         "closed",

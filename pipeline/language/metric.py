@@ -59,7 +59,7 @@ class Constraint(SpecModel):
 class Metric(SpecModel):
     """The fairness property: which conditional rate must be equal across groups, and how far apart it may be."""
 
-    type: MetricType
+    type: MetricType = Field(description="the fairness property: which conditional rate (or mean) must agree across groups")
     group: str | list[str] = Field(description="variable naming the trial's group, or several for intersectional groups (values joined by ' & ')")
     prediction: str | None = Field(None, description="boolean variable: the decision (e.g. high risk, hired); all rate metrics")
     label: str | None = Field(None, description="boolean variable: the true outcome (equal_opportunity, equalized_odds)")

@@ -101,8 +101,8 @@ class MetricEntry(SpecModel):
 class Spec(SpecModel):
     """A monitor: input schema, trial lifecycle, per-trial variables, the metric, the estimator and the cadence."""
 
-    monitor: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
-    description: str = ""
+    monitor: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="the monitor's name, in every record it writes")]
+    description: str = Field("", description="one line for people: what the monitor watches")
     input: InputSchema
     trial: TrialSpec
     variables: dict[Name, Variable] = Field(min_length=1)

@@ -1,0 +1,52 @@
+"""The documentation cannot drift from the code: the spec reference is generated and every field describes itself,
+and the README's spec example, run on the COMPAS file, raises the alert the README shows."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from fairstream.language.models import Spec
+from fairstream.language.reference import missing_descriptions, reference_markdown
+from fairstream.runner import run_file
+
+ROOT = Path(__file__).parents[1]
+
+
+def test_every_spec_field_has_a_description():
+    assert missing_descriptions() == []
+
+
+def test_the_reference_lists_every_field_of_every_section():
+    schema = Spec.model_json_schema()
+    text = reference_markdown()
+    for model in [schema, *schema["$defs"].values()]:
+        for field in model.get("properties", {}):
+            assert f"| `{field}` |" in text
+
+
+def blocks(text: str, language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", text, flags=re.S)
+
+
+def test_the_readme_spec_raises_the_alert_the_readme_shows(compas_csv, tmp_path):
+    readme = (ROOT / "README.md").read_text()
+    (spec,) = blocks(readme, "yaml")
+    (shown,) = blocks(readme, "json")
+    (tmp_path / "parity.yaml").write_text(spec)
+    alert = run_file(tmp_path / "parity.yaml", compas_csv, tmp_path / "out").read("alerts.jsonl")[0]
+    for field, value in json.loads(shown).items():
+        if isinstance(value, float):
+            assert alert[field] == pytest.approx(value, abs=1e-3), field
+        else:
+            assert alert[field] == value, field
+
+
+def test_readme_is_short_and_every_page_it_links_exists():
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 250
+    for target in re.findall(r"\]\((docs/[^)]+)\)", readme):
+        assert (ROOT / target).is_file(), target
