@@ -29,7 +29,19 @@ def test_the_reference_lists_every_field_of_every_section():
 
 
 def blocks(text: str, language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", text, flags=re.S)
+    """The fenced code blocks of a Markdown text whose fence names `language` ("" for a bare fence)."""
+    found, current, fence = [], None, None
+    for line in text.splitlines():
+        if line.startswith("```"):
+            if current is None:
+                fence, current = line[3:].strip(), []
+            else:
+                if fence == language:
+                    found.append("\n".join(current) + "\n")
+                current = None
+        elif current is not None:
+            current.append(line)
+    return found
 
 
 def test_the_readme_spec_raises_the_alert_the_readme_shows(compas_csv, tmp_path):
@@ -50,3 +62,26 @@ def test_readme_is_short_and_every_page_it_links_exists():
     assert len(readme.splitlines()) <= 250
     for target in re.findall(r"\]\((docs/[^)]+)\)", readme):
         assert (ROOT / target).is_file(), target
+
+
+def normalized(line: str) -> str:
+    return " ".join(line.replace("│", " ").replace("┃", " ").split())
+
+
+def test_the_console_output_getting_started_shows_is_what_the_command_prints(compas_csv, tmp_path):
+    """Every line of the documented `fairstream run compas_equalized_odds` output (rows left out are marked …) is a
+    line the command prints on the COMPAS file."""
+    import subprocess
+    import sys
+
+    page = (ROOT / "docs" / "getting-started.md").read_text()
+    shown = next(block for block in blocks(page, "") if block.startswith("Final estimates at"))
+    result = subprocess.run(
+        [sys.executable, "-m", "fairstream.cli", "run", "compas_equalized_odds", "--input", str(compas_csv), "--out", str(tmp_path / "out")],
+        capture_output=True, text=True, timeout=300, env={**__import__("os").environ, "NO_COLOR": "1", "COLUMNS": "200"},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    printed = {normalized(line) for line in result.stdout.splitlines()}
+    expected = [normalized(line) for line in shown.splitlines() if line.strip() not in ("…", "")]
+    assert len(expected) > 15
+    assert [line for line in expected if line not in printed] == []
