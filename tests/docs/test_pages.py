@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
 from fairstream.language.models import Spec
 from fairstream.language.reference import missing_descriptions, reference_markdown
 from fairstream.runner import run_file
-
-ROOT = Path(__file__).parents[1]
+from tests.docs.markdown import ROOT, blocks, normalized
 
 
 def test_every_spec_field_has_a_description():
@@ -26,22 +24,6 @@ def test_the_reference_lists_every_field_of_every_section():
     for model in [schema, *schema["$defs"].values()]:
         for field in model.get("properties", {}):
             assert f"| `{field}` |" in text
-
-
-def blocks(text: str, language: str) -> list[str]:
-    """The fenced code blocks of a Markdown text whose fence names `language` ("" for a bare fence)."""
-    found, current, fence = [], None, None
-    for line in text.splitlines():
-        if line.startswith("```"):
-            if current is None:
-                fence, current = line[3:].strip(), []
-            else:
-                if fence == language:
-                    found.append("\n".join(current) + "\n")
-                current = None
-        elif current is not None:
-            current.append(line)
-    return found
 
 
 def test_the_readme_spec_raises_the_alert_the_readme_shows(compas_csv, tmp_path):
@@ -62,10 +44,6 @@ def test_readme_is_short_and_every_page_it_links_exists():
     assert len(readme.splitlines()) <= 250
     for target in re.findall(r"\]\((docs/[^)]+)\)", readme):
         assert (ROOT / target).is_file(), target
-
-
-def normalized(line: str) -> str:
-    return " ".join(line.replace("│", " ").replace("┃", " ").split())
 
 
 def test_the_console_output_getting_started_shows_is_what_the_command_prints(compas_csv, tmp_path):

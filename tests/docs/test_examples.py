@@ -1,0 +1,85 @@
+"""The documentation's file-based examples run and give what the pages say: the Python API example on COMPAS, the
+full spec of the spec format page, the shield section of the shields page, the credit example and the shield
+simulation whose output the shields page shows."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import yaml
+
+from fairstream.connectors.compas import compas_events
+from fairstream.language.load import check_spec
+from fairstream.language.yaml_file import find_spec, read_yaml
+from fairstream.runner import run_file
+from tests.docs.markdown import ROOT, blocks, normalized
+from tests.kafka.outputs import without_emitted_at
+
+CONSOLE = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
+
+
+def page(name: str) -> str:
+    return (ROOT / "docs" / name).read_text()
+
+
+def fairstream(*args: str, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "fairstream.cli", *args], capture_output=True, text=True, cwd=cwd, env=CONSOLE, timeout=300
+    )
+
+
+def test_the_python_api_example_pages_every_violation_of_the_file_run(compas_csv, tmp_path):
+    (example,) = blocks(page("api.md"), "python")
+    events = compas_events(compas_csv)
+    paged: list[dict] = []
+    namespace = {
+        "decision_batches": [events[start : start + 500] for start in range(0, len(events), 500)],
+        "page_the_fairness_team": paged.append,
+    }
+    exec(compile(example, "docs/api.md", "exec"), namespace)
+    alerts = without_emitted_at(run_file("compas_equalized_odds", compas_csv, tmp_path).read("alerts.jsonl"))
+    assert without_emitted_at(namespace["monitor"].alerts) == alerts
+    assert without_emitted_at(paged) == [alert for alert in alerts if alert["type"] == "fairness.violation"]
+    assert len(paged) == 2
+
+
+def test_the_spec_format_example_is_a_whole_valid_spec():
+    (example,) = blocks(page("spec-format.md"), "yaml")
+    plan = check_spec(yaml.safe_load(example), "docs/spec-format.md")
+    assert plan is not None
+
+
+def test_the_shield_section_on_the_shields_page_is_valid_in_the_bundled_shield_spec():
+    (section,) = blocks(page("shields.md"), "yaml")
+    spec = read_yaml(find_spec("hiring_energy_shield"))
+    spec["shield"] = yaml.safe_load(section)["shield"]
+    check_spec(spec, "docs/shields.md")
+
+
+def test_the_credit_example_shows_the_gaps_its_comment_names(tmp_path):
+    (example,) = [block for block in blocks(page("spec-format.md"), "bash") if "synth credit" in block]
+    for line in example.splitlines():
+        args = line.split("#")[0].split()[1:]
+        result = fairstream(*args, "--out", "out", cwd=tmp_path) if args[0] == "run" else fairstream(*args, cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+    first = {}
+    for line in (tmp_path / "out" / "alerts.jsonl").read_text().splitlines():
+        alert = json.loads(line)
+        if alert["type"] == "fairness.violation":
+            first.setdefault(alert["monitor"], alert)
+    assert first["credit-applications.approval"]["pair"] == ["a", "b"]  # group b is approved less often
+    assert first["credit-applications.days-to-decision"]["pair"] == ["b", "a"]  # and waits longer
+
+
+def test_the_shield_simulation_prints_what_the_shields_page_shows(tmp_path):
+    (shown,) = blocks(page("shields.md"), "console")
+    command, *output = shown.splitlines()
+    result = fairstream(*command.removeprefix("$ fairstream ").split(), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    printed = {normalized(line) for line in result.stdout.splitlines()}
+    expected = [normalized(line) for line in output if "took" not in line]  # the synthesis time varies
+    assert len(expected) >= 9
+    assert [line for line in expected if line not in printed] == []
