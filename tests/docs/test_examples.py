@@ -12,6 +12,7 @@ import sys
 import yaml
 
 from fairstream.connectors.compas import compas_events
+from fairstream.connectors.kafka_config import check_properties, load_connection
 from fairstream.language.load import check_spec
 from fairstream.language.yaml_file import find_spec, read_yaml
 from fairstream.runner import run_file
@@ -83,3 +84,17 @@ def test_the_shield_simulation_prints_what_the_shields_page_shows(tmp_path):
     expected = [normalized(line) for line in output if "took" not in line]  # the synthesis time varies
     assert len(expected) >= 9
     assert [line for line in expected if line not in printed] == []
+
+
+def test_the_client_properties_on_the_operations_page_are_taken_by_the_kafka_client(tmp_path):
+    """librdkafka accepts every property the example sets (its CA path pointed at a real certificate authority)."""
+    import trustme
+
+    (example,) = blocks(page("operations.md"), "properties")
+    authority = tmp_path / "company-ca.pem"
+    trustme.CA().cert_pem.write_to_path(str(authority))
+    (tmp_path / "client.properties").write_text(example.replace("/etc/ssl/company-ca.pem", str(authority)))
+    connection = load_connection(config_file=tmp_path / "client.properties", environ={"FAIRSTREAM_KAFKA_SASL_PASSWORD": "secret"})
+    assert connection.bootstrap == "broker-1.example.internal:9093,broker-2.example.internal:9093"
+    assert connection.properties["sasl.password"] == "secret"
+    check_properties(connection)
