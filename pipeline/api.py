@@ -32,7 +32,7 @@ from fairstream.language.plan import Plan
 from fairstream.monitor import Monitor
 from fairstream.records.events import DeadLetter, RawRecord
 from fairstream.trials.partition import Output
-from fairstream.verdicts.alerts import ESTIMATE, RECOVERED, VIOLATION
+from fairstream.verdicts.alerts import ALERT_TYPES, ESTIMATE
 
 
 class FairnessMonitor:
@@ -81,6 +81,6 @@ class FairnessMonitor:
         for record in records:
             if record["type"] == ESTIMATE:
                 self._latest[record["monitor"]] = record
-            elif record["type"] in (VIOLATION, RECOVERED):
+            elif record["type"] in ALERT_TYPES:
                 self.alerts.append(record)
         return records

@@ -14,6 +14,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge
 from prometheus_client.core import GaugeMetricFamily
 
 from fairstream.records.timefmt import time_parser
+from fairstream.verdicts.alerts import ALERT_TYPES
 from fairstream.verdicts.tally import RunTally
 
 REGISTRY = CollectorRegistry(auto_describe=True)
@@ -103,5 +104,5 @@ def observe(record: dict[str, Any]) -> None:
         for part, body in record["parts"].items():
             violated = body.get("violated")
             VERDICT.labels(monitor, part).set(float("nan") if violated is None else float(violated))
-    elif kind in ("fairness.violation", "fairness.recovered", "shield.intervention"):
+    elif kind in (*ALERT_TYPES, "shield.intervention"):
         ALERTS.labels(record.get("monitor", ""), kind).inc()

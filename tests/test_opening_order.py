@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from fairstream.connectors.files import write_jsonl
-from fairstream.estimators.betting import GapBet, PairQueue
+from fairstream.estimators.betting import GapBet, RatioPairs
 from fairstream.runner import run_file
 from tests.studies.error_rates import DELAYED_SPEC, delayed_decisions
 from tests.test_compas_reference import without_emitted_at
@@ -56,7 +56,7 @@ def test_the_tests_wealth_is_the_bets_on_pairs_in_opening_order(runs, stream):
     groups = {e["id"]: e["group"] for e in events if e["kind"] == "APPLY"}
     order = [e["id"] for e in events if e["kind"] == "APPLY"]
     decided = {e["id"]: float(e["approved"]) for e in events if e["kind"] == "DECISION"}
-    bet, queue, seen = GapBet(0.1), PairQueue(), set()
+    bet, queue, seen = GapBet(0.1), RatioPairs(), set()
     for key in order:
         seen.add(groups[key])
         if len(seen) == 2:  # a pair opens once both groups have an outcome

@@ -59,8 +59,17 @@ def print_summary(monitor: MonitorTally, dead_letters: dict[str, int], unwritten
             [(v.part, v.high, v.low, v.event_time[:10], v.value, *([v.evidence or ""] if evidence else [])) for v in violations],
             right=(4,),
         )
+    if final is not None:
+        statuses = {part: body["status"] for part, body in sorted(final["parts"].items()) if "status" in body}
+        if statuses:
+            console.console.print("status at the end: " + ", ".join(f"{part} {status}" for part, status in statuses.items()), soft_wrap=True)
+    certifications = (
+        f", {monitor.certifications} certification(s), {monitor.uncertifications} uncertification(s)"
+        if final is not None and final["verdict"] != "point"
+        else ""
+    )
     console.console.print(
-        f"alerts: {monitor.violations} violation(s), {monitor.recoveries} recovery(ies); dead letters: {sum(dead_letters.values())}"
+        f"alerts: {monitor.violations} violation(s), {monitor.recoveries} recovery(ies){certifications}; dead letters: {sum(dead_letters.values())}"
         + (f" ({', '.join(f'{k}: {v}' for k, v in sorted(dead_letters.items()))})" if dead_letters else "")
         + (f"; {unwritten:,} past dead_letters.max_file_bytes counted, not written" if unwritten else ""),
         soft_wrap=True,

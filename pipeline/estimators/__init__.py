@@ -1,6 +1,6 @@
 """Estimators of per-group rates, means and gaps, with intervals and an anytime-valid gap test (pure)."""
 
-from fairstream.estimators.betting import GapBet, PairQueue, log_wealth_paths
+from fairstream.estimators.betting import GapBet, RatioPairs, log_wealth_paths
 from fairstream.estimators.intervals import (
     INTERVALS,
     IntervalKind,
@@ -20,8 +20,8 @@ __all__ = [
     "GapBet",
     "IntervalKind",
     "Mean",
-    "PairQueue",
     "Rate",
+    "RatioPairs",
     "beta_credible",
     "beta_difference",
     "clopper_pearson",

@@ -1,17 +1,22 @@
-"""Anytime-valid test that two groups' rates differ by more than ε, by betting (Waudby-Smith & Ramdas; Chugg et al. 2023).
+"""Anytime-valid tests that two groups' rates differ by more than ε, or by less, by betting (Waudby-Smith & Ramdas;
+Chugg et al. 2023).
 
-The k-th outcome x_k of group a meets the k-th outcome y_k of group b. A bettor starts with wealth 1 and stakes a
-fraction λ_k, fixed before pair k arrives, on x_k − y_k exceeding ε: K_n = Π (1 + λ_k (x_k − y_k − ε)). If
-E[x − y] ≤ ε (H0⁺), K is a nonnegative supermartingale and, by Ville's inequality, P(∃n: K_n ≥ 1/α) ≤ α: the test
-may be read after every pair, forever, without inflating false alarms. A mirror bettor tests H0⁻: E[y − x] ≤ ε.
+Outcomes are paired: one outcome x of group a meets y, the mean of the next r outcomes of group b (or the other way
+round when b is the smaller group). A bettor starts with wealth 1 and stakes a fraction λ_k, fixed before pair k
+arrives, on x − y exceeding ε: K_n = Π (1 + λ_k (x_k − y_k − ε)). If E[x − y] ≤ ε (H0⁺), K is a nonnegative
+supermartingale and, by Ville's inequality, P(∃n: K_n ≥ 1/α) ≤ α: the test may be read after every pair, forever,
+without inflating false alarms. A mirror bettor tests H0⁻: E[y − x] ≤ ε. Two more bettors stake on the gap staying
+inside: on ε − (x − y) against p_a − p_b ≥ ε and on ε + (x − y) against p_b − p_a ≥ ε; when both have reached 1/α,
+|p_a − p_b| < ε is *certified* at level α (each one-sided null rejected at α, an intersection–union test).
 
-Why pairing by rank keeps pairs i.i.d.: `PairQueue` decides which a-outcome meets which b-outcome from the order
-in which outcomes are handed to it within each group alone, never from the values. The monitor hands them over in
-the order their trials *opened* (see `fairstream.estimators.opening`), which an outcome decided later cannot change;
-so if each group's outcomes are i.i.d., the k-th outcome of a group is a fresh draw whatever k is, independent of the
-other group and of every earlier pair, and the pairs are i.i.d. with E[x − y] equal to p_a − p_b, which is all the
-supermartingale argument needs, however late and in whatever order the labels arrive. The group that runs ahead
-waits in a FIFO.
+Why pairing keeps pairs independent: `RatioPairs` decides which outcomes meet from the order in which they are handed
+to it within each group and from how many of each group it has been handed and left waiting (r is about the ratio of
+those counts), never from the values. The monitor hands them over in the order their trials *opened* (see
+`fairstream.estimators.opening`), which an outcome decided later cannot change; so if each group's outcomes are
+i.i.d., every outcome in a pair is a fresh draw, independent of the other group and of every earlier pair, and
+E[x − y] = p_a − p_b, which is all the supermartingale argument needs, however late and in whatever order the labels
+arrive. Averaging r outcomes of the larger group uses every trial of both groups, so an unequal split costs what it
+costs a fixed-sample z test: the pair's variance is σ_a² + σ_b²/r.
 """
 
 from __future__ import annotations
@@ -24,110 +29,162 @@ import numpy as np
 
 ONS_GAIN = 2 / (2 - math.log(3))
 """Step size c of the online Newton step bets (Cutkosky & Orabona), as in Chugg et al."""
-BET_CAP = 0.5
-"""Largest bet λ: every factor 1 + λ·(x − y − ε) stays ≥ (1 − ε)/2 > 0 for outcomes in [0, 1] and ε < 1."""
+BET_CAP = 0.6
+"""Largest bet λ where the payoff cannot fall far below zero: high enough that a large gap is found about as soon as
+a fixed-sample test would find it, low enough that noise in the first pairs does not cost a small gap much."""
+LEAST_FACTOR = 0.25
+"""Every factor 1 + λ·payoff stays at least this: λ ≤ (1 − LEAST_FACTOR)/L for a payoff that can fall to −L."""
+
+
+def bet_cap(worst_loss: float) -> float:
+    """The largest bet on a payoff that can fall to −`worst_loss` (1 + ε for a violation side, 1 − ε for a
+    certification side)."""
+    return min(BET_CAP, (1 - LEAST_FACTOR) / worst_loss)
+
 
 BAD_EPSILON = "epsilon must lie in [0, 1); got {epsilon}; the gap of two rates lies in [-1, 1]"
 BAD_OUTCOME = "outcomes must lie in [0, 1]; got x = {x}, y = {y}; pass 0/1 indicators or rescale bounded outcomes"
 BAD_ALPHA = "alpha must lie in (0, 1); got {alpha}; pass the false-alarm rate, e.g. 0.05"
 
 
-def _ons_step(bet, sum_z2, payoff):
-    """Log-factor of `payoff` = x − y − ε at the current bet, and the next bet by online Newton step (floats or arrays)."""
+def _ons_step(bet, sum_z2, payoff, cap):
+    """Log-factor of `payoff` (x − y − ε) at the current bet, and the next bet by online Newton step, at most `cap`
+    (floats or arrays)."""
     factor = 1 + bet * payoff
     z = payoff / factor
     sum_z2 = sum_z2 + z * z
-    return np.log(factor), np.minimum(np.maximum(bet + ONS_GAIN * z / sum_z2, 0.0), BET_CAP), sum_z2
+    return np.log(factor), np.minimum(np.maximum(bet + ONS_GAIN * z / sum_z2, 0.0), cap), sum_z2
 
 
-def log_wealth_paths(payoffs: np.ndarray) -> np.ndarray:
-    """Log-wealth after each payoff x_k − y_k − ε of online-Newton-step bettors: time on the last axis, one
-    independent bettor per index of the leading axes. `GapBet` makes the same bets one pair at a time.
+def log_wealth_paths(payoffs: np.ndarray, cap: float = BET_CAP) -> np.ndarray:
+    """Log-wealth after each payoff (x_k − y_k − ε, or ε ∓ (x_k − y_k)) of online-Newton-step bettors whose bets are
+    at most `cap` (see `bet_cap`): time on the last axis, one independent bettor per index of the leading axes.
+    `GapBet` makes the same bets one pair at a time.
 
     >>> log_wealth_paths(np.array([0.5, 0.5, -0.5])).round(4)
-    array([ 0.    ,  0.2231, -0.0645])
+    array([ 0.    ,  0.2624, -0.0943])
     """
     payoffs = np.asarray(payoffs, dtype=float)
     bet, sum_z2, log_wealth = np.zeros(payoffs.shape[:-1]), np.ones(payoffs.shape[:-1]), np.zeros(payoffs.shape[:-1])
     paths = np.empty_like(payoffs)
     for k in range(payoffs.shape[-1]):
-        log_factor, bet, sum_z2 = _ons_step(bet, sum_z2, payoffs[..., k])
+        log_factor, bet, sum_z2 = _ons_step(bet, sum_z2, payoffs[..., k], cap)
         log_wealth = log_wealth + log_factor
         paths[..., k] = log_wealth
     return paths
 
 
 class GapBet:
-    """Sequential test of |p_a − p_b| ≤ ε for one ordered pair of groups: one bettor per side, fed paired outcomes.
+    """Sequential tests for one pair of groups, fed paired outcomes: that |p_a − p_b| > ε (one bettor per side, a
+    violation) and that |p_a − p_b| < ε (two bettors that must both win, a certification).
 
     >>> bet = GapBet(epsilon=0.1)
     >>> for _ in range(30):
     ...     bet.update(1.0, 0.0)
-    >>> bet.pairs, bet.rejects(0.05)
-    (30, 'a>b')
+    >>> bet.pairs, bet.rejects(0.05), bet.certifies(0.05)
+    (30, 'a>b', False)
     """
 
-    __slots__ = ("epsilon", "pairs", "_bet", "_sum_z2", "_log_wealth", "_rejected")
+    __slots__ = ("epsilon", "pairs", "_bet", "_sum_z2", "_log_wealth", "_peak", "_cap")
 
     def __init__(self, epsilon: float):
         if not 0 <= epsilon < 1:
             raise ValueError(BAD_EPSILON.format(epsilon=epsilon))
         self.epsilon = epsilon
         self.pairs = 0
-        self._bet = np.zeros(2)  # [H0⁺: E[x − y] ≤ ε, H0⁻: E[y − x] ≤ ε]
-        self._sum_z2 = np.ones(2)
-        self._log_wealth = np.zeros(2)
-        self._rejected: Literal["a>b", "b>a"] | None = None
+        # [H0⁺: E[x − y] ≤ ε, H0⁻: E[y − x] ≤ ε, E[x − y] ≥ ε, E[y − x] ≥ ε]
+        self._bet = np.zeros(4)
+        self._sum_z2 = np.ones(4)
+        self._log_wealth = np.zeros(4)
+        self._peak = np.zeros(4)
+        """The running maximum of each log-wealth: Ville's inequality bounds it, so a crossing stands once made."""
+        self._cap = np.array([bet_cap(1 + epsilon)] * 2 + [bet_cap(1 - epsilon)] * 2)
 
     def update(self, x: float, y: float) -> None:
-        """Settle both bets on the k-th outcome x of group a and the k-th outcome y of group b, then place the next."""
+        """Settle every bet on one pair (x of group a, y of group b), then place the next."""
         if not (0 <= x <= 1 and 0 <= y <= 1):
             raise ValueError(BAD_OUTCOME.format(x=x, y=y))
-        payoffs = np.array([x - y - self.epsilon, y - x - self.epsilon])
-        log_factor, self._bet, self._sum_z2 = _ons_step(self._bet, self._sum_z2, payoffs)
+        gap = x - y
+        payoffs = np.array([gap - self.epsilon, -gap - self.epsilon, self.epsilon - gap, self.epsilon + gap])
+        log_factor, self._bet, self._sum_z2 = _ons_step(self._bet, self._sum_z2, payoffs, self._cap)
         self._log_wealth += log_factor
+        np.maximum(self._peak, self._log_wealth, out=self._peak)
         self.pairs += 1
 
     def get(self) -> tuple[float, float]:
         """Current log-wealth against H0⁺ (a exceeds b by more than ε) and against H0⁻ (b exceeds a by more than ε)."""
-        above, below = self._log_wealth
+        above, below = self._log_wealth[:2]
         return float(above), float(below)
 
+    def certification(self) -> float:
+        """The evidence that the gap lies within ε: the smaller of the highest log-wealths the two bettors on it staying
+        inside have reached."""
+        return float(min(self._peak[2:]))
+
     def rejects(self, alpha: float) -> Literal["a>b", "b>a"] | None:
-        """The side whose wealth has reached 2/α, now or at an earlier call, else None.
+        """The side whose wealth has reached 2/α at some pair so far (the higher one if both have), else None.
 
         Each side is tested at α/2, so P(ever rejects | |p_a − p_b| ≤ ε) ≤ α however often this is called (Ville's
         inequality bounds the running maximum, so a rejection stands once made); to cover several pairs of groups,
         pass each its share of α (see `fairstream.verdicts.budget`).
         """
-        if not 0 < alpha < 1:
-            raise ValueError(BAD_ALPHA.format(alpha=alpha))
-        if self._rejected is None:
-            above, below = self.get()
-            if max(above, below) >= math.log(2 / alpha):
-                self._rejected = "a>b" if above >= below else "b>a"
-        return self._rejected
+        _check_alpha(alpha)
+        above, below = self._peak[:2]
+        if max(above, below) < math.log(2 / alpha):
+            return None
+        return "a>b" if above >= below else "b>a"
+
+    def certifies(self, alpha: float) -> bool:
+        """Whether both bettors on the gap staying inside ε have reached 1/α at some pair so far: each one-sided null
+        (p_a − p_b ≥ ε, p_b − p_a ≥ ε) is then rejected at α, so P(ever certifies | |p_a − p_b| ≥ ε) ≤ α."""
+        _check_alpha(alpha)
+        return self.certification() >= math.log(1 / alpha)
 
 
-class PairQueue:
-    """Turns two unpaired streams of outcomes into pairs (x, y): the k-th outcome of a with the k-th of b.
+def _check_alpha(alpha: float) -> None:
+    if not 0 < alpha < 1:
+        raise ValueError(BAD_ALPHA.format(alpha=alpha))
 
-    >>> queue = PairQueue()
-    >>> queue.push(True, 1.0), queue.push(True, 0.0), queue.push(False, 0.5), queue.push(False, 1.0)
-    ([], [], [(1.0, 0.5)], [(0.0, 1.0)])
+
+SLACK = 8
+"""Outcomes a group may have waiting beyond one pair's worth before pairs take one more (or one fewer) of the larger
+group: the ratio of the counts is rarely a whole number, and what it leaves over must neither pile up nor be lost."""
+
+
+class RatioPairs:
+    """Turns two unpaired streams of outcomes into pairs (x, y): each outcome of the group with fewer so far meets the
+    mean of the next r outcomes of the other, r the ratio of the groups' counts so far, rounded (1 when they are
+    even), one more while the larger group has more than `SLACK` outcomes left over and one fewer while the smaller
+    one has. So every outcome is used, at most a few pairs late, and r depends on the counts alone.
+
+    >>> pairs = RatioPairs()
+    >>> [pairs.push(False, y) for y in (0.0, 1.0, 1.0, 0.0)], pairs.push(True, 0.5)
+    ([[], [], [], []], [(0.5, 0.5)])
     """
 
-    __slots__ = ("_waiting", "_waiting_are_a")
+    __slots__ = ("_waiting", "_counts")
 
     def __init__(self) -> None:
-        self._waiting: deque[float] = deque()
-        self._waiting_are_a = True
+        self._waiting: tuple[deque[float], deque[float]] = (deque(), deque())
+        self._counts = [0, 0]
 
     def push(self, group_is_a: bool, outcome: float) -> list[tuple[float, float]]:
-        """The pairs this outcome completes: none while its group is ahead, else one with the oldest waiting outcome."""
-        if not self._waiting or self._waiting_are_a == group_is_a:
-            self._waiting.append(outcome)
-            self._waiting_are_a = group_is_a
-            return []
-        partner = self._waiting.popleft()
-        return [(outcome, partner) if group_is_a else (partner, outcome)]
+        """The pairs this outcome completes: none while its group's outcomes wait for the other group's."""
+        side = 0 if group_is_a else 1
+        self._waiting[side].append(outcome)
+        self._counts[side] += 1
+        formed = []
+        while self._waiting[0] and self._waiting[1]:
+            few = 0 if self._counts[0] <= self._counts[1] else 1
+            many = 1 - few
+            r = max(1, round(self._counts[many] / self._counts[few]))
+            if len(self._waiting[few]) > SLACK:
+                r = max(1, r - 1)
+            elif len(self._waiting[many]) >= r + SLACK:
+                r += 1
+            if len(self._waiting[many]) < r:
+                break
+            single = self._waiting[few].popleft()
+            mean = sum(self._waiting[many].popleft() for _ in range(r)) / r
+            formed.append((single, mean) if few == 0 else (mean, single))
+        return formed

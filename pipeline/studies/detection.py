@@ -8,10 +8,12 @@ every look; an anytime verdict holds at level α however often it is read.
 
 The oracle knows the effect size: a fixed-sample two-sided z test of the gap against ε at level α (α/2 a side) that
 reaches power 0.8 needs `oracle_decisions` decisions; a sequential monitor that knows nothing pays for not knowing.
+The spec declares the two genders, so the monitor tests its one pair at the whole α, as the oracle does.
 """
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -23,14 +25,14 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from fairstream.connectors.synthetic.hiring import hiring_decisions
+from fairstream.connectors.synthetic.hiring import GENDERS, hiring_decisions
 from fairstream.language.plan import Plan
 from fairstream.studies.hiring import FAIR, UNFAIR, Run, hiring_plan, summarize_run
-from fairstream.studies.runs import monitor_records, standard_error
+from fairstream.studies.runs import median_interval, monitor_records, standard_error
 from fairstream.verdicts.judge import Mode
 
 MODES: tuple[Mode, ...] = ("point", "confident", "anytime")
-RATIOS: tuple[tuple[int, int], ...] = ((1, 1), (1, 4))
+RATIOS: tuple[tuple[int, int], ...] = ((1, 1), (1, 4), (1, 9))
 """Group sizes male : female."""
 POWER = 0.8
 
@@ -69,12 +71,15 @@ class ModeSummary:
     """Fair runs whose verdict is violated at the last decision (the fixed horizon)."""
     unfair_missed: int
     """Unfair runs without any violation alert."""
-    delay_median: float | None
-    delay_p10: float | None
-    delay_p90: float | None
-    """Decisions until the first violation alert, over the unfair runs that raise one (linear interpolation); None when none does."""
+    delay_median: float
+    delay_p10: float
+    delay_p90: float
+    """Decisions until the first violation alert over every unfair run, a run that raises none counting as later than
+    its last decision (math.inf): so a quantile is inf when more runs than its share went undetected."""
     oracle: float
     """Decisions the oracle z test needs (see `oracle_decisions`)."""
+    delay_median_range: tuple[float, float] = (math.nan, math.nan)
+    """A 95 % distribution-free interval for the median delay (see `median_interval`): its Monte Carlo error."""
 
     @property
     def false_alarm_rate(self) -> float:
@@ -94,8 +99,12 @@ class ModeSummary:
         return standard_error(self.false_alarm_rate_at_end, self.seeds)
 
     @property
-    def delay_over_oracle(self) -> float | None:
-        return None if self.delay_median is None else self.delay_median / self.oracle
+    def delay_over_oracle(self) -> float:
+        return self.delay_median / self.oracle
+
+    @property
+    def delay_over_oracle_range(self) -> tuple[float, float]:
+        return self.delay_median_range[0] / self.oracle, self.delay_median_range[1] / self.oracle
 
 
 @dataclass(frozen=True)
@@ -112,19 +121,20 @@ class DetectionStudy:
 
 def summarize_mode(mode: Mode, ratio: tuple[int, int], fair: Sequence[Run], unfair: Sequence[Run], oracle: float) -> ModeSummary:
     """Condense one mode's runs at one ratio (one fair and one unfair run per seed)."""
-    delays = [run.first_trigger for run in unfair if run.first_trigger is not None]
-    p10, median, p90 = (float(q) for q in np.percentile(delays, [10, 50, 90])) if delays else (None, None, None)
+    delays = [math.inf if run.first_trigger is None else run.first_trigger for run in unfair]
+    p10, median, p90 = (float(q) for q in np.percentile(delays, [10, 50, 90], method="inverted_cdf"))
     return ModeSummary(
         mode=mode,
         ratio=ratio,
         seeds=len(fair),
         fair_alarmed=sum(run.triggers > 0 for run in fair),
         fair_violated_at_end=sum(run.onset is not None for run in fair),
-        unfair_missed=len(unfair) - len(delays),
+        unfair_missed=sum(run.first_trigger is None for run in unfair),
         delay_median=median,
         delay_p10=p10,
         delay_p90=p90,
         oracle=oracle,
+        delay_median_range=median_interval(delays),
     )
 
 
@@ -142,7 +152,10 @@ def run_detection(
     """Monitor a fair and an unfair stream of `decisions` decisions for each seed in 0..seeds-1 and each ratio of group
     sizes under every mode, with the spec's default intervals. `workers` > 1 spreads the seeds over that many processes;
     the result is the same. `on_run` sees each finished run with its mode."""
-    plans = {mode: hiring_plan(confidence=confidence, threshold=threshold, prior=PRIOR, verdict=mode, alpha=alpha) for mode in MODES}
+    plans = {
+        mode: hiring_plan(confidence=confidence, threshold=threshold, prior=PRIOR, verdict=mode, alpha=alpha, groups=list(GENDERS))
+        for mode in MODES
+    }
     summaries = []
     for ratio in ratios:
         share = ratio[0] / sum(ratio)

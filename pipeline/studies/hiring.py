@@ -40,10 +40,12 @@ def hiring_plan(
     verdict: Mode = "point",
     alpha: float = 0.05,
     interval: str | None = None,
+    groups: list[str] | None = None,
     path: Path = SPEC_PATH,
 ) -> Plan:
-    """The bundled hiring spec with its estimator and threshold replaced; `interval` None is the default for κ (beta when κ > 0)."""
-    return tuned_plan(path, threshold=threshold, confidence=confidence, prior=prior, verdict=verdict, alpha=alpha, interval=interval)
+    """The bundled hiring spec with its estimator, threshold and (when given) groups replaced; `interval` None is the
+    default for κ (beta when κ > 0)."""
+    return tuned_plan(path, threshold=threshold, groups=groups, confidence=confidence, prior=prior, verdict=verdict, alpha=alpha, interval=interval)
 
 
 @dataclass(frozen=True)

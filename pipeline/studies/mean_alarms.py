@@ -21,7 +21,7 @@ import numpy as np
 from scipy import stats
 
 from fairstream.estimators import sequence
-from fairstream.estimators.betting import log_wealth_paths
+from fairstream.estimators.betting import bet_cap, log_wealth_paths
 
 SPREAD = 4.0
 """Beta(μ·SPREAD, (1 − μ)·SPREAD): outcomes spread over the whole of [0, 1] (standard deviation about 0.2 at μ = 0.6)."""
@@ -61,7 +61,7 @@ def gap_alarms(mean_a: float, mean_b: float, *, epsilon: float, alpha: float, ru
     """Both gap verdicts over the same seeded streams, checked after every step."""
     rng = np.random.default_rng(seed)
     a, b = _draw(rng, mean_a, runs, steps), _draw(rng, mean_b, runs, steps)
-    wealth = log_wealth_paths(np.stack([a - b - epsilon, b - a - epsilon]))
+    wealth = log_wealth_paths(np.stack([a - b - epsilon, b - a - epsilon]), cap=bet_cap(1 + epsilon))
     anytime = _first((wealth >= math.log(2 / alpha)).any(axis=0))
     n = np.arange(1, steps + 1)
     with np.errstate(divide="ignore", invalid="ignore"):

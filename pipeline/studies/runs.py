@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from bytewax.testing import TestingSink, run_main
+from scipy import stats
 
 from fairstream.connectors.files import RecordSource
 from fairstream.dataflow.flow import build_flow
@@ -17,11 +18,12 @@ from fairstream.language.plan import Plan, build_plan
 from fairstream.language.yaml_file import read_yaml
 
 
-def tuned_plan(path: Path, *, threshold: float | None = None, **estimator: Any) -> Plan:
-    """The spec at `path` with the given estimator fields (confidence, prior, verdict, …) replaced, and ε when given."""
+def tuned_plan(path: Path, *, threshold: float | None = None, groups: list[str] | None = None, **estimator: Any) -> Plan:
+    """The spec at `path` with the given estimator fields (confidence, prior, verdict, …) replaced, and ε and the
+    metric's groups when given."""
     source = str(path)
     spec = parse_spec(read_yaml(path), source)
-    metric = {} if threshold is None else {"threshold": threshold}
+    metric = {name: value for name, value in (("threshold", threshold), ("groups", groups)) if value is not None}
     spec = spec.model_copy(
         update={
             "estimator": spec.estimator.model_copy(update={name: value for name, value in estimator.items() if value is not None}),
@@ -47,3 +49,18 @@ def monitor_records(plan: Plan, events: Sequence[dict[str, Any]]) -> list[dict[s
 def standard_error(rate: float, runs: int) -> float:
     """The Monte Carlo standard error of a rate estimated from `runs` independent runs."""
     return math.sqrt(rate * (1 - rate) / runs) if runs else math.nan
+
+
+def median_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
+    """A distribution-free interval for the median of what `values` sample: the order statistics X_(l) and X_(n−l+1),
+    l the largest whole number with P(Bin(n, 1/2) < l) ≤ (1 − confidence)/2.
+
+    >>> median_interval(list(range(1, 51)))
+    (18, 33)
+    """
+    ordered = sorted(values)
+    n = len(ordered)
+    lowest = max(1, int(stats.binom.ppf((1 - confidence) / 2, n, 0.5)))
+    while lowest > 1 and stats.binom.cdf(lowest - 1, n, 0.5) > (1 - confidence) / 2:
+        lowest -= 1
+    return ordered[lowest - 1], ordered[n - lowest]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from fairstream.estimators.betting import GapBet, PairQueue
+from fairstream.estimators.betting import GapBet, RatioPairs
 from fairstream.estimators.opening import OpeningOrder
 from fairstream.estimators.sequence import MeanSequence, rescale
 from fairstream.trials.bucket import FINISHED
@@ -31,7 +31,7 @@ class AnytimeEvidence:
     constraints: tuple[ConstraintRule, ...] = ()
     order: OpeningOrder = field(default_factory=OpeningOrder)
     released: dict[str, set[str]] = field(default_factory=dict)
-    queues: dict[tuple[str, str, str], PairQueue] = field(default_factory=dict)
+    queues: dict[tuple[str, str, str], RatioPairs] = field(default_factory=dict)
     bets: dict[tuple[str, str, str], GapBet] = field(default_factory=dict)
     sequences: dict[tuple[str, str], MeanSequence] = field(default_factory=dict)
     """Per constraint part and group, the confidence sequence of its mean outcome (from the end of its baseline)."""
@@ -95,7 +95,7 @@ class AnytimeEvidence:
             key = (part, a, b)
             if key not in self.bets:
                 self.bets[key] = GapBet(self.epsilon)
-                self.queues[key] = PairQueue()
+                self.queues[key] = RatioPairs()
             for x, y in self.queues[key].push(group == a, outcome):
                 self.bets[key].update(x, y)
 

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from fairstream.estimators.means import Mean, mean_bounds
 from fairstream.estimators.priors import part_estimator, prior_now
-from fairstream.verdicts.alerts import ESTIMATE, AlertTracker, stamp
+from fairstream.verdicts.alerts import CERTIFIED_STATUS, ESTIMATE, AlertTracker, part_status, stamp
 from fairstream.verdicts.budget import Budget, MonitorBudget
 from fairstream.verdicts.constraints import ConstraintRule, constraint_part
 from fairstream.verdicts.judge import judge
-from fairstream.verdicts.parts import describe_interval, measure_verdict, part_body, rate_part, standardized_part
+from fairstream.verdicts.parts import describe_interval, every_group_judged, measure_verdict, part_body, rate_part, standardized_part
 from fairstream.verdicts.publish import suppress_small_cells
 
 if TYPE_CHECKING:
@@ -47,7 +47,11 @@ class Evaluation:
         alerts: list[dict[str, Any]] = []
         for part in sorted(counts.sums) if config.measures else sorted(counts.rates):
             if config.gap_verdict:
-                parts[part] = self._measure_part(counts, part) if config.measures else self._part(counts, part, *part_estimator(config.part_estimators, part, prior, config.confidence, counts.totals))
+                parts[part] = (
+                    self._measure_part(counts, part)
+                    if config.measures
+                    else self._part(counts, part, *part_estimator(config.part_estimators, part, prior, config.confidence, counts.totals))
+                )
         for rule in config.constraints:
             parts[rule.part] = self._constraint_part(counts, rule)
         if config.metric == "conditional_statistical_parity" and len(parts) > 1:
@@ -60,9 +64,15 @@ class Evaluation:
             kind = self.tracker.update(part, body["violated"], body["clear"])
             if body["violated"] is not None or part in self.tracker.violated:
                 body["violated"] = self.tracker.violated.get(part, False)  # the alert state: hysteresis holds it too
+            point = config.rule.mode == "point" or body.get("verdict") == "point"
+            body["status"] = part_status(point, body["violated"], body.pop("certified", None))
+            pair = body["pair"] or []
             if kind is not None:
-                pair = body["pair"] or []
                 alerts.append(stamp({"metric": config.metric, "part": part, **body}, config.name, kind, instant, part, *pair, *at))
+            if not point:
+                certification = self.tracker.certify(part, body["status"] == CERTIFIED_STATUS)
+                if certification is not None:
+                    alerts.append(stamp({"metric": config.metric, "part": part, **body}, config.name, certification, instant, part, *at))
         records = []
         if config.estimates:
             summary: dict[str, Any] = {
@@ -134,9 +144,12 @@ class Evaluation:
                 groups[group]["below_floor"] = True
         if counts.anytime is not None and part == "mean_outcome":
             bets = counts.anytime.bets_of(part)
-            return part_body(groups, judge(config.rule, estimates, level=self._level(part), bets=bets), config.rule)
+            complete = every_group_judged(config.rule, groups, estimates)
+            return part_body(groups, judge(config.rule, estimates, level=self._level(part), bets=bets, complete=complete), config.rule)
         group_bounds = (lambda group, alpha: self._bounds(means[group], alpha)) if part == "mean_outcome" else None
-        verdict = measure_verdict(config.rule, estimates, self._level(part), group_bounds)
+        verdict = measure_verdict(
+            config.rule, estimates, self._level(part), group_bounds, every_group_judged(config.rule, groups, estimates)
+        )
         body = part_body(groups, verdict, config.rule)
         if config.rule.mode == "confident" and group_bounds is not None:
             describe_interval(body, verdict, "gap")
@@ -166,6 +179,8 @@ class Evaluation:
         standing = [group for group in body["groups"] if self.tracker.violated.get(f"{part}\x1f{group}")]
         if body["violated"] is not None or standing:
             body["violated"] = bool(standing)
+        judged = [entry["certified"] for entry in body["groups"].values() if "certified" in entry]
+        body["status"] = part_status(False, body["violated"], bool(judged) and all(judged))
         return alerts
 
     def _bounds(self, mean: Mean, alpha: float) -> tuple[float, float]:

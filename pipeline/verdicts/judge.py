@@ -4,7 +4,7 @@ beyond ε) or anytime (a betting test rejects), each pair at the level its error
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
 from typing import Literal
 
@@ -38,7 +38,8 @@ class PartVerdict:
     the mode gives one, the pair's level, and the verdict.
 
     `violated` says the property is violated now; `clear` says it holds with the hysteresis margin, so an
-    ongoing violation may end. Both are None when fewer than two groups can be compared.
+    ongoing violation may end. Both are None when fewer than two groups can be compared. `certified` says the evidence
+    puts every compared pair inside the threshold at the rule's α (None under point verdicts, which weigh no evidence).
     """
 
     gap: float | None = None
@@ -51,6 +52,8 @@ class PartVerdict:
     log_wealth: float | None = None
     violated: bool | None = None
     clear: bool | None = None
+    certified: bool | None = None
+    log_wealth_within: float | None = None
 
 
 def compared_pairs(groups: list[str], pairs: tuple[tuple[str, str], ...] | None) -> list[tuple[str, str]]:
@@ -70,20 +73,24 @@ def judge(
     difference: Difference | None = None,
     group_interval: GroupInterval | None = None,
     bets: dict[tuple[str, str], GapBet] | None = None,
+    complete: bool = True,
 ) -> PartVerdict:
     """Judge one part from its per-group point estimates and, per mode, the raw rates, intervals or betting tests.
 
     Confident verdicts rest on the raw rates (`raw`, the point estimates where not given): pairs are ordered by them and
     their intervals are of the raw gap, whatever prior the point estimates carry. `level` gives each pair's α; by
-    default the rule's α is split evenly over the pairs compared now.
+    default the rule's α is split evenly over the pairs compared now. `complete` says every group of the part is in
+    `estimates` (none below the evidence floor): only then can the part be certified.
     """
     pairs = compared_pairs(list(estimates), rule.pairs)
     if not pairs:
-        return PartVerdict()
+        return PartVerdict(certified=None if rule.mode == "point" else False)
     raw = raw if raw is not None else estimates
     level = level or (lambda _pair: rule.alpha / len(pairs))
     if rule.mode == "confident":
-        return _confident(rule, estimates, raw, pairs, level, difference, group_interval)
+        verdict = _confident(rule, estimates, raw, pairs, level, difference, group_interval)
+        certified = complete and not verdict.violated and _certified_by_intervals(rule, raw, pairs, difference, group_interval)
+        return replace(verdict, certified=certified)
     widest = _widest(rule, estimates, pairs)
     base = _describe(widest, estimates, raw)
     if rule.mode == "point":
@@ -92,6 +99,8 @@ def judge(
             return PartVerdict(**base, violated=ratio < rule.threshold, clear=ratio >= rule.threshold + rule.hysteresis)
         return PartVerdict(**base, violated=gap > rule.threshold, clear=gap <= rule.threshold - rule.hysteresis)
     assert bets is not None
+    within = min((bets[pair].certification() if pair in bets else 0.0) for pair in pairs)
+    certified = complete and all(pair in bets and bets[pair].certifies(rule.alpha) for pair in pairs)
     strongest: tuple[bool, float, tuple[str, str], float] | None = None
     for a, b in pairs:
         bet = bets.get((a, b))
@@ -104,13 +113,23 @@ def judge(
             if strongest is None or candidate[:2] > strongest[:2]:
                 strongest = candidate
     if strongest is None:
-        return PartVerdict(**base)
+        return PartVerdict(**base, certified=False, log_wealth_within=within)
     rejected, log_wealth, pair, alpha = strongest
     # a betting test that has rejected has rejected for good (see `GapBet.rejects`): a violation found this way never
     # clears. Until then the record names the widest gap; after, the pair the test rejected for.
     if not rejected:
-        return PartVerdict(**base, alpha=alpha, log_wealth=log_wealth, violated=False, clear=False)
-    return PartVerdict(**_describe(pair, estimates, raw), alpha=alpha, log_wealth=log_wealth, violated=True, clear=False)
+        return PartVerdict(
+            **base, alpha=alpha, log_wealth=log_wealth, violated=False, clear=False, certified=certified, log_wealth_within=within
+        )
+    return PartVerdict(
+        **_describe(pair, estimates, raw),
+        alpha=alpha,
+        log_wealth=log_wealth,
+        violated=True,
+        clear=False,
+        certified=False,
+        log_wealth_within=within,
+    )
 
 
 def _confident(
@@ -148,6 +167,32 @@ def _confident(
         **_describe(strongest, estimates, raw), interval=intervals[strongest], alpha=level(strongest),
         violated=lower > rule.threshold, clear=lower <= band,
     )  # fmt: skip
+
+
+def _certified_by_intervals(
+    rule: VerdictRule,
+    raw: dict[str, float],
+    pairs: list[tuple[str, str]],
+    difference: Difference | None,
+    group_interval: GroupInterval | None,
+) -> bool:
+    """Whether every pair's interval lies inside the threshold: |gap| < ε (or ratio > τ) at the rule's α for each pair,
+    by two one-sided tests (a 1 − 2α interval) joined as an intersection–union test, so no pair takes a share of α.
+    The widest pairs are tried first, and the first that fails settles it."""
+    ordered = sorted(((a, b) if raw[a] >= raw[b] else (b, a) for a, b in pairs), key=lambda pair: raw[pair[1]] - raw[pair[0]])
+    two_sided = min(2 * rule.alpha, 0.999)
+    for high, low in ordered:
+        if rule.ratio:
+            assert group_interval is not None
+            high_upper = group_interval(high, rule.alpha)[1]
+            if high_upper <= 0 or group_interval(low, rule.alpha)[0] / high_upper <= rule.threshold:
+                return False
+        else:
+            assert difference is not None
+            lower, upper = difference(high, low, two_sided)
+            if not (-rule.threshold < lower and upper < rule.threshold):
+                return False
+    return True
 
 
 def _widest(rule: VerdictRule, estimates: dict[str, float], pairs: list[tuple[str, str]]) -> tuple[str, str]:

@@ -56,7 +56,7 @@ def rate_part(
     if rule.mode == "point" or prior is None:
         verdict = judge(rule if prior is not None else VerdictRule(threshold=rule.threshold), estimates, raw=raw)
     elif rule.mode == "anytime":
-        verdict = judge(rule, estimates, raw=raw, level=level, bets=bets or {})
+        verdict = judge(rule, estimates, raw=raw, level=level, bets=bets or {}, complete=every_group_judged(rule, groups, estimates))
     else:
 
         def difference(high: str, low: str, alpha: float) -> tuple[float, float]:
@@ -66,7 +66,8 @@ def rate_part(
         def group_interval(group: str, alpha: float) -> tuple[float, float]:
             return kind.group(rates[group].hits, rates[group].trials, alpha, prior, confidence)
 
-        verdict = judge(rule, estimates, raw=raw, level=level, difference=difference, group_interval=group_interval)
+        complete = every_group_judged(rule, groups, estimates)
+        verdict = judge(rule, estimates, raw=raw, level=level, difference=difference, group_interval=group_interval, complete=complete)
     body = part_body(groups, verdict, rule)
     if rule.mode == "confident":
         interval_of = ("ratio" if rule.ratio else "gap") if of_estimate else ("raw_ratio" if rule.ratio else "raw_gap")
@@ -82,17 +83,26 @@ def describe_interval(body: dict[str, Any], verdict: PartVerdict, interval_of: s
         body["interval_reason"] = "fewer than two groups at the evidence floor"
 
 
-def measure_verdict(rule: VerdictRule, estimates: dict[str, float], level: PairLevel, group_bounds: GroupInterval | None) -> PartVerdict:
+def every_group_judged(rule: VerdictRule, groups: dict[str, Any], estimates: dict[str, float]) -> bool:
+    """Whether every group the part compares (each group seen, or each group of the listed pairs) has a judged
+    estimate: a group below the evidence floor, or a listed one not seen yet, leaves the part uncertifiable."""
+    compared = set(groups) if rule.pairs is None else {group for pair in rule.pairs for group in pair}
+    return compared <= set(estimates)
+
+
+def measure_verdict(
+    rule: VerdictRule, estimates: dict[str, float], level: PairLevel, group_bounds: GroupInterval | None, complete: bool = True
+) -> PartVerdict:
     """The verdict on mean outcomes: confident ones from the two groups' bounds at half the pair's level each."""
     if rule.mode != "confident" or group_bounds is None:
-        return judge(rule, estimates, level=level)
+        return judge(rule, estimates, level=level, complete=complete)
 
     def difference(high: str, low: str, alpha: float) -> tuple[float, float]:
         low_a, high_a = group_bounds(high, alpha / 2)
         low_b, high_b = group_bounds(low, alpha / 2)
         return low_a - high_b, high_a - low_b
 
-    return judge(rule, estimates, level=level, difference=difference)
+    return judge(rule, estimates, level=level, difference=difference, complete=complete)
 
 
 def standardized_part(strata: dict[str, Any], rule: VerdictRule, min_trials: int) -> dict[str, Any]:
@@ -131,6 +141,7 @@ def part_body(groups: dict[str, Any], verdict: PartVerdict, rule: VerdictRule) -
         "threshold": rule.threshold,
         "violated": verdict.violated,
         "clear": verdict.clear,
+        "certified": verdict.certified,
     }
     if rule.hysteresis:
         body["hysteresis"] = rule.hysteresis
@@ -138,6 +149,8 @@ def part_body(groups: dict[str, Any], verdict: PartVerdict, rule: VerdictRule) -
         body["alpha"] = verdict.alpha
     if verdict.log_wealth is not None:
         body["log_wealth"] = verdict.log_wealth
+    if verdict.log_wealth_within is not None:
+        body["log_wealth_within"] = verdict.log_wealth_within
     if rule.mode != "point" and any("interval" in cell for cell in groups.values()):
         body["interval_validity"] = FIXED_TIME
     return body

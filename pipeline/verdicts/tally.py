@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from fairstream.verdicts.alerts import RECOVERED, VIOLATION
+from fairstream.verdicts.alerts import CERTIFIED, RECOVERED, UNCERTIFIED, VIOLATION
 from fairstream.verdicts.summary import FirstViolation, note_violations, publishes_groups
 
 
@@ -25,6 +25,8 @@ class MonitorTally(BaseModel):
     """Each part and pair's (or constraint group's) first violation, filed as `note_violations` files them."""
     violations: int = 0
     recoveries: int = 0
+    certifications: int = 0
+    uncertifications: int = 0
 
     def observe_estimate(self, record: dict[str, Any]) -> None:
         self.estimates += 1
@@ -42,6 +44,8 @@ class MonitorTally(BaseModel):
         self.estimates += other.estimates
         self.violations += other.violations
         self.recoveries += other.recoveries
+        self.certifications += other.certifications
+        self.uncertifications += other.uncertifications
         for mine, theirs in (("last", other.last), ("latest_published", other.latest_published)):
             if theirs is not None and (getattr(self, mine) is None or theirs["event_time"] >= getattr(self, mine)["event_time"]):
                 setattr(self, mine, theirs)
@@ -86,6 +90,10 @@ class RunTally(BaseModel):
             self._monitor(record["monitor"]).violations += 1
         elif kind == RECOVERED:
             self._monitor(record["monitor"]).recoveries += 1
+        elif kind == CERTIFIED:
+            self._monitor(record["monitor"]).certifications += 1
+        elif kind == UNCERTIFIED:
+            self._monitor(record["monitor"]).uncertifications += 1
         elif kind == "shield.decision":
             self.shielded += 1
         elif kind == "shield.intervention":

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import time
 
 import click
 
 from fairstream.cli import console
 from fairstream.cli.console import reports_errors
-from fairstream.studies.detection import MODES, POWER, PRIOR, RATIOS, run_detection
+from fairstream.studies.detection import MODES, POWER, PRIOR, RATIOS, ModeSummary, run_detection
 from fairstream.studies.hiring import FAIR, UNFAIR
 
 
@@ -32,20 +33,28 @@ from fairstream.studies.hiring import FAIR, UNFAIR
     type=click.FloatRange(0, 1, min_open=True, max_open=True),
     help="α: error level of confident and anytime verdicts.",
 )
+@click.option(
+    "--ratio",
+    "ratios",
+    multiple=True,
+    callback=lambda _ctx, _param, values: tuple(_ratio(value) for value in values) or RATIOS,
+    help="Group sizes male:female to run, repeatable (default 1:1, 1:4 and 1:9).",
+)
 @click.option("--jobs", default=2, show_default=True, type=click.IntRange(1), help="Processes that monitor seeds side by side.")
 @reports_errors
-def detection(seeds: int, decisions: int, confidence: float, threshold: float, alpha: float, jobs: int) -> None:
-    """Run the hiring monitor in every verdict mode over the same seeded fair and unfair streams at group ratios 1:1 and 1:4;
-    report false alarms with their Monte Carlo error and detection delay against an oracle z test."""
+def detection(seeds: int, decisions: int, confidence: float, threshold: float, alpha: float, ratios: tuple[tuple[int, int], ...], jobs: int) -> None:
+    """Run the hiring monitor in every verdict mode over the same seeded fair and unfair streams at each ratio of group
+    sizes; report false alarms with their Monte Carlo error and detection delay against an oracle z test."""
     started = time.perf_counter()
     with console.progress() as progress:
-        task = progress.add_task("monitoring", total=2 * seeds * len(MODES) * len(RATIOS))
+        task = progress.add_task("monitoring", total=2 * seeds * len(MODES) * len(ratios))
         study = run_detection(
             seeds,
             decisions,
             confidence=confidence,
             threshold=threshold,
             alpha=alpha,
+            ratios=ratios,
             workers=jobs,
             on_run=lambda _mode, _run: progress.advance(task),
         )
@@ -64,11 +73,11 @@ def detection(seeds: int, decisions: int, confidence: float, threshold: float, a
                 s.mode,
                 f"{s.false_alarm_rate:.3f} ± {s.false_alarm_error:.3f}",
                 f"{s.false_alarm_rate_at_end:.3f} ± {s.false_alarm_error_at_end:.3f}",
-                _decisions(s.delay_median),
-                _decisions(s.delay_p10),
-                _decisions(s.delay_p90),
+                _decisions(s.delay_median, decisions),
+                _decisions(s.delay_p10, decisions),
+                _decisions(s.delay_p90, decisions),
                 f"{s.oracle:.0f}",
-                console.fmt(s.delay_over_oracle) if s.delay_over_oracle is None else f"{s.delay_over_oracle:.2f}",
+                _ratio_to_oracle(s, decisions),
                 f"{s.unfair_missed} / {seeds}",
             )
             for s in study.modes
@@ -80,8 +89,24 @@ def detection(seeds: int, decisions: int, confidence: float, threshold: float, a
         "at the last one); delay: decisions until the first violation alert on unfair ones; oracle: decisions a fixed-sample "
         f"two-sided z test at level α that knows the effect size needs for power {POWER}"
     )
-    console.console.print(f"{2 * seeds * len(MODES) * len(RATIOS)} runs in {elapsed:.1f} s")
+    console.console.print(f"{2 * seeds * len(MODES) * len(ratios)} runs in {elapsed:.1f} s")
 
 
-def _decisions(value: float | None) -> str:
-    return console.fmt(value) if value is None else f"{value:g}"
+def _ratio_to_oracle(summary: ModeSummary, decisions: int) -> str:
+    """The median delay over the oracle's decisions, with the 95 % interval of the median (its Monte Carlo error)."""
+    low, high = (f"> {decisions / summary.oracle:.2f}" if math.isinf(value) else f"{value:.2f}" for value in summary.delay_over_oracle_range)
+    median = f"> {decisions / summary.oracle:.2f}" if math.isinf(summary.delay_over_oracle) else f"{summary.delay_over_oracle:.2f}"
+    return f"{median} ({low}–{high})"
+
+
+def _ratio(text: str) -> tuple[int, int]:
+    """`1:4` → (1, 4): group sizes male : female."""
+    male, _, female = text.partition(":")
+    if not (male.isdigit() and female.isdigit() and int(male) > 0 and int(female) > 0):
+        raise click.BadParameter(f"expected two positive whole numbers as M:F, such as 1:4; got {text!r}")
+    return int(male), int(female)
+
+
+def _decisions(value: float, decisions: int) -> str:
+    """A delay in decisions; one beyond the stream (runs left undetected) as `> n`."""
+    return f"> {decisions}" if math.isinf(value) else f"{value:g}"
