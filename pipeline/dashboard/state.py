@@ -10,7 +10,7 @@ from typing import Any
 
 from fairstream.language.metric import tests_ratio
 from fairstream.shields.runtime.decisions import INTERVENTION, STATUS
-from fairstream.verdicts.alerts import ESTIMATE, RECOVERED, VIOLATION
+from fairstream.verdicts.alerts import ALERT_TYPES, ESTIMATE
 
 DEAD_LETTER = "pipeline.dead_letter"
 
@@ -60,7 +60,7 @@ class DashboardState:
                 history = self.monitors[name] = MonitorHistory(name)
             if kind == ESTIMATE:
                 history.estimates.append(record)
-            elif kind in (VIOLATION, RECOVERED, INTERVENTION):
+            elif kind in (*ALERT_TYPES, INTERVENTION):
                 self.alerts_by_id[str(record_id)] = record
                 (history.interventions if kind == INTERVENTION else history.alerts).append(record)
             elif kind == STATUS:
@@ -160,13 +160,15 @@ def _part_view(name: str, every: list[dict[str, Any]], kept: list[dict[str, Any]
         "threshold": threshold,
         "clear_line": None if not hysteresis or threshold is None else threshold + hysteresis if ratio else threshold - hysteresis,
         "violated_periods": violated_periods([(record["event_time"], (record["parts"].get(name) or {}).get("violated")) for record in every]),
+        "certified_periods": violated_periods([(record["event_time"], (record["parts"].get(name) or {}).get("status") == "certified") for record in every]),
+        "status": latest.get("status"),
         "latest_groups": {group: cell(latest, group, "trials") for group in sorted(latest["groups"])},
     }
 
 
 def violated_periods(verdicts: list[tuple[str, bool | None]]) -> list[list[str]]:
-    """[start, end] of each run of violated evaluations: from the first violated one to the next one that is not (or
-    the last evaluation), exact whatever the thinning.
+    """[start, end] of each run of evaluations that were violated (or certified): from the first such one to the next
+    one that is not (or the last evaluation), exact whatever the thinning.
 
     >>> violated_periods([("d1", False), ("d2", True), ("d3", True), ("d4", False), ("d5", True)])
     [['d2', 'd4'], ['d5', 'd5']]

@@ -35,6 +35,7 @@ UNKNOWN_GROUP = "unknown group {group!r} in {path}; known groups: {known}"
 GAP_COLOR = "black"
 VIOLATION_COLOR = "tab:red"
 RECOVERY_COLOR = "tab:green"
+CERTIFIED_COLOR = "tab:blue"
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,8 @@ class PartSeries:
     """A delayed-impact constraint: per group, the upper bound on g (τ − mean, or mean − τ); at most 0 is certified."""
     raw: bool = False
     """Whether the rates and gap drawn are the raw ones (the points confident intervals are for), not the MAP estimates."""
+    certified: list[bool] | None = None
+    """Per evaluation, whether the part's status was `certified` (None for records without a status)."""
 
     @property
     def final_gap(self) -> float:
@@ -85,7 +88,10 @@ def plot_run(out_dir: Path, png_path: Path | None = None, *, groups: list[str] |
             if group not in known:
                 raise InputError(UNKNOWN_GROUP.format(group=group, path=out_dir / "estimates.jsonl", known=", ".join(known)))
     shown = largest_final_gaps(series, MAX_PARTS)
-    figure = draw(shown, alerts_by_part(alerts), title=figure_title(estimates[-1], len(shown), len(series)), groups=groups)
+    figure = draw(
+        shown, alerts_by_part(alerts), title=figure_title(estimates[-1], len(shown), len(series)), groups=groups,
+        certifies=estimates[-1].get("verdict", "point") != "point",
+    )  # fmt: skip
     png_path = Path(png_path) if png_path else out_dir / ("fairness.png" if len(monitors) == 1 else f"fairness-{chosen}.png")
     png_path.parent.mkdir(parents=True, exist_ok=True)
     FigureCanvasAgg(figure).print_png(png_path)
@@ -141,6 +147,7 @@ def _series(name: str, rows: list[tuple[datetime, dict[str, Any]]], ratio: bool 
         ratio=ratio and not constraint,
         certificates=per_group("g_upper") if constraint else None,
         raw=point == "rate",
+        certified=[body.get("status") == "certified" for body in bodies] if any("status" in body for body in bodies) else None,
     )
 
 
@@ -167,7 +174,8 @@ def largest_final_gaps(series: list[PartSeries], limit: int) -> list[PartSeries]
 
 
 def violated_spans(times: list[datetime], flags: list[bool]) -> list[tuple[datetime, datetime]]:
-    """The stretches of event time in violation: from a violated evaluation to the next one that is not (or the last)."""
+    """The stretches of event time a flag holds (in violation, certified): from an evaluation where it holds to the
+    next one where it does not (or the last)."""
     spans = []
     start = None
     for moment, flag in zip(times, flags):
@@ -201,9 +209,10 @@ def figure_title(last: dict[str, Any], shown: int, total: int) -> str:
 
 
 def draw(
-    series: list[PartSeries], alerts: dict[str, list[dict[str, Any]]], *, title: str, groups: list[str] | None = None
+    series: list[PartSeries], alerts: dict[str, list[dict[str, Any]]], *, title: str, groups: list[str] | None = None, certifies: bool = False
 ) -> Figure:
-    """One column per part (four across, then another band): estimates by group on top; gap, threshold, violations and alerts below."""
+    """One column per part (four across, then another band): estimates by group on top; gap, threshold, violations and alerts below;
+    with `certifies` (confident and anytime verdicts), the certified stretches too."""
     figure = Figure(figsize=SIZE, dpi=DPI, layout="constrained")
     columns = min(len(series), COLUMNS)
     bands = math.ceil(len(series) / columns)
@@ -221,7 +230,10 @@ def draw(
             measure = "bound on g (≤ 0: certified)" if part.certificates is not None else "ratio (min / max)" if part.ratio else "gap (max − min)"
             bottom.set_ylabel(f"raw {measure}" if part.raw and part.certificates is None else measure)
     figure.suptitle(title, fontsize=14)
-    figure.legend(handles=_key(any(part.ratio for part in series), any(part.raw for part in series)), loc="outside lower center", ncol=5, frameon=False, fontsize=11)
+    figure.legend(
+        handles=_key(any(part.ratio for part in series), any(part.raw for part in series), certifies),
+        loc="outside lower center", ncol=7 if certifies else 6, frameon=False, fontsize=11,
+    )  # fmt: skip
     return figure
 
 
@@ -261,6 +273,8 @@ def _draw_gap(ax: Axes, part: PartSeries, alerts: list[dict[str, Any]], colors: 
     ax.axhline(part.threshold, color=VIOLATION_COLOR, linestyle="--", linewidth=1.2)
     for start, end in violated_spans(part.times, part.violated):
         ax.axvspan(start, end, color=VIOLATION_COLOR, alpha=0.12, linewidth=0)
+    for start, end in violated_spans(part.times, part.certified or []):
+        ax.axvspan(start, end, color=CERTIFIED_COLOR, alpha=0.15, linewidth=0)
     for alert in alerts:
         color = VIOLATION_COLOR if alert["type"] == VIOLATION else RECOVERY_COLOR
         ax.axvline(datetime.fromisoformat(alert["event_time"]), color=color, linestyle=":", linewidth=1.3)
@@ -298,13 +312,14 @@ def _label_first_violation(ax: Axes, part: PartSeries, alert: dict[str, Any]) ->
     )
 
 
-def _key(ratio: bool, raw: bool = False) -> list[Any]:
+def _key(ratio: bool, raw: bool = False, certifies: bool = False) -> list[Any]:
     measure = ("raw " if raw else "") + ("ratio" if ratio else "gap")
     return [
         Line2D([], [], color=GAP_COLOR, linewidth=1.3, label=f"{measure} between groups"),
         Patch(color=GAP_COLOR, alpha=0.18, label=f"interval of the {measure} (confident verdicts)"),
         Line2D([], [], color=VIOLATION_COLOR, linestyle="--", label="threshold"),
         Patch(color=VIOLATION_COLOR, alpha=0.12, label="violated"),
+        *([Patch(color=CERTIFIED_COLOR, alpha=0.15, label="certified (unshaded: inconclusive)")] if certifies else []),
         Line2D([], [], color=VIOLATION_COLOR, linestyle=":", label="violation alert"),
         Line2D([], [], color=RECOVERY_COLOR, linestyle=":", label="recovery alert"),
     ]

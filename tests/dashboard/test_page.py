@@ -137,3 +137,27 @@ def test_ten_thousand_evaluations_of_six_groups_in_two_parts_are_thinned_and_dra
         periods = json.loads(urllib.request.urlopen(served.url + "api/snapshot").read())["monitors"][0]["parts"][0]["violated_periods"]
         expected = [[records[start]["event_time"], records[min(start + 50, 9999)]["event_time"]] for start in range(100, 10_000, 150)]
         assert periods == expected
+
+
+def test_each_parts_status_and_certified_stretches_show_on_the_page(browser, compas_csv, tmp_path):
+    """Demographic parity by sex on COMPAS at ε = 0.15 with confident verdicts is certified (the raw gap is 0.08); the
+    page shows the part's status as the last estimate has it, shades the stretches it was certified and lists the
+    certification records."""
+    spec = yaml.safe_load((SPECS / "compas_demographic_parity_sex.yaml").read_text())
+    spec["metric"]["threshold"] = 0.15
+    spec["estimator"]["verdict"] = "confident"
+    (tmp_path / "sex.yaml").write_text(yaml.safe_dump(spec))
+    out = tmp_path / "out"
+    run_file(tmp_path / "sex.yaml", compas_csv, out)
+    last = json.loads(lines(out / "estimates.jsonl")[-1])["parts"]["selection_rate"]
+    records = [json.loads(line) for line in lines(out / "alerts.jsonl")]
+    assert last["status"] == "certified" and records[0]["type"] == "fairness.certified"
+    with dashboard(str(out)) as served:
+        browser.get(served.url)
+        shown = wait_for(browser, lambda b: texts(b, ".part-status .status"), what="the part's status")
+        assert shown == ["certified"]
+        shades = browser.execute_script("return document.querySelector('[id^=gap-]').layout.shapes.map(s => s.fillcolor)")
+        assert shades.count("rgba(0, 114, 178, 0.12)") == sum(record["type"] == "fairness.certified" for record in records)
+        rows = browser.execute_script("return [...document.querySelectorAll('table.alerts tbody tr')].map(r => r.className)")
+        assert rows == [record["type"].removeprefix("fairness.") for record in records]
+        assert "certified now: selection_rate" in texts(browser, ".summary")[0]

@@ -155,3 +155,28 @@ def test_a_delayed_impact_constraint_draws_each_groups_bound_on_g_and_its_alert(
     alert = {"type": "fairness.violation", "event_time": "2024-01-01T00:00:00Z", "part": "mean_outcome>=0.6", "group": "b"}
     draw([series], {"mean_outcome>=0.6": [alert]}, title=figure_title(records[-1], 1, 1)).savefig(tmp_path / "constraint.png")
     assert imread(tmp_path / "constraint.png").shape[:2] == (900, 1600)
+
+
+def test_a_confident_run_shades_the_stretches_its_parts_were_certified(tmp_path: Path):
+    """Statuses inconclusive, certified, certified, inconclusive: one certified stretch, drawn as a shaded span beside
+    the violated ones, and the key names it."""
+    bodies = [
+        {"groups": {"a": {"estimate": 0.5, "rate": 0.5, "hits": 5, "trials": 10}, "b": {"estimate": 0.45, "rate": 0.45, "hits": 9, "trials": 20}},
+         "gap": 0.05, "ratio": 0.9, "pair": ["a", "b"], "raw_gap": 0.05, "raw_ratio": 0.9, "threshold": 0.1, "violated": False, "clear": True,
+         "interval": [-0.02, 0.08], "interval_of": "raw_gap", "status": status}
+        for status in ("inconclusive", "certified", "certified", "inconclusive")
+    ]  # fmt: skip
+    records = [
+        {"monitor": "m", "type": "fairness.estimate", "event_time": f"2024-01-0{day + 1}T00:00:00Z", "metric": "demographic_parity",
+         "verdict": "confident", "alpha": 0.05, "family": "monitor", "prior": 0.5, "confidence": 0, "trials": {"closed": 30, "incomplete": 0},
+         "parts": {"selection_rate": body}}
+        for day, body in enumerate(bodies)
+    ]  # fmt: skip
+    (part,) = part_series(records)
+    assert part.certified == [False, True, True, False]
+    assert violated_spans(part.times, part.certified) == [(part.times[1], part.times[3])]
+    figure = draw([part], {}, title="t", certifies=True)
+    gap_axes = figure.axes[1]
+    spans = [patch for patch in gap_axes.patches if patch.get_facecolor()[:3] == pytest.approx((0.12156862745098039, 0.4666666666666667, 0.7058823529411765))]
+    assert len(spans) == 1
+    assert "certified (unshaded: inconclusive)" in [text.get_text() for text in figure.legends[0].get_texts()]

@@ -3,7 +3,13 @@
 
 // Okabe–Ito: distinguishable with the common colour-vision deficiencies.
 const PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000", "#F0E442"];
-const BAD = "#b3261e", OK = "#1e6b34", SHADE = "rgba(213, 94, 0, 0.13)";
+const BAD = "#b3261e", OK = "#1e6b34", SHADE = "rgba(213, 94, 0, 0.13)", CERTIFIED = "#0072B2", CERTIFIED_SHADE = "rgba(0, 114, 178, 0.12)";
+const ALERT_MARKERS = [
+  ["fairness.violation", "triangle-up", BAD, "violation alert"],
+  ["fairness.recovered", "circle", OK, "recovery alert"],
+  ["fairness.certified", "diamond", CERTIFIED, "certified"],
+  ["fairness.uncertified", "diamond-open", CERTIFIED, "no longer certified"],
+];
 const groupColors = new Map();
 const PLOT_CONFIG = { responsive: true, displaylogo: false, modeBarButtonsToRemove: ["lasso2d", "select2d"] };
 
@@ -81,7 +87,7 @@ function gapTraces(part, alerts) {
     traces.push({ x: span, y: [part.clear_line, part.clear_line], mode: "lines", name: "recovery (hysteresis)", line: { color: OK, dash: "dot", width: 1.5 }, hoverinfo: "skip" });
   }
   const mine = alerts.filter((alert) => alert.part === part.name);
-  for (const [type, symbol, color, label] of [["fairness.violation", "triangle-up", BAD, "violation alert"], ["fairness.recovered", "circle", OK, "recovery alert"]]) {
+  for (const [type, symbol, color, label] of ALERT_MARKERS) {
     const chosen = mine.filter((alert) => alert.type === type);
     if (!chosen.length) continue;
     traces.push({
@@ -93,8 +99,8 @@ function gapTraces(part, alerts) {
   return traces;
 }
 
-function violatedShapes(periods) {
-  return periods.map(([start, end]) => ({ type: "rect", xref: "x", yref: "paper", x0: start, x1: end, y0: 0, y1: 1, fillcolor: SHADE, line: { width: 0 }, layer: "below" }));
+function periodShapes(periods, fillcolor) {
+  return periods.map(([start, end]) => ({ type: "rect", xref: "x", yref: "paper", x0: start, x1: end, y0: 0, y1: 1, fillcolor, line: { width: 0 }, layer: "below" }));
 }
 
 function ensure(parent, id, make) {
@@ -112,18 +118,22 @@ function drawPart(container, monitor, part) {
   const block = ensure(container, `part-${key}`, () => {
     const wrapper = text("div", undefined, { class: "part-block", "data-part": part.name });
     wrapper.appendChild(text("h3", part.name));
+    wrapper.appendChild(text("p", undefined, { class: "part-status" }));
     const row = text("div", undefined, { class: "part" });
     row.appendChild(text("div", undefined, { class: "plot", id: `estimates-${key}`, "aria-label": `${part.name}: estimates per group` }));
     row.appendChild(text("div", undefined, { class: "plot", id: `gap-${key}`, "aria-label": `${part.name}: ${part.measure} against the threshold` }));
     wrapper.appendChild(row);
     return wrapper;
   });
+  const status = block.querySelector(".part-status");
+  status.replaceChildren();
+  if (part.status) status.appendChild(text("span", part.status, { class: `status status-${part.status}`, "data-status": part.status }));
   const estimates = block.querySelector(`#estimates-${CSS.escape(key)}`);
   const gap = block.querySelector(`#gap-${CSS.escape(key)}`);
   Plotly.react(estimates, estimateTraces(part), baseLayout(part.point === "rate" ? "raw rate per group" : "estimate per group", part.point === "rate" ? "raw rate" : "estimate"), PLOT_CONFIG);
   const layout = baseLayout(`${part.measure.replace("_", " ")} against its threshold`, part.measure.replace("_", " "));
   layout.yaxis.rangemode = "tozero";
-  layout.shapes = violatedShapes(part.violated_periods);
+  layout.shapes = [...periodShapes(part.violated_periods, SHADE), ...periodShapes(part.certified_periods || [], CERTIFIED_SHADE)];
   Plotly.react(gap, gapTraces(part, monitor.alerts), layout, PLOT_CONFIG);
 }
 
@@ -134,7 +144,7 @@ function alertsTable(monitor) {
   const body = table.createTBody();
   for (const alert of monitor.alerts) {
     const row = body.insertRow();
-    row.className = alert.type === "fairness.violation" ? "violation" : "recovered";
+    row.className = alert.type.replace("fairness.", "");
     row.dataset.alertId = alert.alert_id;
     row.appendChild(text("td", alert.event_time));
     row.appendChild(text("td", alert.type.replace("fairness.", "")));
@@ -191,6 +201,8 @@ function drawMonitor(monitor) {
   if (monitor.metric) {
     summary.append(`${monitor.metric}, ${monitor.verdict} verdicts · ${monitor.evaluations} evaluations up to ${monitor.event_time} · ${monitor.trials.closed} trials closed, ${monitor.trials.incomplete} incomplete · `);
     summary.appendChild(violated.length ? text("span", `violated now: ${violated.map((p) => p.name).join(", ")}`, { class: "verdict-violated" }) : text("span", "no violation now", { class: "verdict-ok" }));
+    const certified = monitor.parts.filter((part) => part.status === "certified");
+    if (certified.length) summary.appendChild(text("span", ` · certified now: ${certified.map((p) => p.name).join(", ")}`, { class: "verdict-certified" }));
   }
   const parts = section.querySelector(".parts");
   for (const part of monitor.parts) drawPart(parts, monitor, part);
