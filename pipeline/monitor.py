@@ -148,7 +148,9 @@ class Monitor:
         if self.groups is None:
             self.groups = TrackedGroups(config.name, config.max_groups)
         if self.anytime is None and config.opening_order:
-            self.anytime = AnytimeEvidence(config.bet_epsilon, config.measures, config.gap_verdict, config.outcome_range, config.constraints)
+            self.anytime = AnytimeEvidence(
+                config.bet_epsilon, config.measures, config.gap_verdict, config.outcome_range, config.constraints, ratio=config.rule.ratio
+            )
 
     def receive(self, report: Report) -> list[dict[str, Any]]:
         """Take one reporter's report (and ownership of it); return the records of every evaluation that is now final.

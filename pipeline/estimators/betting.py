@@ -44,6 +44,7 @@ def bet_cap(worst_loss: float) -> float:
 
 BAD_EPSILON = "epsilon must lie in [0, 1); got {epsilon}; the gap of two rates lies in [-1, 1]"
 BAD_OUTCOME = "outcomes must lie in [0, 1]; got x = {x}, y = {y}; pass 0/1 indicators or rescale bounded outcomes"
+BAD_RATIO = "the ratio threshold τ must lie in (0, 1]; got {threshold}; the four-fifths rule is 0.8"
 BAD_ALPHA = "alpha must lie in (0, 1); got {alpha}; pass the false-alarm rate, e.g. 0.05"
 
 
@@ -90,23 +91,33 @@ class GapBet:
     def __init__(self, epsilon: float):
         if not 0 <= epsilon < 1:
             raise ValueError(BAD_EPSILON.format(epsilon=epsilon))
+        self._start(epsilon)
+
+    def _start(self, epsilon: float) -> None:
         self.epsilon = epsilon
         self.pairs = 0
-        # [H0⁺: E[x − y] ≤ ε, H0⁻: E[y − x] ≤ ε, E[x − y] ≥ ε, E[y − x] ≥ ε]
         self._bet = np.zeros(4)
         self._sum_z2 = np.ones(4)
         self._log_wealth = np.zeros(4)
         self._peak = np.zeros(4)
         """The running maximum of each log-wealth: Ville's inequality bounds it, so a crossing stands once made."""
-        self._cap = np.array([bet_cap(1 + epsilon)] * 2 + [bet_cap(1 - epsilon)] * 2)
+        self._cap = np.array([bet_cap(loss) for loss in self.worst_losses()])
+
+    def payoffs(self, x: float, y: float) -> np.ndarray:
+        """The four bettors' payoffs on a pair, each of mean ≤ 0 under the null it tests: [a exceeds b by at most ε,
+        b exceeds a by at most ε, a exceeds b by at least ε, b exceeds a by at least ε]."""
+        gap = x - y
+        return np.array([gap - self.epsilon, -gap - self.epsilon, self.epsilon - gap, self.epsilon + gap])
+
+    def worst_losses(self) -> tuple[float, ...]:
+        """How far below zero each payoff can fall for outcomes in [0, 1]."""
+        return (1 + self.epsilon,) * 2 + (1 - self.epsilon,) * 2
 
     def update(self, x: float, y: float) -> None:
         """Settle every bet on one pair (x of group a, y of group b), then place the next."""
         if not (0 <= x <= 1 and 0 <= y <= 1):
             raise ValueError(BAD_OUTCOME.format(x=x, y=y))
-        gap = x - y
-        payoffs = np.array([gap - self.epsilon, -gap - self.epsilon, self.epsilon - gap, self.epsilon + gap])
-        log_factor, self._bet, self._sum_z2 = _ons_step(self._bet, self._sum_z2, payoffs, self._cap)
+        log_factor, self._bet, self._sum_z2 = _ons_step(self._bet, self._sum_z2, self.payoffs(x, y), self._cap)
         self._log_wealth += log_factor
         np.maximum(self._peak, self._log_wealth, out=self._peak)
         self.pairs += 1
@@ -117,14 +128,13 @@ class GapBet:
         return float(above), float(below)
 
     def certification(self) -> float:
-        """The evidence that the gap lies within ε: the smaller of the highest log-wealths the two bettors on it staying
-        inside have reached."""
+        """The evidence that the property holds: the smaller of the highest log-wealths its two bettors have reached."""
         return float(min(self._peak[2:]))
 
     def rejects(self, alpha: float) -> Literal["a>b", "b>a"] | None:
         """The side whose wealth has reached 2/α at some pair so far (the higher one if both have), else None.
 
-        Each side is tested at α/2, so P(ever rejects | |p_a − p_b| ≤ ε) ≤ α however often this is called (Ville's
+        Each side is tested at α/2, so P(ever rejects | the property holds) ≤ α however often this is called (Ville's
         inequality bounds the running maximum, so a rejection stands once made); to cover several pairs of groups,
         pass each its share of α (see `fairstream.verdicts.budget`).
         """
@@ -135,10 +145,35 @@ class GapBet:
         return "a>b" if above >= below else "b>a"
 
     def certifies(self, alpha: float) -> bool:
-        """Whether both bettors on the gap staying inside ε have reached 1/α at some pair so far: each one-sided null
-        (p_a − p_b ≥ ε, p_b − p_a ≥ ε) is then rejected at α, so P(ever certifies | |p_a − p_b| ≥ ε) ≤ α."""
+        """Whether both bettors on the property holding have reached 1/α at some pair so far: each one-sided null is
+        then rejected at α, so P(ever certifies | the property is violated) ≤ α."""
         _check_alpha(alpha)
         return self.certification() >= math.log(1 / alpha)
+
+
+class RatioBet(GapBet):
+    """The same tests for the ratio of two rates against τ (disparate impact, the four-fifths rule at τ = 0.8): a
+    violation is p_b < τ·p_a (or p_a < τ·p_b), bet on through τx − y, whose mean τ·p_a − p_b is ≤ 0 while the rule
+    holds; a certification rejects both p_b ≤ τ·p_a and p_a ≤ τ·p_b.
+
+    >>> bet = RatioBet(threshold=0.8)
+    >>> for _ in range(40):
+    ...     bet.update(1.0, 0.0)
+    >>> bet.rejects(0.05), bet.certifies(0.05)
+    ('a>b', False)
+    """
+
+    def __init__(self, threshold: float):
+        if not 0 < threshold <= 1:
+            raise ValueError(BAD_RATIO.format(threshold=threshold))
+        self._start(threshold)
+
+    def payoffs(self, x: float, y: float) -> np.ndarray:
+        tau = self.epsilon
+        return np.array([tau * x - y, tau * y - x, y - tau * x, x - tau * y])
+
+    def worst_losses(self) -> tuple[float, ...]:
+        return (1.0, 1.0, self.epsilon, self.epsilon)
 
 
 def _check_alpha(alpha: float) -> None:

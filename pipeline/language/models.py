@@ -138,8 +138,6 @@ class Spec(SpecModel):
                 raise ValueError("the window length must be a multiple of evaluate.every")
             if self.estimator.verdict == "anytime":
                 raise ValueError("anytime verdicts hold over the whole stream; use a cumulative window")
-        if self.metric.type == "disparate_impact" and self.estimator.verdict == "anytime":
-            raise ValueError("disparate_impact supports point and confident verdicts")
         if self.metric.type == "delayed_impact" and self.estimator.verdict == "anytime" and self.estimator.outcome_range is None:
             raise ValueError("anytime verdicts on mean outcomes bet on bounded outcomes: set estimator.outcome_range: [low, high]")
         weighted = "discount" if self.metric.discount < 1 else "recency" if self.metric.recency < 1 else None

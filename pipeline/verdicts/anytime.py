@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from fairstream.estimators.betting import GapBet, RatioPairs
+from fairstream.estimators.betting import GapBet, RatioBet, RatioPairs
 from fairstream.estimators.opening import OpeningOrder
 from fairstream.estimators.sequence import MeanSequence, rescale
 from fairstream.trials.bucket import FINISHED
@@ -24,11 +24,13 @@ class AnytimeEvidence:
     """
 
     epsilon: float
-    """The threshold on the scale the tests see (mean outcomes rescaled to [0, 1])."""
+    """The threshold on the scale the tests see (mean outcomes rescaled to [0, 1]; for ratios, τ)."""
     measures: bool
     gap_verdict: bool = True
     outcome_range: tuple[float, float] | None = None
     constraints: tuple[ConstraintRule, ...] = ()
+    ratio: bool = False
+    """Whether the tests are of the ratio of the rates against τ (disparate impact) rather than their gap."""
     order: OpeningOrder = field(default_factory=OpeningOrder)
     released: dict[str, set[str]] = field(default_factory=dict)
     queues: dict[tuple[str, str, str], RatioPairs] = field(default_factory=dict)
@@ -94,7 +96,7 @@ class AnytimeEvidence:
             a, b = sorted((group, other))
             key = (part, a, b)
             if key not in self.bets:
-                self.bets[key] = GapBet(self.epsilon)
+                self.bets[key] = RatioBet(self.epsilon) if self.ratio else GapBet(self.epsilon)
                 self.queues[key] = RatioPairs()
             for x, y in self.queues[key].push(group == a, outcome):
                 self.bets[key].update(x, y)
