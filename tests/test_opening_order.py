@@ -8,7 +8,8 @@ import pytest
 import yaml
 
 from fairstream.connectors.files import write_jsonl
-from fairstream.estimators.betting import GapBet, RatioPairs
+from fairstream.estimators.betting import GapBet
+from fairstream.estimators.pairing import RatioPairs
 from fairstream.runner import run_file
 from tests.studies.error_rates import DELAYED_SPEC, delayed_decisions
 from tests.test_compas_reference import without_emitted_at

@@ -1,6 +1,6 @@
 """Estimators of per-group rates, means and gaps, with intervals and an anytime-valid gap test (pure)."""
 
-from fairstream.estimators.betting import GapBet, RatioPairs, log_wealth_paths
+from fairstream.estimators.betting import GapBet, RatioBet, log_wealth_paths
 from fairstream.estimators.intervals import (
     INTERVALS,
     IntervalKind,
@@ -12,6 +12,7 @@ from fairstream.estimators.intervals import (
     wilson,
 )
 from fairstream.estimators.means import BenefitRate, Mean, hoeffding_bounds, student_t_bounds
+from fairstream.estimators.pairing import RatioPairs
 from fairstream.estimators.rate import Rate, map_estimate
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "IntervalKind",
     "Mean",
     "Rate",
+    "RatioBet",
     "RatioPairs",
     "beta_credible",
     "beta_difference",

@@ -22,7 +22,6 @@ costs a fixed-sample z test: the pair's variance is σ_a² + σ_b²/r.
 from __future__ import annotations
 
 import math
-from collections import deque
 from typing import Literal
 
 import numpy as np
@@ -75,86 +74,111 @@ def log_wealth_paths(payoffs: np.ndarray, cap: float = BET_CAP) -> np.ndarray:
     return paths
 
 
-class GapBet:
-    """Sequential tests for one pair of groups, fed paired outcomes: that |p_a − p_b| > ε (one bettor per side, a
-    violation) and that |p_a − p_b| < ε (two bettors that must both win, a certification).
+class Bettors:
+    """Online-Newton-step bettors on one pair of groups, each staking on a payoff a·x + b·y + c of the pair's outcomes
+    whose mean is at most 0 under the null it tests; the running maximum of each log-wealth is kept, since Ville's
+    inequality bounds it and a crossing stands once made."""
 
-    >>> bet = GapBet(epsilon=0.1)
-    >>> for _ in range(30):
-    ...     bet.update(1.0, 0.0)
-    >>> bet.pairs, bet.rejects(0.05), bet.certifies(0.05)
-    (30, 'a>b', False)
-    """
+    __slots__ = ("pairs", "_coefficients", "_cap", "_bet", "_sum_z2", "_log_wealth", "_peak")
 
-    __slots__ = ("epsilon", "pairs", "_bet", "_sum_z2", "_log_wealth", "_peak", "_cap")
-
-    def __init__(self, epsilon: float):
-        if not 0 <= epsilon < 1:
-            raise ValueError(BAD_EPSILON.format(epsilon=epsilon))
-        self._start(epsilon)
-
-    def _start(self, epsilon: float) -> None:
-        self.epsilon = epsilon
+    def __init__(self, coefficients: np.ndarray, worst_losses: np.ndarray):
         self.pairs = 0
-        self._bet = np.zeros(4)
-        self._sum_z2 = np.ones(4)
-        self._log_wealth = np.zeros(4)
-        self._peak = np.zeros(4)
-        """The running maximum of each log-wealth: Ville's inequality bounds it, so a crossing stands once made."""
-        self._cap = np.array([bet_cap(loss) for loss in self.worst_losses()])
-
-    def payoffs(self, x: float, y: float) -> np.ndarray:
-        """The four bettors' payoffs on a pair, each of mean ≤ 0 under the null it tests: [a exceeds b by at most ε,
-        b exceeds a by at most ε, a exceeds b by at least ε, b exceeds a by at least ε]."""
-        gap = x - y
-        return np.array([gap - self.epsilon, -gap - self.epsilon, self.epsilon - gap, self.epsilon + gap])
-
-    def worst_losses(self) -> tuple[float, ...]:
-        """How far below zero each payoff can fall for outcomes in [0, 1]."""
-        return (1 + self.epsilon,) * 2 + (1 - self.epsilon,) * 2
+        self._coefficients = coefficients
+        """One row (a, b, c) per bettor."""
+        self._cap = np.minimum(BET_CAP, (1 - LEAST_FACTOR) / np.maximum(worst_losses, 1e-12))
+        count = len(coefficients)
+        self._bet, self._sum_z2, self._log_wealth, self._peak = np.zeros(count), np.ones(count), np.zeros(count), np.zeros(count)
 
     def update(self, x: float, y: float) -> None:
         """Settle every bet on one pair (x of group a, y of group b), then place the next."""
         if not (0 <= x <= 1 and 0 <= y <= 1):
             raise ValueError(BAD_OUTCOME.format(x=x, y=y))
-        log_factor, self._bet, self._sum_z2 = _ons_step(self._bet, self._sum_z2, self.payoffs(x, y), self._cap)
+        payoffs = self._coefficients @ np.array([x, y, 1.0])
+        log_factor, self._bet, self._sum_z2 = _ons_step(self._bet, self._sum_z2, payoffs, self._cap)
         self._log_wealth += log_factor
         np.maximum(self._peak, self._log_wealth, out=self._peak)
         self.pairs += 1
 
+
+GAP_GRID = np.round(np.linspace(-1.0, 1.0, 101), 12)
+"""Candidate gaps the confidence sequence of `GapBet` tests, besides ±ε: its bounds are resolved to 0.02."""
+
+
+class GapBet(Bettors):
+    """Sequential tests on the gap p_a − p_b of one pair of groups, fed paired outcomes (d = x − y per pair).
+
+    For each candidate gap m on a grid (with ±ε among them) one bettor stakes on d − m (against p_a − p_b ≤ m) and
+    one on m − d (against p_a − p_b ≥ m). Four of them are the verdicts: a violation when the bettor against gap ≤ ε
+    or the one against gap ≥ −ε reaches 2/α; a certification when both the bettor against gap ≥ ε and the one
+    against gap ≤ −ε reach 1/α (each one-sided null rejected at α: an intersection–union test). Together they are a
+    confidence sequence: the candidates not rejected at 2/α from either side, so the violation verdict turns exactly
+    where the band's lower (or upper) end reaches ε (or −ε).
+
+    >>> bet = GapBet(epsilon=0.1)
+    >>> for _ in range(30):
+    ...     bet.update(1.0, 0.0)
+    >>> bet.pairs, bet.rejects(0.05), bet.certifies(0.05), bet.bounds(0.05)[0] > 0.1
+    (30, 'a>b', False, True)
+    """
+
+    __slots__ = ("epsilon", "_grid", "_index")
+
+    def __init__(self, epsilon: float):
+        if not 0 <= epsilon < 1:
+            raise ValueError(BAD_EPSILON.format(epsilon=epsilon))
+        self.epsilon = epsilon
+        self._grid = np.union1d(GAP_GRID, [-epsilon, epsilon])
+        size = len(self._grid)
+        above = np.column_stack([np.ones(size), -np.ones(size), -self._grid])  # d − m: against gap ≤ m
+        below = np.column_stack([-np.ones(size), np.ones(size), self._grid])  # m − d: against gap ≥ m
+        super().__init__(np.vstack([above, below]), np.concatenate([1 + self._grid, 1 - self._grid]))
+        at = {value: index for index, value in enumerate(self._grid)}
+        self._index = (at[epsilon], size + at[-epsilon], size + at[epsilon], at[-epsilon])
+        """The verdicts' bettors: against gap ≤ ε, gap ≥ −ε (violations); gap ≥ ε, gap ≤ −ε (certification)."""
+
     def get(self) -> tuple[float, float]:
-        """Current log-wealth against H0⁺ (a exceeds b by more than ε) and against H0⁻ (b exceeds a by more than ε)."""
-        above, below = self._log_wealth[:2]
-        return float(above), float(below)
+        """Current log-wealth against a exceeding b by at most ε and against b exceeding a by at most ε."""
+        return float(self._log_wealth[self._index[0]]), float(self._log_wealth[self._index[1]])
 
     def certification(self) -> float:
-        """The evidence that the property holds: the smaller of the highest log-wealths its two bettors have reached."""
-        return float(min(self._peak[2:]))
+        """The evidence that |gap| < ε: the smaller of the highest log-wealths its two bettors have reached."""
+        return float(min(self._peak[self._index[2]], self._peak[self._index[3]]))
 
     def rejects(self, alpha: float) -> Literal["a>b", "b>a"] | None:
         """The side whose wealth has reached 2/α at some pair so far (the higher one if both have), else None.
 
-        Each side is tested at α/2, so P(ever rejects | the property holds) ≤ α however often this is called (Ville's
-        inequality bounds the running maximum, so a rejection stands once made); to cover several pairs of groups,
-        pass each its share of α (see `fairstream.verdicts.budget`).
+        Each side is tested at α/2, so P(ever rejects | |p_a − p_b| ≤ ε) ≤ α however often this is called; to cover
+        several pairs of groups, pass each its share of α (see `fairstream.verdicts.budget`).
         """
         _check_alpha(alpha)
-        above, below = self._peak[:2]
+        above, below = self._peak[self._index[0]], self._peak[self._index[1]]
         if max(above, below) < math.log(2 / alpha):
             return None
         return "a>b" if above >= below else "b>a"
 
     def certifies(self, alpha: float) -> bool:
-        """Whether both bettors on the property holding have reached 1/α at some pair so far: each one-sided null is
-        then rejected at α, so P(ever certifies | the property is violated) ≤ α."""
+        """Whether both bettors on |gap| < ε have reached 1/α at some pair so far: P(ever | |p_a − p_b| ≥ ε) ≤ α."""
         _check_alpha(alpha)
         return self.certification() >= math.log(1 / alpha)
 
+    def bounds(self, alpha: float) -> tuple[float, float]:
+        """The gap's confidence sequence at level 1 − α (α/2 a side), valid at every pair at once: the lower end is the
+        highest candidate m such that every candidate up to it has been rejected as an upper limit of the gap (so the
+        true gap lies above it unless the bettor on the candidate just above the gap has won falsely), the upper end
+        likewise from above. The gap lies strictly inside: a lower end at ε is the violation verdict."""
+        _check_alpha(alpha)
+        size, level = len(self._grid), math.log(2 / alpha)
+        rejected_below = self._peak[:size] >= level
+        rejected_above = self._peak[size:] >= level
+        lower = int(np.argmin(rejected_below)) if not rejected_below.all() else size
+        upper = size - 1 - int(np.argmin(rejected_above[::-1])) if not rejected_above.all() else -1
+        return float(self._grid[lower - 1]) if lower else -1.0, float(self._grid[upper + 1]) if upper < size - 1 else 1.0
 
-class RatioBet(GapBet):
-    """The same tests for the ratio of two rates against τ (disparate impact, the four-fifths rule at τ = 0.8): a
-    violation is p_b < τ·p_a (or p_a < τ·p_b), bet on through τx − y, whose mean τ·p_a − p_b is ≤ 0 while the rule
-    holds; a certification rejects both p_b ≤ τ·p_a and p_a ≤ τ·p_b.
+
+class RatioBet(Bettors):
+    """The tests for the ratio of two rates against τ (disparate impact, the four-fifths rule at τ = 0.8): a violation
+    is p_b < τ·p_a (or p_a < τ·p_b), bet on through τx − y, whose mean τ·p_a − p_b is at most 0 while the rule holds;
+    a certification rejects both p_b ≤ τ·p_a and p_a ≤ τ·p_b.
 
     >>> bet = RatioBet(threshold=0.8)
     >>> for _ in range(40):
@@ -163,17 +187,33 @@ class RatioBet(GapBet):
     ('a>b', False)
     """
 
+    __slots__ = ("epsilon",)
+
     def __init__(self, threshold: float):
         if not 0 < threshold <= 1:
             raise ValueError(BAD_RATIO.format(threshold=threshold))
-        self._start(threshold)
+        self.epsilon = threshold
+        tau = threshold
+        coefficients = np.array([[tau, -1.0, 0.0], [-1.0, tau, 0.0], [-tau, 1.0, 0.0], [1.0, -tau, 0.0]])
+        super().__init__(coefficients, np.array([1.0, 1.0, tau, tau]))
 
-    def payoffs(self, x: float, y: float) -> np.ndarray:
-        tau = self.epsilon
-        return np.array([tau * x - y, tau * y - x, y - tau * x, x - tau * y])
+    def get(self) -> tuple[float, float]:
+        return float(self._log_wealth[0]), float(self._log_wealth[1])
 
-    def worst_losses(self) -> tuple[float, ...]:
-        return (1.0, 1.0, self.epsilon, self.epsilon)
+    def certification(self) -> float:
+        return float(min(self._peak[2:]))
+
+    def rejects(self, alpha: float) -> Literal["a>b", "b>a"] | None:
+        """The side whose wealth has reached 2/α at some pair so far, else None (see `GapBet.rejects`)."""
+        _check_alpha(alpha)
+        above, below = self._peak[:2]
+        if max(above, below) < math.log(2 / alpha):
+            return None
+        return "a>b" if above >= below else "b>a"
+
+    def certifies(self, alpha: float) -> bool:
+        _check_alpha(alpha)
+        return self.certification() >= math.log(1 / alpha)
 
 
 def _check_alpha(alpha: float) -> None:
@@ -181,45 +221,3 @@ def _check_alpha(alpha: float) -> None:
         raise ValueError(BAD_ALPHA.format(alpha=alpha))
 
 
-SLACK = 8
-"""Outcomes a group may have waiting beyond one pair's worth before pairs take one more (or one fewer) of the larger
-group: the ratio of the counts is rarely a whole number, and what it leaves over must neither pile up nor be lost."""
-
-
-class RatioPairs:
-    """Turns two unpaired streams of outcomes into pairs (x, y): each outcome of the group with fewer so far meets the
-    mean of the next r outcomes of the other, r the ratio of the groups' counts so far, rounded (1 when they are
-    even), one more while the larger group has more than `SLACK` outcomes left over and one fewer while the smaller
-    one has. So every outcome is used, at most a few pairs late, and r depends on the counts alone.
-
-    >>> pairs = RatioPairs()
-    >>> [pairs.push(False, y) for y in (0.0, 1.0, 1.0, 0.0)], pairs.push(True, 0.5)
-    ([[], [], [], []], [(0.5, 0.5)])
-    """
-
-    __slots__ = ("_waiting", "_counts")
-
-    def __init__(self) -> None:
-        self._waiting: tuple[deque[float], deque[float]] = (deque(), deque())
-        self._counts = [0, 0]
-
-    def push(self, group_is_a: bool, outcome: float) -> list[tuple[float, float]]:
-        """The pairs this outcome completes: none while its group's outcomes wait for the other group's."""
-        side = 0 if group_is_a else 1
-        self._waiting[side].append(outcome)
-        self._counts[side] += 1
-        formed = []
-        while self._waiting[0] and self._waiting[1]:
-            few = 0 if self._counts[0] <= self._counts[1] else 1
-            many = 1 - few
-            r = max(1, round(self._counts[many] / self._counts[few]))
-            if len(self._waiting[few]) > SLACK:
-                r = max(1, r - 1)
-            elif len(self._waiting[many]) >= r + SLACK:
-                r += 1
-            if len(self._waiting[many]) < r:
-                break
-            single = self._waiting[few].popleft()
-            mean = sum(self._waiting[many].popleft() for _ in range(r)) / r
-            formed.append((single, mean) if few == 0 else (mean, single))
-        return formed

@@ -130,3 +130,61 @@ class MeanSequence:
 
 
 _GRID_MEANS = means()
+
+
+PLUG_IN_ALPHA = 0.05
+"""The level the plug-in bets of `RateSequence` are tuned for; its bounds hold at every level, a little looser away."""
+PLUG_IN_CAP = 0.5
+"""Largest plug-in bet λ of `RateSequence`: ψ(λ) stays finite and the bounds stable."""
+
+
+class RateSequence:
+    """Anytime-valid bounds on the mean of outcomes in [0, 1] with constant memory: the predictable plug-in
+    empirical-Bernstein confidence sequence (Waudby-Smith & Ramdas 2024, Theorem 2). After t outcomes,
+
+        λ_i = min(√(2 ln(2/α₀) / (σ̂²_{i−1} · i · ln(1 + i))), 1/2),  v_i = 4 (x_i − μ̂_{i−1})²,  ψ(λ) = (−ln(1 − λ) − λ)/4,
+        C_t = Σλ_i x_i / Σλ_i ± (ln(2/α) + Σ v_i ψ(λ_i)) / Σλ_i,
+
+    with μ̂ and σ̂² the running mean and variance started at 1/2 and 1/4: P(∃t: μ ∉ C_t) ≤ α, however often read.
+    The bets depend on earlier outcomes only, so `bounds` may be asked at any α. Six numbers of state, so a monitor can
+    keep one per group and per pair of groups.
+
+    >>> sequence = RateSequence()
+    >>> for x in [1.0, 0.0, 0.0, 1.0, 0.0] * 200:
+    ...     sequence.update(x)
+    >>> low, high = sequence.bounds(0.05)
+    >>> round(low, 3), round(high, 3), sequence.count
+    (0.339, 0.462, 1000)
+    """
+
+    __slots__ = ("count", "_total", "_spread", "_bets", "_weighted", "_penalty")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._total = 0.0
+        self._spread = 0.25
+        """1/4 plus the squared deviations from the running mean so far: σ̂²_t = spread / (t + 1)."""
+        self._bets = 0.0
+        self._weighted = 0.0
+        self._penalty = 0.0
+
+    def update(self, outcome: float) -> None:
+        """One more outcome in [0, 1]."""
+        t = self.count + 1
+        mean_before = (0.5 + self._total) / t
+        variance_before = self._spread / t
+        bet = min(math.sqrt(2 * math.log(2 / PLUG_IN_ALPHA) / (variance_before * t * math.log1p(t))), PLUG_IN_CAP)
+        self._bets += bet
+        self._weighted += bet * outcome
+        self._penalty += 4 * (outcome - mean_before) ** 2 * (-math.log1p(-bet) - bet) / 4
+        self.count = t
+        self._total += outcome
+        self._spread += (outcome - (0.5 + self._total) / (t + 1)) ** 2
+
+    def bounds(self, alpha: float) -> tuple[float, float]:
+        """Lower and upper bound in [0, 1], together at level 1 − α at every time at once ((0, 1) before any outcome)."""
+        if self._bets <= 0:
+            return 0.0, 1.0
+        centre = self._weighted / self._bets
+        margin = (math.log(2 / alpha) + self._penalty) / self._bets
+        return max(0.0, centre - margin), min(1.0, centre + margin)

@@ -8,6 +8,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 from matplotlib import colormaps
 from matplotlib.axes import Axes
@@ -232,7 +233,7 @@ def draw(
     figure.suptitle(title, fontsize=14)
     figure.legend(
         handles=_key(any(part.ratio for part in series), any(part.raw for part in series), certifies),
-        loc="outside lower center", ncol=7 if certifies else 6, frameon=False, fontsize=11,
+        loc="outside lower center", ncol=4 if certifies else 6, frameon=False, fontsize=11,
     )  # fmt: skip
     return figure
 
@@ -285,8 +286,10 @@ def _draw_gap(ax: Axes, part: PartSeries, alerts: list[dict[str, Any]], colors: 
     if part.certificates is not None:  # bounds on g fall below 0 where certified
         low, high = min(shown), max(shown)
         ax.set_ylim(low - 0.1 * (high - low or 1), high + 0.3 * (high - low or 1))
-    else:
-        ax.set_ylim(0, max(shown) * 1.3)  # headroom for the label of the first violation
+    else:  # headroom for the label of the first violation; an interval wide at the start must not flatten the rest
+        measured = [value for value in part.gaps if not math.isnan(value)]
+        typical = max(part.threshold, float(np.percentile(measured, 75)) if measured else 0.0)
+        ax.set_ylim(0, min(max(shown), 2 * typical) * 1.3)
     ax.grid(alpha=0.3)
     locator = AutoDateLocator()
     ax.xaxis.set_major_locator(locator)
@@ -316,7 +319,7 @@ def _key(ratio: bool, raw: bool = False, certifies: bool = False) -> list[Any]:
     measure = ("raw " if raw else "") + ("ratio" if ratio else "gap")
     return [
         Line2D([], [], color=GAP_COLOR, linewidth=1.3, label=f"{measure} between groups"),
-        Patch(color=GAP_COLOR, alpha=0.18, label=f"interval of the {measure} (confident verdicts)"),
+        Patch(color=GAP_COLOR, alpha=0.18, label=f"interval of the {measure}"),
         Line2D([], [], color=VIOLATION_COLOR, linestyle="--", label="threshold"),
         Patch(color=VIOLATION_COLOR, alpha=0.12, label="violated"),
         *([Patch(color=CERTIFIED_COLOR, alpha=0.15, label="certified (unshaded: inconclusive)")] if certifies else []),

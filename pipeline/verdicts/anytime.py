@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from fairstream.estimators.betting import GapBet, RatioBet, RatioPairs
+from fairstream.estimators.betting import GapBet, RatioBet
 from fairstream.estimators.opening import OpeningOrder
-from fairstream.estimators.sequence import MeanSequence, rescale
+from fairstream.estimators.pairing import RatioPairs
+from fairstream.estimators.sequence import MeanSequence, RateSequence, rescale
 from fairstream.trials.bucket import FINISHED
 from fairstream.trials.outcomes import TickDelta, TrialOutcome
 from fairstream.verdicts.constraints import ConstraintRule
@@ -37,6 +38,8 @@ class AnytimeEvidence:
     bets: dict[tuple[str, str, str], GapBet] = field(default_factory=dict)
     sequences: dict[tuple[str, str], MeanSequence] = field(default_factory=dict)
     """Per constraint part and group, the confidence sequence of its mean outcome (from the end of its baseline)."""
+    group_sequences: dict[tuple[str, str], RateSequence] = field(default_factory=dict)
+    """Per part and group, the confidence sequence of its rate (or rescaled mean outcome), fed what the tests are fed."""
     oldest_open: dict[int, int] = field(default_factory=dict)
     """Per reporter, the earliest opening time of its trials not yet reported (see `Report.oldest_open`)."""
     pending_oldest: dict[int, int] = field(default_factory=dict)
@@ -77,6 +80,10 @@ class AnytimeEvidence:
     def bets_of(self, part: str) -> dict[tuple[str, str], GapBet]:
         return {(a, b): bet for (bet_part, a, b), bet in self.bets.items() if bet_part == part}
 
+    def sequences_of(self, part: str) -> dict[str, RateSequence]:
+        """The part's confidence sequences per group (those of the gaps are the bets' `bounds`)."""
+        return {group: sequence for (of, group), sequence in self.group_sequences.items() if of == part}
+
     def _follow_mean(self, group: str, outcome: float, ended: set[int]) -> None:
         """Mean outcomes: the gap's betting tests on the outcome rescaled to [0, 1], and each constraint's sequence."""
         low, high = self.outcome_range  # type: ignore[misc]
@@ -88,6 +95,7 @@ class AnytimeEvidence:
 
     def _bet(self, part: str, group: str, outcome: float) -> None:
         """Feed one outcome to the betting test of every pair of released groups it belongs to."""
+        self.group_sequences.setdefault((part, group), RateSequence()).update(outcome)
         released = self.released.setdefault(part, set())
         released.add(group)
         for other in sorted(released):

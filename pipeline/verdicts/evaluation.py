@@ -12,7 +12,15 @@ from fairstream.verdicts.alerts import CERTIFIED_STATUS, ESTIMATE, AlertTracker,
 from fairstream.verdicts.budget import Budget, MonitorBudget
 from fairstream.verdicts.constraints import ConstraintRule, constraint_part
 from fairstream.verdicts.judge import judge
-from fairstream.verdicts.parts import describe_interval, every_group_judged, measure_verdict, part_body, rate_part, standardized_part
+from fairstream.verdicts.parts import (
+    describe_interval,
+    every_group_judged,
+    measure_verdict,
+    part_body,
+    publish_sequences,
+    rate_part,
+    standardized_part,
+)
 from fairstream.verdicts.publish import suppress_small_cells
 
 if TYPE_CHECKING:
@@ -107,9 +115,10 @@ class Evaluation:
     def _part(self, counts: Monitor, part: str, prior: float | None, confidence: float) -> dict[str, Any]:
         config = self.config
         bets = counts.anytime.bets_of(part) if counts.anytime is not None else None
+        sequences = counts.anytime.sequences_of(part) if counts.anytime is not None and not config.rule.ratio else None
         body = rate_part(
             counts.rates[part], config.rule, prior=prior, confidence=confidence, interval=config.interval,
-            min_trials=config.min_trials, level=self._level(part), bets=bets,
+            min_trials=config.min_trials, level=self._level(part), bets=bets, sequences=sequences,
         )  # fmt: skip
         if config.part_estimators:
             body["prior"], body["confidence"] = prior, confidence
@@ -143,9 +152,7 @@ class Evaluation:
             elif trials < config.min_trials:
                 groups[group]["below_floor"] = True
         if counts.anytime is not None and part == "mean_outcome":
-            bets = counts.anytime.bets_of(part)
-            complete = every_group_judged(config.rule, groups, estimates)
-            return part_body(groups, judge(config.rule, estimates, level=self._level(part), bets=bets, complete=complete), config.rule)
+            return self._anytime_means(counts, part, groups, estimates)
         group_bounds = (lambda group, alpha: self._bounds(means[group], alpha)) if part == "mean_outcome" else None
         verdict = measure_verdict(
             config.rule, estimates, self._level(part), group_bounds, every_group_judged(config.rule, groups, estimates)
@@ -153,6 +160,22 @@ class Evaluation:
         body = part_body(groups, verdict, config.rule)
         if config.rule.mode == "confident" and group_bounds is not None:
             describe_interval(body, verdict, "gap")
+        return body
+
+    def _anytime_means(self, counts: Monitor, part: str, groups: dict[str, Any], estimates: dict[str, float]) -> dict[str, Any]:
+        """Mean outcomes under anytime verdicts: each group's confidence sequence and the gap's, on the outcome range."""
+        config = self.config
+        low, high = config.outcome_range  # type: ignore[misc]
+        sequences = counts.anytime.sequences_of(part)  # type: ignore[union-attr]
+        for group, cell in groups.items():
+            if group in sequences:
+                cell["interval"] = [low + (high - low) * bound for bound in sequences[group].bounds(config.rule.alpha)]
+                cell["interval_of"] = "estimate"
+        bets = counts.anytime.bets_of(part)  # type: ignore[union-attr]
+        complete = every_group_judged(config.rule, groups, estimates)
+        verdict = judge(config.rule, estimates, level=self._level(part), bets=bets, complete=complete)
+        body = part_body(groups, verdict, config.rule)
+        publish_sequences(body, verdict, bets, width=high - low, interval_of="gap")
         return body
 
     def _constraint_part(self, counts: Monitor, rule: ConstraintRule) -> dict[str, Any]:

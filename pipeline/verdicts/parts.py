@@ -3,14 +3,26 @@ it is for, the level it holds at, and the verdict (pure)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from fairstream.estimators.intervals import INTERVALS
 from fairstream.estimators.rate import Rate
 from fairstream.verdicts.judge import GroupInterval, PairLevel, PartVerdict, VerdictRule, judge
 
 FIXED_TIME = "fixed_time"
-"""Every interval published today holds at one fixed time; anytime verdicts rest on their betting tests, not on them."""
+"""The intervals of confident verdicts hold at one fixed time."""
+ANYTIME = "anytime"
+"""The intervals of anytime verdicts are confidence sequences: they hold at every evaluation at once."""
+
+
+class Sequence(Protocol):
+    """A confidence sequence of a mean on [0, 1] (see `fairstream.estimators.sequence.RateSequence`)."""
+
+    def bounds(self, alpha: float) -> tuple[float, float]: ...
+
+
+Sequences = dict[str, Sequence]
+"""A part's confidence sequences per group."""
 
 
 def rate_part(
@@ -23,6 +35,7 @@ def rate_part(
     min_trials: int,
     level: PairLevel,
     bets: dict[tuple[str, str], Any] | None = None,
+    sequences: Sequences | None = None,
 ) -> dict[str, Any]:
     """One conditional rate per group: the MAP estimate (published as the point), the raw rate and, under confident
     and anytime verdicts, its interval; the verdict over the groups at the evidence floor.
@@ -44,7 +57,10 @@ def rate_part(
             continue
         estimate = rate.get(prior, confidence) if prior is not None else None
         cell: dict[str, Any] = {"estimate": estimate, "rate": rate.hits / rate.trials, "hits": rate.hits, "trials": rate.trials}
-        if with_intervals and prior is not None:
+        if with_intervals and prior is not None and sequences is not None:
+            cell["interval"] = list(sequences[group].bounds(rule.alpha)) if group in sequences else [0.0, 1.0]
+            cell["interval_of"] = "rate"
+        elif with_intervals and prior is not None:
             cell["interval"] = list(kind.group(rate.hits, rate.trials, rule.alpha, prior, confidence))
             cell["interval_of"] = "estimate" if of_estimate else "rate"
         groups[group] = cell
@@ -72,7 +88,27 @@ def rate_part(
     if rule.mode == "confident":
         interval_of = ("ratio" if rule.ratio else "gap") if of_estimate else ("raw_ratio" if rule.ratio else "raw_gap")
         describe_interval(body, verdict, interval_of)
+    elif sequences is not None:
+        publish_sequences(body, verdict, bets or {})
     return body
+
+
+def publish_sequences(
+    body: dict[str, Any], verdict: PartVerdict, bets: dict[tuple[str, str], Any], width: float = 1.0, interval_of: str = "raw_gap"
+) -> None:
+    """Anytime verdicts: the confidence sequence of the named pair's gap (higher minus lower, at the pair's level: its
+    ends cross ε where the test's verdict turns), on an outcome range of `width`, and the validity of every interval in
+    the part."""
+    body["interval_validity"] = ANYTIME
+    if verdict.pair is None or verdict.alpha is None:
+        return
+    high, low = verdict.pair
+    bet = bets.get((high, low)) or bets.get((low, high))
+    if bet is None:
+        return
+    lower, upper = (width * bound for bound in bet.bounds(verdict.alpha))
+    body["interval"] = [lower, upper] if (high, low) in bets else [-upper, -lower]
+    body["interval_of"] = interval_of
 
 
 def describe_interval(body: dict[str, Any], verdict: PartVerdict, interval_of: str) -> None:

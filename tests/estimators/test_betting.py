@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from fairstream.estimators import GapBet, RatioPairs, log_wealth_paths
-from fairstream.estimators.betting import BAD_EPSILON, BAD_OUTCOME, LEAST_FACTOR, SLACK, bet_cap
+from fairstream.estimators.betting import BAD_EPSILON, BAD_OUTCOME, LEAST_FACTOR, bet_cap
+from fairstream.estimators.pairing import SLACK
 
 ALPHA = 0.05
 THRESHOLD = math.log(2 / ALPHA)  # each side at α/2
@@ -181,3 +182,32 @@ def test_rejects_out_of_range_arguments():
     with pytest.raises(ValueError) as error:
         GapBet(0.1).update(2, 0)
     assert str(error.value) == BAD_OUTCOME.format(x=2, y=0)
+
+
+def test_the_gap_sequence_covers_the_true_gap_at_every_look():
+    """The band the bets give (each side at α/2) misses the true gap at some pair on at most α of runs."""
+    x, y = bernoulli_pairs(0.5, 0.35, runs=300, pairs=1500, seed=19)
+    missed = 0
+    for run in range(300):
+        bet = GapBet(0.1)
+        for k in range(1500):
+            bet.update(x[run, k], y[run, k])
+            low, high = bet.bounds(ALPHA)
+            if not low <= 0.15 <= high:
+                missed += 1
+                break
+    assert missed / 300 <= ALPHA
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_violation_turns_where_the_sequence_crosses_epsilon(seed):
+    x, y = bernoulli_pairs(0.55, 0.3, runs=1, pairs=800, seed=100 + seed)
+    bet, verdict_at, crossed_at = GapBet(0.1), None, None
+    for k in range(800):
+        bet.update(x[0, k], y[0, k])
+        low, high = bet.bounds(ALPHA)
+        if verdict_at is None and bet.rejects(ALPHA):
+            verdict_at = k
+        if crossed_at is None and (low >= 0.1 or high <= -0.1):  # the rejected candidates: the gap lies beyond them
+            crossed_at = k
+    assert verdict_at is not None and verdict_at == crossed_at

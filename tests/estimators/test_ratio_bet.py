@@ -12,7 +12,8 @@ import yaml
 
 from fairstream import FairnessMonitor
 from fairstream.connectors.synthetic.hiring import hiring_decisions
-from fairstream.estimators.betting import BAD_RATIO, RatioBet, RatioPairs
+from fairstream.estimators.betting import BAD_RATIO, RatioBet
+from fairstream.estimators.pairing import RatioPairs
 
 ALPHA, TAU = 0.05, 0.8
 

@@ -10,7 +10,8 @@ import math
 import numpy as np
 import pytest
 
-from fairstream.estimators.betting import GapBet, RatioPairs
+from fairstream.estimators.betting import GapBet
+from fairstream.estimators.pairing import RatioPairs
 from fairstream.studies.detection import oracle_decisions
 from fairstream.studies.runs import median_interval
 
