@@ -63,6 +63,9 @@ def print_summary(monitor: MonitorTally, dead_letters: dict[str, int], unwritten
         statuses = {part: body["status"] for part, body in sorted(final["parts"].items()) if "status" in body}
         if statuses:
             console.console.print("status at the end: " + ", ".join(f"{part} {status}" for part, status in statuses.items()), soft_wrap=True)
+        for part, body in sorted(final["parts"].items()):
+            if body.get("time_to_verdict"):
+                console.console.print(f"to decide {part}: {describe_time_to_verdict(body['time_to_verdict'])}", soft_wrap=True)
     certifications = (
         f", {monitor.certifications} certification(s), {monitor.uncertifications} uncertification(s)"
         if final is not None and final["verdict"] != "point"
@@ -74,6 +77,12 @@ def print_summary(monitor: MonitorTally, dead_letters: dict[str, int], unwritten
         + (f"; {unwritten:,} past dead_letters.max_file_bytes counted, not written" if unwritten else ""),
         soft_wrap=True,
     )
+
+
+def describe_time_to_verdict(needed: dict) -> str:
+    """`about 1,353 more trials of Male and 325 of Female to be certified, at today's rates`."""
+    counts = [f"{count:,} {'more trials of ' if index == 0 else 'of '}{group}" for index, (group, count) in enumerate(needed["trials"].items())]
+    return f"about {' and '.join(counts)} to be {needed['toward']}, at today's rates"
 
 
 def print_run(tally: RunTally, monitors: list[str]) -> None:

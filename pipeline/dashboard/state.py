@@ -162,6 +162,7 @@ def _part_view(name: str, every: list[dict[str, Any]], kept: list[dict[str, Any]
         "violated_periods": violated_periods([(record["event_time"], (record["parts"].get(name) or {}).get("violated")) for record in every]),
         "certified_periods": violated_periods([(record["event_time"], (record["parts"].get(name) or {}).get("status") == "certified") for record in every]),
         "status": latest.get("status"),
+        "time_to_verdict": latest.get("time_to_verdict"),
         "latest_groups": {group: cell(latest, group, "trials") for group in sorted(latest["groups"])},
     }
 

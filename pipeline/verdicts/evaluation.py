@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 from fairstream.estimators.means import Mean, mean_bounds
 from fairstream.estimators.priors import part_estimator, prior_now
-from fairstream.verdicts.alerts import CERTIFIED_STATUS, ESTIMATE, AlertTracker, part_status, stamp
+from fairstream.verdicts.alerts import CERTIFIED_STATUS, ESTIMATE, INCONCLUSIVE, AlertTracker, part_status, stamp
 from fairstream.verdicts.budget import Budget, MonitorBudget
 from fairstream.verdicts.constraints import ConstraintRule, constraint_part
+from fairstream.verdicts.horizon import trials_to_decide
 from fairstream.verdicts.judge import judge
 from fairstream.verdicts.parts import (
     describe_interval,
@@ -74,6 +75,8 @@ class Evaluation:
                 body["violated"] = self.tracker.violated.get(part, False)  # the alert state: hysteresis holds it too
             point = config.rule.mode == "point" or body.get("verdict") == "point"
             body["status"] = part_status(point, body["violated"], body.pop("certified", None))
+            if body["status"] == INCONCLUSIVE and not point and not config.measures and not config.rule.ratio:
+                body["time_to_verdict"] = trials_to_decide(body, config.rule.mode, config.rule.alpha)
             pair = body["pair"] or []
             if kind is not None:
                 alerts.append(stamp({"metric": config.metric, "part": part, **body}, config.name, kind, instant, part, *pair, *at))

@@ -128,6 +128,10 @@ function drawPart(container, monitor, part) {
   const status = block.querySelector(".part-status");
   status.replaceChildren();
   if (part.status) status.appendChild(text("span", part.status, { class: `status status-${part.status}`, "data-status": part.status }));
+  if (part.time_to_verdict) {
+    const counts = Object.entries(part.time_to_verdict.trials).map(([group, count], index) => `${count.toLocaleString("en")} ${index ? "of" : "more trials of"} ${group}`);
+    status.appendChild(text("span", ` about ${counts.join(" and ")} to be ${part.time_to_verdict.toward}, at today's rates`, { class: "time-to-verdict" }));
+  }
   const estimates = block.querySelector(`#estimates-${CSS.escape(key)}`);
   const gap = block.querySelector(`#gap-${CSS.escape(key)}`);
   Plotly.react(estimates, estimateTraces(part), baseLayout(part.point === "rate" ? "raw rate per group" : "estimate per group", part.point === "rate" ? "raw rate" : "estimate"), PLOT_CONFIG);
