@@ -64,6 +64,11 @@ class Metric(SpecModel):
     prediction: str | None = Field(None, description="boolean variable: the decision (e.g. high risk, hired); all rate metrics")
     label: str | None = Field(None, description="boolean variable: the true outcome (equal_opportunity, equalized_odds)")
     condition: str | None = Field(None, description="variable whose values are the strata (conditional_statistical_parity)")
+    given: str | None = Field(
+        None,
+        description="boolean variable: count only the trials where it is true, so each rate is conditional on it (offer rate "
+        "given interviewed: one stage of a funnel); the part is named `<rate>[given <variable>]`",
+    )
     outcome: str | None = Field(None, description="numeric variable observed later (delayed_impact): its mean per group is compared")
     supply: str | None = Field(None, description="numeric variable: benefit granted (benefit_rate)")
     demand: str | None = Field(None, description="numeric variable: benefit sought (benefit_rate)")
@@ -108,6 +113,8 @@ class Metric(SpecModel):
             raise ValueError(f"{self.type} needs label: the variable holding the true outcome")
         if self.type == "conditional_statistical_parity" and self.condition is None:
             raise ValueError("conditional_statistical_parity needs condition: the variable holding the stratum")
+        if self.given is not None and self.type in ("delayed_impact", "benefit_rate"):
+            raise ValueError(f"given conditions a rate; {self.type} compares means (filter its outcome with an expression instead)")
         if self.threshold is None and not self.constraints:
             raise ValueError("threshold is required (delayed_impact may give constraints instead)")
         if self.constraints and self.type != "delayed_impact":

@@ -143,13 +143,13 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
     metric = spec.metric
     group_names = [metric.group] if isinstance(metric.group, str) else metric.group
     references = [(f"group -> {i}" if len(group_names) > 1 else "group", name) for i, name in enumerate(group_names)]
-    references += [(role, getattr(metric, role)) for role in ("prediction", "label", "condition", "outcome", "supply", "demand")]
+    references += [(role, getattr(metric, role)) for role in ("prediction", "label", "condition", "given", "outcome", "supply", "demand")]
     for role, name in references:
         if name is None:
             continue
         if name not in spec.variables:
             check.fail(f"metric -> {role}", f"unknown variable {name!r}; variables: {', '.join(spec.variables)}")
-        elif role in ("prediction", "label") and variable_types.get(name) not in ("bool", None):
+        elif role in ("prediction", "label", "given") and variable_types.get(name) not in ("bool", None):
             check.fail(f"metric -> {role}", f"must name a boolean variable; {name!r} is a {variable_types[name]}")
         elif role in ("outcome", "supply", "demand") and variable_types.get(name) not in ("number", None):
             check.fail(f"metric -> {role}", f"must name a numeric variable; {name!r} is a {variable_types[name]}")
@@ -225,6 +225,7 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
         prediction=metric.prediction,
         label=metric.label,
         condition=metric.condition,
+        given=metric.given,
         outcome=metric.outcome,
         supply=metric.supply,
         demand=metric.demand,

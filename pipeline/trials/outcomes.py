@@ -43,6 +43,8 @@ class MetricCells:
     prediction: str | None
     label: str | None = None
     condition: str | None = None
+    given: str | None = None
+    """A boolean variable the rates are conditional on: a trial where it is false counts in no cell."""
     outcome: str | None = None
     supply: str | None = None
     demand: str | None = None
@@ -59,6 +61,17 @@ class MetricCells:
     def cells(self, values: dict[str, Any]) -> list[Cell] | None:
         if self.type in ("delayed_impact", "benefit_rate"):
             return self._measures(values)
+        if self.given is None:
+            return self._rates(values)
+        given = values.get(self.given)
+        if given is None:
+            return None
+        if not given:
+            return []
+        cells = self._rates(values)
+        return cells and [(f"{part}[given {self.given}]", group, value) for part, group, value in cells]
+
+    def _rates(self, values: dict[str, Any]) -> list[Cell] | None:
         group = self.group_of(values)
         hit = values.get(self.prediction)  # type: ignore[arg-type]
         if group is None or hit is None:
