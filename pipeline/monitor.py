@@ -74,10 +74,16 @@ class MonitorConfig:
     def threshold(self) -> float:
         return self.rule.threshold
 
+    partly_seen: bool = False
+    """Whether the metric's label is seen only for some trials: its rates are bounded, or weighted by propensities."""
+    weighted: bool = False
+    """Whether partly seen labels come with propensities (an inverse-propensity-weighted estimate per group)."""
+
     @property
     def measures(self) -> bool:
-        """Whether the metric compares sums of numbers (mean outcomes, benefit rates) rather than rates of events."""
-        return self.metric in ("delayed_impact", "benefit_rate")
+        """Whether the metric compares sums of numbers (mean outcomes, benefit rates, partly seen rates) rather than
+        plain rates of events."""
+        return self.metric in ("delayed_impact", "benefit_rate") or self.partly_seen
 
     @property
     def bet_epsilon(self) -> float:

@@ -56,13 +56,31 @@ class Constraint(SpecModel):
         return f"mean_outcome{'>=' if self.direction == 'at_least' else '<='}{tau}"
 
 
+class PartlySeenLabel(SpecModel):
+    """A label seen only for some trials (repayment only for approved loans): the boolean `observed_when` says whose."""
+
+    variable: str = Field(description="boolean variable: the true outcome, where it is seen")
+    observed_when: str = Field(description="boolean variable: true for the trials whose label is seen (e.g. approved)")
+
+
 class Metric(SpecModel):
     """The fairness property: which conditional rate must be equal across groups, and how far apart it may be."""
 
     type: MetricType = Field(description="the fairness property: which conditional rate (or mean) must agree across groups")
     group: str | list[str] = Field(description="variable naming the trial's group, or several for intersectional groups (values joined by ' & ')")
     prediction: str | None = Field(None, description="boolean variable: the decision (e.g. high risk, hired); all rate metrics")
-    label: str | None = Field(None, description="boolean variable: the true outcome (equal_opportunity, equalized_odds)")
+    label: str | PartlySeenLabel | None = Field(
+        None,
+        description="boolean variable: the true outcome (equal_opportunity, equalized_odds, predictive_parity); or "
+        "{variable, observed_when} when it is seen only for some trials: each group's rate is then bounded (Manski) over "
+        "what the unseen labels could be, and judged only where the bounds decide",
+    )
+    propensity: str | None = Field(
+        None,
+        description="numeric variable: each trial's probability, logged by the decision maker, that its label is seen "
+        "(of approving, when repayment is seen only for approved loans); with a partly seen label it adds an "
+        "inverse-propensity-weighted estimate of each rate with an interval, and the verdict rests on it",
+    )
     condition: str | None = Field(None, description="variable whose values are the strata (conditional_statistical_parity)")
     given: str | None = Field(
         None,
@@ -113,6 +131,8 @@ class Metric(SpecModel):
             raise ValueError(f"{self.type} needs label: the variable holding the true outcome")
         if self.type == "conditional_statistical_parity" and self.condition is None:
             raise ValueError("conditional_statistical_parity needs condition: the variable holding the stratum")
+        if self.propensity is not None and not isinstance(self.label, PartlySeenLabel):
+            raise ValueError("propensity weighs the trials whose label is seen: give label as {variable, observed_when}")
         if self.given is not None and self.type in ("delayed_impact", "benefit_rate"):
             raise ValueError(f"given conditions a rate; {self.type} compares means (filter its outcome with an expression instead)")
         if self.threshold is None and not self.constraints:
@@ -146,3 +166,8 @@ def default_floor(threshold: float, *, ratio: bool = False) -> int:
     """⌈1/ε²⌉ trials for a gap threshold ε; a ratio threshold τ stands for the gap (1 − τ)/2 at rates near 1/2."""
     gap = (1 - threshold) / 2 if ratio else threshold
     return math.ceil(1 / gap**2 - 1e-9)
+
+
+def label_variable(metric: Metric) -> str | None:
+    """The variable holding a metric's true outcome, however the label is given."""
+    return metric.label.variable if isinstance(metric.label, PartlySeenLabel) else metric.label

@@ -9,7 +9,7 @@ from pydantic import Field, model_validator
 
 from fairstream.language.estimator import Estimator, Evaluate, Window
 from fairstream.language.fields import Name, SpecModel
-from fairstream.language.metric import CONSTRAINT_FLOOR, Baseline, Metric, default_floor, tests_ratio
+from fairstream.language.metric import CONSTRAINT_FLOOR, Baseline, Metric, PartlySeenLabel, default_floor, tests_ratio
 from fairstream.language.stream import Aggregate, InputSchema, TrialSpec, Variable
 from fairstream.records.timefmt import DAY
 
@@ -138,6 +138,8 @@ class Spec(SpecModel):
                 raise ValueError("the window length must be a multiple of evaluate.every")
             if self.estimator.verdict == "anytime":
                 raise ValueError("anytime verdicts hold over the whole stream; use a cumulative window")
+        if isinstance(self.metric.label, PartlySeenLabel) and self.estimator.verdict == "anytime":
+            raise ValueError("partly seen labels are judged by bounds that hold at one look: use point or confident verdicts")
         if self.metric.type == "delayed_impact" and self.estimator.verdict == "anytime" and self.estimator.outcome_range is None:
             raise ValueError("anytime verdicts on mean outcomes bet on bounded outcomes: set estimator.outcome_range: [low, high]")
         weighted = "discount" if self.metric.discount < 1 else "recency" if self.metric.recency < 1 else None

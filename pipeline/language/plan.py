@@ -18,7 +18,7 @@ from fairstream.language.checks import (
     prior_expression,
 )
 from fairstream.language.expressions import Expression, ExprType
-from fairstream.language.metric import tests_ratio
+from fairstream.language.metric import PartlySeenLabel, label_variable, tests_ratio
 from fairstream.language.models import Spec
 from fairstream.language.stream import Variable
 from fairstream.monitor import MonitorConfig
@@ -143,15 +143,19 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
     metric = spec.metric
     group_names = [metric.group] if isinstance(metric.group, str) else metric.group
     references = [(f"group -> {i}" if len(group_names) > 1 else "group", name) for i, name in enumerate(group_names)]
-    references += [(role, getattr(metric, role)) for role in ("prediction", "label", "condition", "given", "outcome", "supply", "demand")]
+    references += [(role, getattr(metric, role)) for role in ("prediction", "condition", "given", "outcome", "supply", "demand", "propensity")]
+    if isinstance(metric.label, PartlySeenLabel):
+        references += [("label -> variable", metric.label.variable), ("label -> observed_when", metric.label.observed_when)]
+    elif metric.label is not None:
+        references.append(("label", metric.label))
     for role, name in references:
         if name is None:
             continue
         if name not in spec.variables:
             check.fail(f"metric -> {role}", f"unknown variable {name!r}; variables: {', '.join(spec.variables)}")
-        elif role in ("prediction", "label", "given") and variable_types.get(name) not in ("bool", None):
+        elif role.split(" ")[0] in ("prediction", "label", "given") and variable_types.get(name) not in ("bool", None):
             check.fail(f"metric -> {role}", f"must name a boolean variable; {name!r} is a {variable_types[name]}")
-        elif role in ("outcome", "supply", "demand") and variable_types.get(name) not in ("number", None):
+        elif role in ("outcome", "supply", "demand", "propensity") and variable_types.get(name) not in ("number", None):
             check.fail(f"metric -> {role}", f"must name a numeric variable; {name!r} is a {variable_types[name]}")
 
     rules = []
@@ -223,7 +227,9 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
         type=metric.type,
         group=metric.group if isinstance(metric.group, str) else tuple(metric.group),
         prediction=metric.prediction,
-        label=metric.label,
+        label=label_variable(metric),
+        observed_when=metric.label.observed_when if isinstance(metric.label, PartlySeenLabel) else None,
+        propensity=metric.propensity,
         condition=metric.condition,
         given=metric.given,
         outcome=metric.outcome,
@@ -237,6 +243,8 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
     monitor = MonitorConfig(
         name=spec.monitor,
         metric=metric.type,
+        partly_seen=isinstance(metric.label, PartlySeenLabel),
+        weighted=metric.propensity is not None,
         rule=VerdictRule(
             mode=estimator.verdict,
             threshold=metric.threshold if metric.threshold is not None else 1.0,  # without a threshold no gap is judged (gap_verdict)

@@ -24,6 +24,63 @@ PART_NAMES = {
 }
 """The conditional rates each metric compares across groups, in fairlearn's vocabulary."""
 
+LABEL_PARTS = {
+    "equal_opportunity": (("true_positive_rate", "tpr"),),
+    "equalized_odds": (("true_positive_rate", "tpr"), ("false_positive_rate", "fpr")),
+    "predictive_parity": (("positive_predictive_value", "ppv"),),
+}
+"""The rates of the label metrics, each with the role of prediction and label in it (what conditions, what is counted)."""
+
+SEEN_HIT, SEEN_MISS, UNSEEN_IF_IN_HIT, UNSEEN_IF_IN_MISS, IN_UNSEEN, SEEN = range(6)
+"""The counts of a partly seen rate: seen members that are hits and misses; unseen trials that would be a hit (or a
+miss) if they belonged to the rate's conditioning set, which depends on their unseen label (TPR, FPR); unseen trials
+that belong to it for sure but whose hit is their unseen label (PPV); every seen trial. Then the inverse-propensity
+sums A, B, A², B², AB."""
+
+
+def partly_seen(role: str, predicted: bool, seen: bool, label: bool | None, weight: float, decided_is_seen: bool = False) -> tuple[float, ...]:
+    """What one trial adds to a partly seen rate: the six counts, then A and B, whose sums' ratio ΣA/ΣB estimates the
+    rate, with their squares and product for its variance.
+
+    A rate is E[member·hit] / E[member], member and hit functions g(ŷ, y) of the prediction and the label. With w = 1/π
+    (π the trial's logged probability of being seen) and labels seen independently of them given the inputs, a seen
+    trial adds w·g(ŷ, y), so E[ΣA] = E[Σ g]. When the prediction is itself what lets the label be seen (an approval,
+    `decided_is_seen`), a seen trial was predicted positive, and it stands in for the unseen negatives too:
+    g(1, y) + (w − 1)·g(0, y), since an unseen trial is one with ŷ = 0 seen with probability 1 − π.
+
+    >>> partly_seen("tpr", True, False, None, 0.0)[:6]  # unseen, predicted positive: a hit if its label is positive
+    (0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
+    >>> partly_seen("tpr", True, True, True, 4.0, decided_is_seen=True)[6:8]  # approved at π = 1/4, repaid: A = 1, B = 4
+    (1.0, 4.0)
+    """
+    counts = [0.0] * 6
+    counts[SEEN] = float(seen)
+    if not seen:
+        if role == "ppv":
+            counts[IN_UNSEEN] = float(predicted)
+        else:
+            counts[UNSEEN_IF_IN_HIT if predicted else UNSEEN_IF_IN_MISS] = 1.0
+        return (*counts, 0.0, 0.0, 0.0, 0.0, 0.0)
+    member, hit = _membership(role, predicted, bool(label))
+    if member:
+        counts[SEEN_HIT if hit else SEEN_MISS] = 1.0
+    if decided_is_seen:
+        member_0, hit_0 = _membership(role, False, bool(label))
+        a = member * hit + (weight - 1) * member_0 * hit_0
+        b = member + (weight - 1) * member_0
+    else:
+        a, b = weight * member * hit, weight * member
+    return (*counts, a, b, a * a, b * b, a * b)
+
+
+def _membership(role: str, predicted: bool, label: bool) -> tuple[float, float]:
+    """(member, hit) of a trial in a label rate: TPR counts predictions among positives, FPR among negatives, PPV
+    positives among predictions."""
+    if role == "ppv":
+        return float(predicted), float(label)
+    return float(label if role == "tpr" else not label), float(predicted)
+
+
 GROUP_JOIN = " & "
 """Joins the values of several group variables into one intersectional group name."""
 
@@ -45,6 +102,10 @@ class MetricCells:
     condition: str | None = None
     given: str | None = None
     """A boolean variable the rates are conditional on: a trial where it is false counts in no cell."""
+    observed_when: str | None = None
+    """A boolean variable: the label is seen only where it is true (see `partly_seen`)."""
+    propensity: str | None = None
+    """A numeric variable: each trial's probability that its label is seen, for inverse-propensity weights."""
     outcome: str | None = None
     supply: str | None = None
     demand: str | None = None
@@ -72,6 +133,33 @@ class MetricCells:
         return cells and [(f"{part}[given {self.given}]", group, value) for part, group, value in cells]
 
     def _rates(self, values: dict[str, Any]) -> list[Cell] | None:
+        if self.observed_when is not None:
+            return self._partly_seen(values)
+        return self._seen(values)
+
+    def _partly_seen(self, values: dict[str, Any]) -> list[Cell] | None:
+        """Label rates whose label is seen only for some trials: per part the numbers `partly_seen` sums."""
+        group, hit, seen = self.group_of(values), values.get(self.prediction), values.get(self.observed_when)  # type: ignore[arg-type]
+        if group is None or hit is None or seen is None:
+            return None
+        if self.groups is not None and group not in self.groups:
+            return []
+        label = values.get(self.label) if seen else None  # type: ignore[arg-type]
+        if seen and label is None:
+            return None
+        weight = 1.0
+        if self.propensity is not None:
+            propensity = values.get(self.propensity)
+            if propensity is None or not 0 < propensity <= 1:
+                return None
+            weight = 1 / propensity
+        decided_is_seen = self.prediction == self.observed_when
+        return [
+            (part, group, partly_seen(role, bool(hit), bool(seen), None if label is None else bool(label), weight, decided_is_seen))
+            for part, role in LABEL_PARTS[self.type]
+        ]
+
+    def _seen(self, values: dict[str, Any]) -> list[Cell] | None:
         group = self.group_of(values)
         hit = values.get(self.prediction)  # type: ignore[arg-type]
         if group is None or hit is None:

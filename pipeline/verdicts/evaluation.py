@@ -13,6 +13,7 @@ from fairstream.verdicts.budget import Budget, MonitorBudget
 from fairstream.verdicts.constraints import ConstraintRule, constraint_part
 from fairstream.verdicts.horizon import trials_to_decide
 from fairstream.verdicts.judge import judge
+from fairstream.verdicts.partly_seen import partly_seen_part
 from fairstream.verdicts.parts import (
     describe_interval,
     every_group_judged,
@@ -55,7 +56,11 @@ class Evaluation:
         parts: dict[str, Any] = {}
         alerts: list[dict[str, Any]] = []
         for part in sorted(counts.sums) if config.measures else sorted(counts.rates):
-            if config.gap_verdict:
+            if config.partly_seen:
+                parts[part] = partly_seen_part(
+                    counts.sums[part], config.rule, weighted=config.weighted, min_trials=config.min_trials, level=self._level(part)
+                )
+            elif config.gap_verdict:
                 parts[part] = (
                     self._measure_part(counts, part)
                     if config.measures

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from fairstream.language.metric import PartlySeenLabel
 from fairstream.language.models import Spec
 from fairstream.records.timefmt import format_duration
 
@@ -22,6 +23,12 @@ def guarantee(spec: Spec) -> str:
         if constraints
         else ""
     )
+    if isinstance(spec.metric.label, PartlySeenLabel):
+        certificates += (
+            "; labels partly seen: each rate weighted by the logged propensities (a delta-method interval)"
+            if spec.metric.propensity
+            else "; labels partly seen: each rate bounded over what the unseen labels could be (Manski), judged only where the bounds decide"
+        )
     if estimator.verdict == "point":
         return f"point verdicts: the MAP gap against ε, no error rate; groups join once they have {spec.evidence_floor} trial(s){certificates}"
     if estimator.verdict == "confident":
@@ -63,4 +70,25 @@ def warnings(spec: Spec) -> list[str]:
         )
     if estimator.verdict != "point" and estimator.family == "part":
         found.append("estimator.family: part gives each part the whole α: a monitor of k parts may raise a false alarm with probability up to k·α")
+    found += _selective_label(spec)
     return found
+
+
+def _selective_label(spec: Spec) -> list[str]:
+    """A plain label read from an event kind other than the prediction's, with no default: the label is missing for
+    every trial without such an event, and if that happens on one side of the prediction only (repayment seen only
+    for approved loans) the rate counts that side alone."""
+    label, prediction = spec.metric.label, spec.metric.prediction
+    if not isinstance(label, str) or prediction is None or label not in spec.variables or prediction not in spec.variables:
+        return []
+    label_variable, prediction_variable = spec.variables[label], spec.variables[prediction]
+    label_kind = label_variable.first or label_variable.last
+    prediction_kind = prediction_variable.first or prediction_variable.last
+    if label_kind is None or label_kind == prediction_kind or label_variable.default is not None:
+        return []
+    return [
+        f"metric.label {label!r} comes from {label_kind} events, {prediction!r} from {prediction_kind or 'another variable'}: a trial "
+        f"without {label_kind} has no label and counts as incomplete, so if {label_kind} comes only for some predictions "
+        f"(repayment only for approved loans) each rate counts those alone; declare label: {{variable: {label}, observed_when: <the "
+        "boolean that says whose label is seen>} to bound the rates instead"
+    ]

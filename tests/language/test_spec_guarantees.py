@@ -60,3 +60,17 @@ def test_the_prior_weighted_interval_is_no_longer_called_beta(tmp_path):
     path.write_text(yaml.safe_dump(body))
     result = CliRunner().invoke(cli, ["spec", "check", str(path)], env=ENV)
     assert result.exit_code == 2 and "estimator -> interval" in result.output and "beta_credible" in result.output
+
+
+def test_a_plain_label_from_an_event_only_some_trials_get_is_warned_of_and_a_partly_seen_one_is_not(tmp_path):
+    from tests.verdicts.test_partly_seen import SPEC
+
+    path = tmp_path / "loans.yaml"
+    plain = {**SPEC, "metric": {**SPEC["metric"], "label": "repaid"}}
+    for spec, warned in ((plain, True), (SPEC, False)):
+        path.write_text(yaml.safe_dump(spec))
+        result = CliRunner().invoke(cli, ["spec", "check", str(path)], env=ENV)
+        assert result.exit_code == 0, result.output
+        expected = "warning: metric.label 'repaid' comes from REPAY events, 'approved' from DECISION"
+        assert (expected in result.stdout) is warned
+        assert ("declare label: {variable: repaid, observed_when: <the boolean that says whose label is seen>} to bound" in result.stdout) is warned
