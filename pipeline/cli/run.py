@@ -60,6 +60,13 @@ def print_summary(monitor: MonitorTally, dead_letters: dict[str, int], unwritten
             right=(4,),
         )
     if final is not None:
+        for part, body in sorted(final["parts"].items()):
+            selective = [group for group, cell in body["groups"].items() if cell.get("labels") == "selective"]
+            if selective:
+                console.warning(
+                    f"{part}: the labels missing for {', '.join(selective)} all share one prediction, so the labels seen "
+                    "are a biased sample and those rates are withheld; declare label: {variable, observed_when} to bound them"
+                )
         statuses = {part: body["status"] for part, body in sorted(final["parts"].items()) if "status" in body}
         if statuses:
             console.console.print("status at the end: " + ", ".join(f"{part} {status}" for part, status in statuses.items()), soft_wrap=True)

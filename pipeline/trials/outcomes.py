@@ -81,6 +81,16 @@ def _membership(role: str, predicted: bool, label: bool) -> tuple[float, float]:
     return float(label if role == "tpr" else not label), float(predicted)
 
 
+UNLABELED = "\x1funlabeled"
+"""The hidden part where a plain label's trials without a label are counted, per group, with their prediction as the
+hit: a group whose missing labels all sit on one side of the prediction has a biased rate (see `selective_groups`)."""
+
+
+def hidden(part: str) -> bool:
+    """Whether a part is bookkeeping, never judged or published (`UNLABELED`)."""
+    return part.startswith("\x1f")
+
+
 GROUP_JOIN = " & "
 """Joins the values of several group variables into one intersectional group name."""
 
@@ -176,7 +186,7 @@ class MetricCells:
             return [(f"selection_rate[{self.condition}={stratum}]", group, hit)]
         label = values.get(self.label)  # type: ignore[arg-type]
         if label is None:
-            return None
+            return [(UNLABELED, group, hit)]  # not counted in any rate, but where it was missing is told
         if self.type == "predictive_parity":
             return [("positive_predictive_value", group, bool(label))] if hit else []
         if label:

@@ -11,7 +11,7 @@ from fairstream.estimators.opening import OpeningOrder
 from fairstream.estimators.pairing import RatioPairs
 from fairstream.estimators.sequence import MeanSequence, RateSequence, rescale
 from fairstream.trials.bucket import FINISHED
-from fairstream.trials.outcomes import TickDelta, TrialOutcome
+from fairstream.trials.outcomes import TickDelta, TrialOutcome, hidden
 from fairstream.verdicts.constraints import ConstraintRule
 
 
@@ -57,7 +57,7 @@ class AnytimeEvidence:
 
     def hold(self, trial: TrialOutcome, cells: list) -> None:
         """Keep a closed trial's tracked cells until the frontier passes its opening."""
-        self.order.hold(opened(trial), trial.key, [cell for cell in cells if not self.measures or cell[0] == "mean_outcome"])
+        self.order.hold(opened(trial), trial.key, [cell for cell in cells if (cell[0] == "mean_outcome" if self.measures else not hidden(cell[0]))])
 
     def frontier(self, instant: int, later: int = FINISHED) -> int:
         """Every trial that opened before the returned instant has closed by `instant` and been held: the earliest

@@ -8,11 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 from fairstream.estimators.means import Mean, mean_bounds
 from fairstream.estimators.priors import part_estimator, prior_now
+from fairstream.trials.outcomes import UNLABELED, hidden
 from fairstream.verdicts.alerts import CERTIFIED_STATUS, ESTIMATE, INCONCLUSIVE, AlertTracker, part_status, stamp
 from fairstream.verdicts.budget import Budget, MonitorBudget
 from fairstream.verdicts.constraints import ConstraintRule, constraint_part
 from fairstream.verdicts.horizon import trials_to_decide
 from fairstream.verdicts.judge import judge
+from fairstream.verdicts.labels import selective_groups, withhold_selective
 from fairstream.verdicts.partly_seen import partly_seen_part
 from fairstream.verdicts.parts import (
     describe_interval,
@@ -56,6 +58,8 @@ class Evaluation:
         parts: dict[str, Any] = {}
         alerts: list[dict[str, Any]] = []
         for part in sorted(counts.sums) if config.measures else sorted(counts.rates):
+            if hidden(part):
+                continue
             if config.partly_seen:
                 parts[part] = partly_seen_part(
                     counts.sums[part], config.rule, weighted=config.weighted, min_trials=config.min_trials, level=self._level(part)
@@ -98,7 +102,7 @@ class Evaluation:
                 "confidence": config.confidence,
                 "trials": {
                     "closed": counts.closed,
-                    "incomplete": counts.incomplete,
+                    "incomplete": counts.incomplete + sum(rate.trials for part, groups in counts.rates.items() if hidden(part) for rate in groups.values()),
                     **({"evicted": counts.evicted} if counts.evicted else {}),
                     **({"unfinished": counts.unfinished} if counts.unfinished else {}),
                 },
@@ -124,10 +128,15 @@ class Evaluation:
         config = self.config
         bets = counts.anytime.bets_of(part) if counts.anytime is not None else None
         sequences = counts.anytime.sequences_of(part) if counts.anytime is not None and not config.rule.ratio else None
+        rates = counts.rates[part]
+        unlabeled = counts.rates.get(UNLABELED + (part[part.index("[given ") :] if "[given " in part else ""), {})
+        selective = selective_groups(unlabeled, rates) if part.startswith(("true_positive_rate", "false_positive_rate")) else set()
         body = rate_part(
-            counts.rates[part], config.rule, prior=prior, confidence=confidence, interval=config.interval,
-            min_trials=config.min_trials, level=self._level(part), bets=bets, sequences=sequences,
+            {group: rate for group, rate in rates.items() if group not in selective}, config.rule, prior=prior, confidence=confidence,
+            interval=config.interval, min_trials=config.min_trials, level=self._level(part), bets=bets, sequences=sequences,
         )  # fmt: skip
+        if selective:
+            withhold_selective(body, selective, rates, unlabeled)
         if config.part_estimators:
             body["prior"], body["confidence"] = prior, confidence
         return body

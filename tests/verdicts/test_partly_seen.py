@@ -112,3 +112,35 @@ def test_a_run_publishes_coverage_bounds_and_weighted_estimates_as_pandas_comput
             assert cell["estimate"] is None  # never a plain estimate from the seen labels alone
     assert part["labels"] == ("weighted" if propensity else "bounded")
     assert part["status"] == ("violated" if propensity else "inconclusive")  # the bounds alone cannot decide a 0.17 gap
+
+
+def test_a_plain_label_missing_on_one_side_of_the_prediction_is_withheld_and_one_missing_at_random_is_not(tmp_path):
+    """Repayment seen only for approved loans under a plain `label`: no estimate, the missing labels counted, a warning;
+    the same stream with labels missing for a random fifth of all loans instead keeps its estimates."""
+    from click.testing import CliRunner
+
+    from fairstream.cli import cli
+
+    frame = lending(2000, seed=9)
+    plain = {**SPEC, "metric": {**SPEC["metric"], "label": "repaid"}}
+    (tmp_path / "plain.yaml").write_text(yaml.safe_dump(plain))
+    write_jsonl(tmp_path / "selective.jsonl", events(frame))
+    rng = np.random.default_rng(9)
+    every_label = events(frame.assign(approved=True))  # a REPAY event for every loan ...
+    decisions = {row.id: bool(row.approved) for row in frame.itertuples()}
+    missing_at_random = [
+        {**e, "approved": decisions[e["id"]]} if e["event"] == "DECISION" else e  # ... with the real decisions
+        for e in every_label
+        if not (e["event"] == "REPAY" and rng.random() < 0.2)
+    ]
+    write_jsonl(tmp_path / "random.jsonl", missing_at_random)
+    result = CliRunner().invoke(cli, ["run", str(tmp_path / "plain.yaml"), "--input", str(tmp_path / "selective.jsonl"), "--out", str(tmp_path / "s")])
+    assert result.exit_code == 0, result.output
+    assert "the labels missing for a, b all share one prediction" in result.output
+    last = run_file(tmp_path / "plain.yaml", tmp_path / "selective.jsonl", tmp_path / "s2").read("estimates.jsonl")[-1]
+    for group, rows in frame.groupby("group"):
+        cell = last["parts"]["true_positive_rate"]["groups"][group]
+        assert (cell["estimate"], cell["labels"], cell["unlabeled"], cell["unlabeled_predicted"]) == (None, "selective", (~rows.approved).sum(), 0)
+    assert last["trials"]["incomplete"] == (~frame.approved).sum()
+    kept = run_file(tmp_path / "plain.yaml", tmp_path / "random.jsonl", tmp_path / "r").read("estimates.jsonl")[-1]
+    assert all(cell["estimate"] is not None and "labels" not in cell for cell in kept["parts"]["true_positive_rate"]["groups"].values())
