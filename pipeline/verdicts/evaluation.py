@@ -14,8 +14,7 @@ from fairstream.verdicts.budget import Budget, MonitorBudget
 from fairstream.verdicts.constraints import ConstraintRule, constraint_part
 from fairstream.verdicts.horizon import trials_to_decide
 from fairstream.verdicts.judge import judge
-from fairstream.verdicts.labels import selective_groups, withhold_selective
-from fairstream.verdicts.partly_seen import partly_seen_part
+from fairstream.verdicts.partly_seen import partly_seen_part, selective_groups, withhold_selective
 from fairstream.verdicts.parts import (
     describe_interval,
     every_group_judged,

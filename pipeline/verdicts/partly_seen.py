@@ -12,6 +12,9 @@ the two ends reached by the unseen labels that count least and most. The gap of 
 difference of opposite ends, and the verdict names a violation only when even the most favourable labels put it
 beyond ε. With propensities π the ratio ΣA/ΣB (A = member·hit/π, B = member/π over seen trials) estimates the rate
 without the bias of looking only where labels are seen, with a delta-method interval.
+
+A plain label missing on one side of the prediction only is caught too: the rate of such a group counts that side
+alone, so it is never published as an estimate nor judged (`selective_groups`).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any
 from scipy import stats
 
 from fairstream.estimators.intervals import wilson
+from fairstream.estimators.rate import Rate
 from fairstream.trials.outcomes import IN_UNSEEN, SEEN, SEEN_HIT, SEEN_MISS, UNSEEN_IF_IN_HIT, UNSEEN_IF_IN_MISS
 from fairstream.verdicts.judge import PairLevel, PartVerdict, VerdictRule, compared_pairs
 from fairstream.verdicts.parts import part_body
@@ -129,3 +133,43 @@ def _weighted(groups_sums: dict[str, list[float]], groups: dict[str, Any], rule:
         clear=gap - margin <= rule.threshold - rule.hysteresis, certified=certified,
     )  # fmt: skip
 
+
+SELECTIVE = "selective"
+
+
+MIN_MISSING = 10
+"""Missing labels a group needs before their sharing one prediction is taken for a pattern rather than chance."""
+
+
+def selective_groups(unlabeled: dict[str, Rate], rates: dict[str, Rate]) -> set[str]:
+    """The groups of a true- or false-positive rate whose missing labels (at least `MIN_MISSING`) all share one
+    prediction while labelled trials have the other: the labels seen are then a biased sample of the group. (Where
+    every trial has the same prediction, missing labels say nothing of it.)
+
+    >>> selective_groups({"a": Rate(hits=0, trials=40), "b": Rate(hits=3, trials=19)}, {"a": Rate(5, 60), "b": Rate(4, 50)})
+    {'a'}
+    """
+    found = set()
+    for group, missing in unlabeled.items():
+        rate = rates.get(group)
+        if rate is None or missing.trials < MIN_MISSING or missing.hits not in (0, missing.trials):
+            continue
+        other_side = rate.hits if missing.hits == 0 else rate.trials - rate.hits
+        if other_side > 0:
+            found.add(group)
+    return found
+
+
+def withhold_selective(body: dict[str, Any], selective: set[str], rates: dict[str, Rate], unlabeled: dict[str, Rate]) -> None:
+    """Add the selective groups' cells to a part's record without an estimate, with how many labels were missing and
+    on which side; the part can then not be certified, and says why."""
+    for group in sorted(selective):
+        missing = unlabeled[group]
+        body["groups"][group] = {
+            "estimate": None, "rate": None, "hits": rates[group].hits, "trials": rates[group].trials, "labels": SELECTIVE,
+            "unlabeled": missing.trials, "unlabeled_predicted": missing.hits,
+        }  # fmt: skip
+    body["groups"] = dict(sorted(body["groups"].items()))
+    body["labels"] = SELECTIVE
+    if body.get("certified"):
+        body["certified"] = False
