@@ -79,9 +79,12 @@ class Bettors:
     whose mean is at most 0 under the null it tests; the running maximum of each log-wealth is kept, since Ville's
     inequality bounds it and a crossing stands once made."""
 
-    __slots__ = ("pairs", "_coefficients", "_cap", "_bet", "_sum_z2", "_log_wealth", "_peak")
+    __slots__ = ("pairs", "_coefficients", "_cap", "_bet", "_sum_z2", "_log_wealth", "_peak", "_index")
 
-    def __init__(self, coefficients: np.ndarray, worst_losses: np.ndarray):
+    def __init__(self, coefficients: np.ndarray, worst_losses: np.ndarray, index: tuple[int, int, int, int] = (0, 1, 2, 3)):
+        self._index = index
+        """The verdicts' bettors: against a exceeding b by at most the threshold, against b exceeding a by at most it
+        (violations); against the property holding, one for each side (certification)."""
         self.pairs = 0
         self._coefficients = coefficients
         """One row (a, b, c) per bettor."""
@@ -98,6 +101,33 @@ class Bettors:
         self._log_wealth += log_factor
         np.maximum(self._peak, self._log_wealth, out=self._peak)
         self.pairs += 1
+
+
+    def get(self) -> tuple[float, float]:
+        """Current log-wealth of the two violation bettors (against a ahead of b, and b ahead of a, beyond the threshold)."""
+        return float(self._log_wealth[self._index[0]]), float(self._log_wealth[self._index[1]])
+
+    def certification(self) -> float:
+        """The evidence that the property holds: the smaller of the highest log-wealths its two bettors have reached."""
+        return float(min(self._peak[self._index[2]], self._peak[self._index[3]]))
+
+    def rejects(self, alpha: float) -> Literal["a>b", "b>a"] | None:
+        """The side whose wealth has reached 2/α at some pair so far (the higher one if both have), else None.
+
+        Each side is tested at α/2, so P(ever rejects | the property holds) ≤ α however often this is called; to cover
+        several pairs of groups, pass each its share of α (see `fairstream.verdicts.budget`).
+        """
+        _check_alpha(alpha)
+        above, below = self._peak[self._index[0]], self._peak[self._index[1]]
+        if max(above, below) < math.log(2 / alpha):
+            return None
+        return "a>b" if above >= below else "b>a"
+
+    def certifies(self, alpha: float) -> bool:
+        """Whether both bettors on the property holding have reached 1/α at some pair so far: each one-sided null is then
+        rejected at α, so P(ever certifies | the property is violated) ≤ α."""
+        _check_alpha(alpha)
+        return self.certification() >= math.log(1 / alpha)
 
 
 GAP_GRID = np.round(np.linspace(-1.0, 1.0, 101), 12)
@@ -121,7 +151,7 @@ class GapBet(Bettors):
     (30, 'a>b', False, True)
     """
 
-    __slots__ = ("epsilon", "_grid", "_index")
+    __slots__ = ("epsilon", "_grid")
 
     def __init__(self, epsilon: float):
         if not 0 <= epsilon < 1:
@@ -131,35 +161,9 @@ class GapBet(Bettors):
         size = len(self._grid)
         above = np.column_stack([np.ones(size), -np.ones(size), -self._grid])  # d − m: against gap ≤ m
         below = np.column_stack([-np.ones(size), np.ones(size), self._grid])  # m − d: against gap ≥ m
-        super().__init__(np.vstack([above, below]), np.concatenate([1 + self._grid, 1 - self._grid]))
         at = {value: index for index, value in enumerate(self._grid)}
-        self._index = (at[epsilon], size + at[-epsilon], size + at[epsilon], at[-epsilon])
-        """The verdicts' bettors: against gap ≤ ε, gap ≥ −ε (violations); gap ≥ ε, gap ≤ −ε (certification)."""
-
-    def get(self) -> tuple[float, float]:
-        """Current log-wealth against a exceeding b by at most ε and against b exceeding a by at most ε."""
-        return float(self._log_wealth[self._index[0]]), float(self._log_wealth[self._index[1]])
-
-    def certification(self) -> float:
-        """The evidence that |gap| < ε: the smaller of the highest log-wealths its two bettors have reached."""
-        return float(min(self._peak[self._index[2]], self._peak[self._index[3]]))
-
-    def rejects(self, alpha: float) -> Literal["a>b", "b>a"] | None:
-        """The side whose wealth has reached 2/α at some pair so far (the higher one if both have), else None.
-
-        Each side is tested at α/2, so P(ever rejects | |p_a − p_b| ≤ ε) ≤ α however often this is called; to cover
-        several pairs of groups, pass each its share of α (see `fairstream.verdicts.budget`).
-        """
-        _check_alpha(alpha)
-        above, below = self._peak[self._index[0]], self._peak[self._index[1]]
-        if max(above, below) < math.log(2 / alpha):
-            return None
-        return "a>b" if above >= below else "b>a"
-
-    def certifies(self, alpha: float) -> bool:
-        """Whether both bettors on |gap| < ε have reached 1/α at some pair so far: P(ever | |p_a − p_b| ≥ ε) ≤ α."""
-        _check_alpha(alpha)
-        return self.certification() >= math.log(1 / alpha)
+        index = (at[epsilon], size + at[-epsilon], size + at[epsilon], at[-epsilon])  # gap ≤ ε, ≥ −ε; gap ≥ ε, ≤ −ε
+        super().__init__(np.vstack([above, below]), np.concatenate([1 + self._grid, 1 - self._grid]), index)
 
     def bounds(self, alpha: float) -> tuple[float, float]:
         """The gap's confidence sequence at level 1 − α (α/2 a side), valid at every pair at once: the lower end is the
@@ -196,24 +200,6 @@ class RatioBet(Bettors):
         tau = threshold
         coefficients = np.array([[tau, -1.0, 0.0], [-1.0, tau, 0.0], [-tau, 1.0, 0.0], [1.0, -tau, 0.0]])
         super().__init__(coefficients, np.array([1.0, 1.0, tau, tau]))
-
-    def get(self) -> tuple[float, float]:
-        return float(self._log_wealth[0]), float(self._log_wealth[1])
-
-    def certification(self) -> float:
-        return float(min(self._peak[2:]))
-
-    def rejects(self, alpha: float) -> Literal["a>b", "b>a"] | None:
-        """The side whose wealth has reached 2/α at some pair so far, else None (see `GapBet.rejects`)."""
-        _check_alpha(alpha)
-        above, below = self._peak[:2]
-        if max(above, below) < math.log(2 / alpha):
-            return None
-        return "a>b" if above >= below else "b>a"
-
-    def certifies(self, alpha: float) -> bool:
-        _check_alpha(alpha)
-        return self.certification() >= math.log(1 / alpha)
 
 
 def _check_alpha(alpha: float) -> None:

@@ -117,19 +117,10 @@ def judge(
     rejected, log_wealth, pair, alpha = strongest
     # a betting test that has rejected has rejected for good (see `GapBet.rejects`): a violation found this way never
     # clears. Until then the record names the widest gap; after, the pair the test rejected for.
+    evidence = {"alpha": alpha, "log_wealth": log_wealth, "clear": False, "log_wealth_within": within}
     if not rejected:
-        return PartVerdict(
-            **base, alpha=alpha, log_wealth=log_wealth, violated=False, clear=False, certified=certified, log_wealth_within=within
-        )
-    return PartVerdict(
-        **_describe(pair, estimates, raw),
-        alpha=alpha,
-        log_wealth=log_wealth,
-        violated=True,
-        clear=False,
-        certified=False,
-        log_wealth_within=within,
-    )
+        return PartVerdict(**base, **evidence, violated=False, certified=certified)
+    return PartVerdict(**_describe(pair, estimates, raw), **evidence, violated=True, certified=False)
 
 
 def _confident(
