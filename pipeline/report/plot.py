@@ -60,6 +60,8 @@ class PartSeries:
     """Whether the rates and gap drawn are the raw ones (the points confident intervals are for), not the MAP estimates."""
     certified: list[bool] | None = None
     """Per evaluation, whether the part's status was `certified` (None for records without a status)."""
+    bands: dict[str, tuple[list[float], list[float]]] | None = None
+    """Per group, the lower and upper ends of its interval (confident) or confidence sequence (anytime), where published."""
 
     @property
     def final_gap(self) -> float:
@@ -149,7 +151,16 @@ def _series(name: str, rows: list[tuple[datetime, dict[str, Any]]], ratio: bool 
         certificates=per_group("g_upper") if constraint else None,
         raw=point == "rate",
         certified=[body.get("status") == "certified" for body in bodies] if any("status" in body for body in bodies) else None,
+        bands=_group_bands(bodies, groups),
     )
+
+
+def _group_bands(bodies: list[dict[str, Any]], groups: list[str]) -> dict[str, tuple[list[float], list[float]]] | None:
+    """Each group's interval ends over the evaluations (NaN where none was published); None when no cell has one."""
+    if not any("interval" in cell for body in bodies for cell in body["groups"].values()):
+        return None
+    ends = {g: [(body["groups"].get(g) or {}).get("interval") or (None, None) for body in bodies] for g in groups}
+    return {g: ([_number(low) for low, _ in pairs], [_number(high) for _, high in pairs]) for g, pairs in ends.items()}
 
 
 def _published_trials(bodies: list[dict[str, Any]], groups: list[str]) -> dict[str, int | None]:
@@ -249,11 +260,16 @@ def _label(group: str, trials: int | None) -> str:
 
 def _draw_estimates(ax: Axes, part: PartSeries, colors: dict[str, Any], groups: list[str] | None, *, legend_columns: int) -> None:
     """Lines by group; the legend, titled with the part, sits above the axes so it never hides a line."""
-    lines = [
-        ax.plot(part.times, values, color=colors[group], linewidth=1.5, label=_label(group, part.trials[group]))[0]
-        for group, values in part.estimates.items()
-        if not groups or group in groups
-    ]
+    shown = [group for group in part.estimates if not groups or group in groups]
+    for group in shown if part.bands else []:
+        ax.fill_between(part.times, *part.bands[group], color=colors[group], alpha=0.15, linewidth=0)  # type: ignore[index]
+    lines = [ax.plot(part.times, part.estimates[group], color=colors[group], linewidth=1.5, label=_label(group, part.trials[group]))[0] for group in shown]
+    values = [value for group in shown for value in part.estimates[group] if not math.isnan(value)]
+    if part.bands and values:  # a band wide at the start must not flatten the lines
+        low, high = min(values), max(values)
+        pad = max(0.1 * max(abs(low), abs(high), 1e-9), 0.25 * (high - low))
+        rates = 0 <= low and high <= 1
+        ax.set_ylim(max(0.0, low - pad) if rates else low - pad, min(1.0, high + pad) if rates else high + pad)
     ax.tick_params(labelbottom=False)
     ax.grid(alpha=0.3)
     legend = ax.legend(

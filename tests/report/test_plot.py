@@ -180,3 +180,15 @@ def test_a_confident_run_shades_the_stretches_its_parts_were_certified(tmp_path:
     spans = [patch for patch in gap_axes.patches if patch.get_facecolor()[:3] == pytest.approx((0.12156862745098039, 0.4666666666666667, 0.7058823529411765))]
     assert len(spans) == 1
     assert "certified (unshaded: inconclusive)" in [text.get_text() for text in figure.legends[0].get_texts()]
+
+
+def test_each_groups_published_interval_is_drawn_as_a_band_around_its_line():
+    body = {"groups": {"a": {"estimate": 0.6, "rate": 0.6, "hits": 6, "trials": 10, "interval": [0.3, 0.85]},
+                       "b": {"estimate": 0.3, "rate": 0.3, "hits": 3, "trials": 10}},
+            "gap": 0.3, "ratio": 0.5, "pair": ["a", "b"], "threshold": 0.1, "violated": True, "clear": False}  # fmt: skip
+    records = [{"event_time": f"2024-01-0{day}T00:00:00Z", "metric": "demographic_parity", "parts": {"selection_rate": body}} for day in (1, 2)]
+    (part,) = part_series(records)
+    assert part.bands["a"] == ([0.3, 0.3], [0.85, 0.85])
+    assert all(math.isnan(value) for value in part.bands["b"][0])
+    figure = draw([part], {}, title="t")
+    assert len(figure.axes[0].collections) == 2  # one band per group; b's is empty
