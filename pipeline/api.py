@@ -22,7 +22,7 @@ same events give the same records as the command; nothing is written anywhere bu
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -39,17 +39,21 @@ class FairnessMonitor:
     """One or several monitors over one stream of events, fed in order from Python."""
 
     def __init__(self, plans: list[Plan]):
+        self.time_field = plans[0].spec.input.time
+        """The field that holds each event's time, and its format (`input.time_format`), shared by every monitor."""
+        self.time_format = plans[0].spec.input.time_format
         self._partition = new_partition_trials(plans, 0, 1, strings=False)
         self._merges = [MergeStep(Monitor(dataclasses.replace(plan.monitor, reporters=1))) for plan in plans]
         self._offset = 0
         self._latest: dict[str, dict[str, Any]] = {}
         self.alerts: list[dict[str, Any]] = []
-        """Every violation and recovery so far, in the order they were raised."""
+        """Every alert so far (violations, recoveries, certifications), in the order they were raised."""
 
     @classmethod
-    def load(cls, *specs: str | Path) -> FairnessMonitor:
-        """Monitors for spec files, bundled specs' names or folders of specs (whose input sections must agree)."""
-        return cls(load_plans([str(spec) for spec in specs]))
+    def load(cls, *specs: str | Path | Mapping[str, Any]) -> FairnessMonitor:
+        """Monitors for spec files, bundled specs' names, folders of specs or specs given as dicts (whose input
+        sections must agree)."""
+        return cls(load_plans([spec if isinstance(spec, Mapping) else str(spec) for spec in specs]))
 
     def feed(self, records: Iterable[dict[str, Any] | bytes | str]) -> list[dict[str, Any]]:
         """Take records in order (dicts, or JSON text); return the estimates, alerts and dead letters now final."""

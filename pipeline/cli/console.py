@@ -84,12 +84,10 @@ def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *, 
     if console.is_terminal:
         console.print(view)  # fitted to the terminal
         return
-    width = console.width  # piped to a file or a log: as wide as it needs, every cell whole
-    console.width = max(width, Measurement.get(console, console.options.update_width(100_000), view).maximum)
-    try:
-        console.print(view)
-    finally:
-        console.width = width
+    # piped to a file or a log: as wide as it needs, every cell whole, printed with the width it needs alone (setting
+    # the shared console's width would fix it for every later line, whatever COLUMNS says then)
+    needed = max(console.width, Measurement.get(console, console.options.update_width(100_000), view).maximum)
+    Console(file=console.file, width=needed, highlight=False, no_color=console.no_color).print(view)
 
 
 def fmt(value: Any) -> str:

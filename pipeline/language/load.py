@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, get_args
 
@@ -211,25 +212,33 @@ def spec_files(names: list[str] | tuple[str, ...]) -> list[Path]:
     return files
 
 
-def load_plans(names: list[str] | tuple[str, ...]) -> list[Plan]:
-    """Load several specs for one job: each must be valid, their names distinct, and their shared sections equal
-    (the first spec that disagrees with the first one is named with it)."""
-    files = spec_files(names)
-    if not files:
-        raise SpecError(", ".join(names), [("", "no spec file there")])
-    placed = [(plan, path) for path in files for plan in load_file_plans(path)]  # a file with metrics: gives several
+def load_plans(names: list[str] | tuple[str, ...] | list[str | Mapping[str, Any]]) -> list[Plan]:
+    """Load several specs for one job: spec files, bundled names, folders, or specs given as mappings (`<spec 2>` in
+    messages). Each must be valid, their names distinct, and their shared sections equal (the first spec that
+    disagrees with the first one is named with it)."""
+    placed: list[tuple[Plan, str]] = []
+    for index, name in enumerate(names, 1):
+        if isinstance(name, Mapping):
+            placed += [(plan, f"<spec {index}>") for plan in check_specs(dict(name), f"<spec {index}>")]
+            continue
+        files = spec_files([name])
+        if not files:
+            raise SpecError(str(name), [("", "no spec file there")])
+        placed += [(plan, str(path)) for path in files for plan in load_file_plans(path)]  # a file with metrics: gives several
+    if not placed:
+        raise SpecError(", ".join(map(str, names)), [("", "no spec file there")])
     plans = [plan for plan, _ in placed]
-    first, first_file = plans[0].spec, files[0]
-    seen: dict[str, Path] = {}
-    for plan, path in placed:
+    first, first_source = plans[0].spec, placed[0][1]
+    seen: dict[str, str] = {}
+    for plan, source in placed:
         name = plan.spec.monitor
         if name in seen:
-            raise SpecError(f"{seen[name]} and {path}", [("monitor", f"both specs name their monitor {name!r}; names must differ")])
-        seen[name] = path
+            raise SpecError(f"{seen[name]} and {source}", [("monitor", f"both specs name their monitor {name!r}; names must differ")])
+        seen[name] = source
         for section in SHARED_SECTIONS:
             if getattr(plan.spec, section) != getattr(first, section):
                 raise SpecError(
-                    f"{first_file} and {path}",
+                    f"{first_source} and {source}",
                     [(section, f"monitors of one job read the same events, so their {section} sections must be equal")],
                 )
     return plans

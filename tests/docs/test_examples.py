@@ -33,7 +33,7 @@ def fairstream(*args: str, cwd) -> subprocess.CompletedProcess:
 
 
 def test_the_python_api_example_pages_every_violation_of_the_file_run(compas_csv, tmp_path):
-    (example,) = blocks(page("api.md"), "python")
+    example, _ = blocks(page("api.md"), "python")
     events = compas_events(compas_csv)
     paged: list[dict] = []
     namespace = {
@@ -45,6 +45,16 @@ def test_the_python_api_example_pages_every_violation_of_the_file_run(compas_csv
     assert without_emitted_at(namespace["monitor"].alerts) == alerts
     assert without_emitted_at(paged) == [alert for alert in alerts if alert["type"] == "fairness.violation"]
     assert len(paged) == 2
+
+
+def test_the_dataframe_example_gives_the_file_runs_alerts(compas_csv, tmp_path):
+    _, example = blocks(page("api.md"), "python")
+    (tmp_path / "compas_events.jsonl").write_text("".join(json.dumps(event) + "\n" for event in compas_events(compas_csv)))
+    namespace: dict = {}
+    exec(compile(example.replace('"compas_events.jsonl"', repr(str(tmp_path / "compas_events.jsonl"))), "docs/api.md", "exec"), namespace)
+    alerts = run_file("compas_equalized_odds", compas_csv, tmp_path / "out").read("alerts.jsonl")
+    assert namespace["result"].alerts["alert_id"].tolist() == [alert["alert_id"] for alert in alerts]
+    assert set(namespace["result"].estimates.query("part == 'false_positive_rate'")["group"]) >= {"African-American", "Caucasian"}
 
 
 def test_the_spec_format_example_is_a_whole_valid_spec():
