@@ -16,6 +16,7 @@ from fairstream import metrics
 from fairstream.connectors.broker_watch import BrokerWatch
 from fairstream.connectors.kafka_config import CONNECT_TIMEOUT, ClientErrors, KafkaConnection, as_connection
 from fairstream.dataflow.lifecycle import stop_requested
+from fairstream.records.cloudevents import kafka_headers
 from fairstream.records.errors import ConnectorError, UndeliveredError
 from fairstream.records.events import ENDED, IDLE, RawRecord
 
@@ -412,7 +413,9 @@ def kafka_sink(kafka: KafkaConnection | str, alerts_topic: str, give_up_after: f
 
 def record_encoder(alerts_topic: str, shielded_topic: str = "decisions.shielded"):
     """Routes records: alerts and shield interventions to the alert topic, estimates to `<alerts>.estimates`, dead
-    letters to `<alerts>.dlq`, shield statuses beside the estimates, shielded decisions (the decision record, keyed by its id) to `shielded_topic`."""
+    letters to `<alerts>.dlq`, shield statuses beside the estimates, shielded decisions (the decision record, keyed by its id) to `shielded_topic`.
+    Every record but a shielded decision (the decision maker's own record) carries its CloudEvents attributes as
+    `ce_` headers (the binary mode of the Kafka protocol binding)."""
     dlq, snapshots = dead_letter_topic(alerts_topic), estimates_topic(alerts_topic)
 
     def encode(record: dict[str, Any]) -> KafkaSinkMessage:
@@ -421,6 +424,6 @@ def record_encoder(alerts_topic: str, shielded_topic: str = "decisions.shielded"
             return KafkaSinkMessage(record["id"].encode(), orjson.dumps(record["record"]), topic=shielded_topic)
         topic = dlq if kind == "pipeline.dead_letter" else snapshots if kind in ("fairness.estimate", "shield.status") else alerts_topic
         key = record.get("monitor") or record.get("reason") or ""
-        return KafkaSinkMessage(key.encode(), orjson.dumps(record), topic=topic)
+        return KafkaSinkMessage(key.encode(), orjson.dumps(record), topic=topic, headers=kafka_headers(record))
 
     return encode

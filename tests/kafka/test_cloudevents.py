@@ -1,0 +1,60 @@
+"""Records on the output topics are CloudEvents in the binary mode of the Kafka protocol binding: the CloudEvents SDK
+reads each alert and estimate from a real broker, and its attributes are the record's id, monitor, type, event time
+and part, while the value stays the record's JSON."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from cloudevents.core.bindings.kafka import KafkaMessage, from_binary
+from cloudevents.core.formats.json import JSONFormat
+from confluent_kafka import Consumer, TopicPartition
+
+from fairstream.connectors.compas import compas_events
+from fairstream.connectors.kafka import estimates_topic
+from fairstream.connectors.replay import replay
+from fairstream.runner import Job, KafkaInput, KafkaOutput, execute
+from tests.conftest import SPECS
+
+pytestmark = pytest.mark.kafka
+
+
+def messages(bootstrap: str, topic: str) -> list:
+    """Every message of a one-partition topic, headers included, read by assignment."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "cloudevents-test", "enable.auto.commit": False})
+    try:
+        low, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
+        consumer.assign([TopicPartition(topic, 0, low)])
+        found = []
+        while len(found) < high - low:
+            message = consumer.poll(5)
+            assert message is not None and message.error() is None, message and message.error()
+            found.append(message)
+        return found
+    finally:
+        consumer.close()
+
+
+def test_alerts_and_estimates_are_binary_mode_cloudevents(kafka_bootstrap, topic, compas_csv):
+    replay(compas_events(compas_csv), kafka_bootstrap, topic, partitions=1)
+    alerts = f"{topic}-alerts"
+    job = Job(spec=str(SPECS / "compas_equalized_odds.yaml"), input=KafkaInput(bootstrap=kafka_bootstrap, topic=topic, tail=False),
+              output=KafkaOutput(bootstrap=kafka_bootstrap, alerts=alerts))  # fmt: skip
+    execute(job)
+    for topic_name, kinds in ((alerts, {"fairness.violation"}), (estimates_topic(alerts), {"fairness.estimate"})):
+        found = messages(kafka_bootstrap, topic_name)
+        assert found
+        for message in found:
+            record = json.loads(message.value())
+            event = from_binary(KafkaMessage(headers=dict(message.headers()), key=message.key(), value=message.value()), JSONFormat())
+            assert record["type"] in kinds
+            assert event.get_specversion() == "1.0"
+            assert event.get_id() == record["alert_id"]
+            assert event.get_source() == f"/fairstream/{record['monitor']}"
+            assert event.get_type() == f"io.fairstream.{record['type']}.v1"
+            assert event.get_time().isoformat().replace("+00:00", "Z") == record["event_time"]
+            assert event.get_datacontenttype() == "application/json"
+            assert event.get_data() == record
+            if record["type"] == "fairness.violation":
+                assert event.get_subject() == record["part"]
