@@ -29,6 +29,10 @@ CLOSED_TRIALS = Gauge("fairstream_closed_trials", "Trials closed so far, per mon
 EVALUATED = Gauge("fairstream_watermark_seconds", "Event time (Unix seconds) up to which a monitor has evaluated: its watermark", ["monitor"], registry=REGISTRY)
 PARTITION_TIME = Gauge("fairstream_partition_event_time_seconds", "Latest event time (Unix seconds) seen on an input partition", ["partition"], registry=REGISTRY)
 LAG = Gauge("fairstream_consumer_lag", "Messages on a Kafka input partition not yet read", ["partition"], registry=REGISTRY)
+NOTIFICATIONS_SENT = Counter("fairstream_notifications_sent", "Posts Alertmanager or a webhook accepted, per target", ["target"], registry=REGISTRY)
+NOTIFICATIONS_FAILED = Counter(
+    "fairstream_notifications_failed", "Posts that failed after every retry (or alerts the full queue could not take), per target", ["target"], registry=REGISTRY
+)
 ALERTS = Counter("fairstream_alerts", "Alert records written, per monitor and type (violation, recovery, shield intervention)", ["monitor", "type"], registry=REGISTRY)
 VERDICT = Gauge("fairstream_verdict", "Current verdict per monitor and part: 1 violated, 0 not, NaN undefined", ["monitor", "part"], registry=REGISTRY)
 

@@ -36,6 +36,7 @@ from fairstream.connectors.kafka import (
 )
 from fairstream.connectors.kafka_config import KafkaConnection, load_connection
 from fairstream.connectors.metrics_server import serving
+from fairstream.connectors.notify import notifying
 from fairstream.connectors.recovery import claim_store, prepare_store, resume_epoch
 from fairstream.dataflow import collector
 from fairstream.dataflow.flow import build_flow
@@ -102,6 +103,10 @@ class Job(_Model):
     (so that no secret is passed on a worker's command line)."""
     shield: bool = False
     """Run the spec's shield on the decision path instead of the monitor."""
+    alertmanager: str | None = None
+    """Alertmanager's base URL: violations, recoveries and certifications are posted to its v2 API."""
+    webhooks: list[str] = []
+    """URLs every alert record is posted to as JSON."""
 
 
 def guess_format(path: str | Path) -> InputFormat:
@@ -247,7 +252,13 @@ def execute(job: Job, *, workers: int = 1, processes: int = 1, own_process: bool
     if processes > 1:
         tally = _run_processes(job, workers, processes)
     else:
-        with stopping(), serving(job.metrics_port, job.metrics_host), panic_reports_hidden() if own_process else nullcontext(), _unwrapped():
+        with (
+            stopping(),
+            serving(job.metrics_port, job.metrics_host),
+            notifying(job.alertmanager, job.webhooks),
+            panic_reports_hidden() if own_process else nullcontext(),
+            _unwrapped(),
+        ):
             flow = job_flow(job)
             if own_process:
                 collector.settle()
@@ -270,7 +281,13 @@ def run_worker(job: Job, addresses: list[str], index: int, workers: int, tally_p
     `tally_path` for the parent to merge, also when it was stopped."""
     tally = metrics.start_tally()
     try:
-        with stopping(), serving(None if job.metrics_port is None else job.metrics_port + index, job.metrics_host), panic_reports_hidden(), _unwrapped():
+        with (
+            stopping(),
+            serving(None if job.metrics_port is None else job.metrics_port + index, job.metrics_host),
+            notifying(job.alertmanager, job.webhooks),
+            panic_reports_hidden(),
+            _unwrapped(),
+        ):
             flow = job_flow(job)
             collector.settle()
             cluster_main(flow, addresses, index, worker_count_per_proc=workers, **_recovery(job))

@@ -122,6 +122,8 @@ def print_run(tally: RunTally, monitors: list[str]) -> None:
 @click.option("--snapshot-every", default=2.0, show_default=True, type=click.FloatRange(min=0.1), help="Seconds between recovery snapshots.")
 @click.option("--metrics-port", type=click.IntRange(1, 65535), help="Serve Prometheus metrics at /metrics and a health check at /healthz on this port while the run lasts (process i of --processes: port + i).")
 @click.option("--metrics-host", default="127.0.0.1", show_default=True, help="Address the metrics endpoint listens on; it has no authentication: expose it (0.0.0.0) only behind a proxy that authenticates.")
+@click.option("--alertmanager", metavar="URL", help="Post violations, recoveries and certifications to this Alertmanager (its v2 API, e.g. http://127.0.0.1:9093).")
+@click.option("--webhook", "webhooks", metavar="URL", multiple=True, help="Post every alert record as JSON to this URL; repeatable.")
 @click.option("--allow-empty", is_flag=True, help="Exit 0 even when no record was accepted (by default that is an error).")
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 256), help="Worker threads per process (at most 256).")
 @click.option("--processes", default=1, show_default=True, type=click.IntRange(1, 256), help="Cooperating worker processes (at most 256).")
@@ -143,6 +145,8 @@ def run(
     snapshot_every: float,
     metrics_port: int | None,
     metrics_host: str,
+    alertmanager: str | None,
+    webhooks: tuple[str, ...],
     allow_empty: bool,
     workers: int,
     processes: int,
@@ -166,7 +170,7 @@ def run(
             output=FileOutput(out_dir=out_dir),
             recovery=recovery,
             snapshot_seconds=snapshot_every,
-            metrics_port=metrics_port, metrics_host=metrics_host,
+            metrics_port=metrics_port, metrics_host=metrics_host, alertmanager=alertmanager, webhooks=list(webhooks),
         )
     else:
         job = Job(
@@ -176,7 +180,7 @@ def run(
             recovery=recovery,
             snapshot_seconds=snapshot_every,
             kafka_config=kafka_config,
-            metrics_port=metrics_port, metrics_host=metrics_host,
+            metrics_port=metrics_port, metrics_host=metrics_host, alertmanager=alertmanager, webhooks=list(webhooks),
         )
         if not until_end:
             console.console.print(f"monitoring {topic!r} on {kafka}; alerts to {alerts_topic!r} (Ctrl-C to stop)", soft_wrap=True)

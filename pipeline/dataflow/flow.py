@@ -15,6 +15,7 @@ from bytewax.operators import StatefulLogic
 from bytewax.outputs import Sink
 
 from fairstream import metrics
+from fairstream.connectors import notify
 from fairstream.dataflow.lifecycle import stop_requested
 from fairstream.dataflow.local import WorkingSource
 from fairstream.language.plan import Plan
@@ -224,8 +225,9 @@ def _bucketed(
 
 
 def observe(_step_id: str, record: dict[str, Any]) -> None:
-    """Count an output record in the job's metrics."""
+    """Count an output record in the job's metrics, and hand it to the job's Alertmanager and webhooks."""
     metrics.observe(record)
+    notify.offer(record)
 
 
 def _merge(plan: Plan, reports: Stream[Report], reporters: int, suffix: str) -> Stream[dict[str, Any]]:

@@ -1,0 +1,164 @@
+"""Alerts to a real Prometheus Alertmanager (Debian's prometheus-alertmanager, started here on loopback) and to a plain
+webhook: Alertmanager lists COMPAS's violations with their identity labels and values, and notifies a violation that
+recovers as firing and then resolved; a webhook receives every alert record; an Alertmanager that does not answer
+costs the run a bounded wait and counted failures, never its records."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from fairstream import metrics
+from fairstream.cli import cli
+from fairstream.connectors.broker import free_ports
+from fairstream.connectors.files import write_jsonl
+from fairstream.connectors.synthetic.hiring import hiring_decisions
+from tests.kafka.outputs import without_emitted_at
+
+ALERTMANAGER = shutil.which("prometheus-alertmanager") or "/usr/bin/prometheus-alertmanager"
+
+
+class Receiver:
+    """An HTTP server on loopback that keeps every JSON body posted to it."""
+
+    def __init__(self, port: int):
+        bodies: list = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802
+                bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.bodies = bodies
+        self.url = f"http://127.0.0.1:{port}/"
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    found = Receiver(free_ports(1)[0])
+    yield found
+    found.close()
+
+
+@pytest.fixture
+def alertmanager(tmp_path: Path, receiver: Receiver) -> Iterator[str]:
+    """A real Alertmanager that notifies `receiver` of every group at once (and of its resolution)."""
+    if not Path(ALERTMANAGER).exists():
+        pytest.skip(f"no Alertmanager here ({ALERTMANAGER}): .ci/run installs Debian's prometheus-alertmanager where apt-get runs as root")
+    port = free_ports(1)[0]
+    config = tmp_path / "alertmanager.yml"
+    config.write_text(json.dumps({
+        "route": {"receiver": "hook", "group_by": ["alertname", "monitor", "part"], "group_wait": "1s", "group_interval": "1s", "repeat_interval": "1h"},
+        "receivers": [{"name": "hook", "webhook_configs": [{"url": receiver.url, "send_resolved": True}]}],
+    }))  # fmt: skip
+    process = subprocess.Popen(
+        [ALERTMANAGER, f"--config.file={config}", f"--storage.path={tmp_path / 'data'}", f"--web.listen-address=127.0.0.1:{port}", "--cluster.listen-address="],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until(lambda: urllib.request.urlopen(f"{url}/-/ready", timeout=1).status == 200, "Alertmanager to start")
+        yield url
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def wait_until(condition, what: str, timeout: float = 30.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            found = condition()
+            if found:
+                return found
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.3)
+
+
+def run(*args: str):
+    result = CliRunner().invoke(cli, ["run", *args], env={"NO_COLOR": "1"})
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def test_alertmanager_lists_compas_violations_with_their_labels_and_values(alertmanager, compas_csv, tmp_path):
+    run("compas_equalized_odds", "--input", str(compas_csv), "--out", str(tmp_path / "out"), "--alertmanager", alertmanager)
+    written = [json.loads(line) for line in (tmp_path / "out" / "alerts.jsonl").read_text().splitlines()]
+    listed = wait_until(lambda: json.loads(urllib.request.urlopen(f"{alertmanager}/api/v2/alerts").read()), "the alerts listed")
+    assert sorted((alert["labels"]["part"], alert["labels"]["pair"]) for alert in listed) == sorted((a["part"], " vs ".join(a["pair"])) for a in written)
+    for alert in listed:
+        assert alert["labels"]["alertname"] == "FairnessViolation" and alert["labels"]["monitor"] == "compas-equalized-odds"
+        assert alert["labels"]["severity"] == "warning" and alert["status"]["state"] == "active"
+        record = next(a for a in written if a["part"] == alert["labels"]["part"])
+        assert alert["annotations"]["alert_id"] == record["alert_id"]
+        assert json.loads(alert["annotations"]["gap"]) == pytest.approx(record["gap"])
+        assert alert["annotations"]["runbook_url"].startswith("docs/operations.md#")
+
+
+def recovering_stream() -> list[dict]:
+    """Hiring decisions whose gap is wide for 300 decisions (0.7 vs 0.2), then closes (0.5 vs 0.5 for 4,000)."""
+    early = hiring_decisions(300, p_male=0.7, p_female=0.2, seed=3)
+    late = hiring_decisions(4000, p_male=0.5, p_female=0.5, seed=4, start=datetime(2024, 1, 2))
+    return [*early, *({**event, "id": f"late-{event['id']}"} for event in late)]
+
+
+def test_a_violation_that_recovers_is_notified_firing_then_resolved(alertmanager, receiver, tmp_path):
+    """The first 300 decisions leave the violation firing (Alertmanager notifies it once its group has waited); the
+    whole stream, monitored again, ends with its recovery, which Alertmanager notifies as resolved."""
+    stream = recovering_stream()
+    write_jsonl(tmp_path / "early.jsonl", stream[:300])
+    write_jsonl(tmp_path / "whole.jsonl", stream)
+
+    def notified(status: str) -> bool:
+        return any(body["status"] == status and body["commonLabels"].get("alertname") == "FairnessViolation" for body in receiver.bodies)
+
+    run("hiring_demographic_parity", "--input", str(tmp_path / "early.jsonl"), "--out", str(tmp_path / "early"), "--alertmanager", alertmanager)
+    wait_until(lambda: notified("firing"), "Alertmanager's firing notification")
+    run("hiring_demographic_parity", "--input", str(tmp_path / "whole.jsonl"), "--out", str(tmp_path / "whole"), "--alertmanager", alertmanager)
+    types = [json.loads(line)["type"] for line in (tmp_path / "whole" / "alerts.jsonl").read_text().splitlines()]
+    assert types[0] == "fairness.violation" and types[-1] == "fairness.recovered"
+    wait_until(lambda: notified("resolved"), "Alertmanager's resolved notification")
+    resolved = next(body for body in receiver.bodies if body["status"] == "resolved")
+    assert resolved["commonLabels"]["part"] == "selection_rate" and resolved["commonLabels"]["pair"] == "male vs female"
+    active = json.loads(urllib.request.urlopen(f"{alertmanager}/api/v2/alerts?active=true").read())
+    assert [alert for alert in active if alert["labels"]["alertname"] == "FairnessViolation"] == []
+
+
+def test_a_webhook_receives_every_alert_record(receiver, compas_csv, tmp_path):
+    run("compas_equalized_odds", "--input", str(compas_csv), "--out", str(tmp_path / "out"), "--webhook", receiver.url)
+    written = [json.loads(line) for line in (tmp_path / "out" / "alerts.jsonl").read_text().splitlines()]
+    assert without_emitted_at(receiver.bodies) == without_emitted_at(written)
+
+
+def test_an_alertmanager_that_does_not_answer_costs_a_bounded_wait_and_counted_failures(compas_csv, tmp_path):
+    (port,) = free_ports(1)  # nothing listens there
+    failed = metrics.NOTIFICATIONS_FAILED.labels("alertmanager")._value.get()
+    started = time.monotonic()
+    run("compas_equalized_odds", "--input", str(compas_csv), "--out", str(tmp_path / "out"), "--alertmanager", f"http://127.0.0.1:{port}")
+    assert time.monotonic() - started < 30
+    assert len((tmp_path / "out" / "alerts.jsonl").read_text().splitlines()) == 2  # the records are all written
+    wait_until(lambda: metrics.NOTIFICATIONS_FAILED.labels("alertmanager")._value.get() > failed, "the failures to be counted", timeout=timedelta(seconds=20).total_seconds())
