@@ -13,6 +13,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge
 from prometheus_client.core import GaugeMetricFamily
 
+from fairstream.language.metric import tests_ratio
 from fairstream.records.timefmt import time_parser
 from fairstream.verdicts.alerts import ALERT_TYPES
 from fairstream.verdicts.tally import RunTally
@@ -28,13 +29,22 @@ EVICTED_TRIALS = Gauge("fairstream_evicted_trials", "Open trials evicted beyond 
 CLOSED_TRIALS = Gauge("fairstream_closed_trials", "Trials closed so far, per monitor (as of its latest evaluation)", ["monitor"], registry=REGISTRY)
 EVALUATED = Gauge("fairstream_watermark_seconds", "Event time (Unix seconds) up to which a monitor has evaluated: its watermark", ["monitor"], registry=REGISTRY)
 PARTITION_TIME = Gauge("fairstream_partition_event_time_seconds", "Latest event time (Unix seconds) seen on an input partition", ["partition"], registry=REGISTRY)
-LAG = Gauge("fairstream_consumer_lag", "Messages on a Kafka input partition not yet read", ["partition"], registry=REGISTRY)
+LAG = Gauge("fairstream_consumer_lag_messages", "Messages on a Kafka input partition not yet read", ["partition"], registry=REGISTRY)
 NOTIFICATIONS_SENT = Counter("fairstream_notifications_sent", "Posts Alertmanager or a webhook accepted, per target", ["target"], registry=REGISTRY)
 NOTIFICATIONS_FAILED = Counter(
     "fairstream_notifications_failed", "Posts that failed after every retry (or alerts the full queue could not take), per target", ["target"], registry=REGISTRY
 )
 ALERTS = Counter("fairstream_alerts", "Alert records written, per monitor and type (violation, recovery, shield intervention)", ["monitor", "type"], registry=REGISTRY)
 VERDICT = Gauge("fairstream_verdict", "Current verdict per monitor and part: 1 violated, 0 not, NaN undefined", ["monitor", "part"], registry=REGISTRY)
+GAP = Gauge(
+    "fairstream_gap", "The gap (or ratio) a part's verdict tests: of the MAP estimates for point verdicts, of the raw rates for the others", ["monitor", "part"],
+    registry=REGISTRY,
+)  # fmt: skip
+THRESHOLD = Gauge("fairstream_threshold", "A part's threshold: ε for a gap, τ for a ratio", ["monitor", "part"], registry=REGISTRY)
+STATUS = Gauge("fairstream_status", "A part's status, one series per status: 1 for the current one, 0 for the others", ["monitor", "part", "status"], registry=REGISTRY)
+GROUP_ESTIMATE = Gauge("fairstream_group_estimate", "A group's published estimate in a part (NaN while its cell is suppressed)", ["monitor", "part", "group"], registry=REGISTRY)
+GROUP_TRIALS = Gauge("fairstream_group_trials", "A group's trials in a part (NaN while its cell is suppressed)", ["monitor", "part", "group"], registry=REGISTRY)
+STATUSES = ("violated", "certified", "satisfied", "inconclusive")
 
 _open: dict[tuple[str, int], int] = {}
 _tally = RunTally()
@@ -93,6 +103,23 @@ def lag(partition: int, messages: int) -> None:
     LAG.labels(str(partition)).set(messages)
 
 
+def _part_gauges(monitor: str, part: str, body: dict[str, Any], record: dict[str, Any]) -> None:
+    """The numbers of one part a dashboard graphs: the gap (or ratio) its verdict tests and the threshold, its status,
+    each group's estimate and trials."""
+    name = "ratio" if tests_ratio(record["metric"]) else "gap"
+    raw = record.get("verdict", "point") != "point" and record["metric"] not in ("delayed_impact", "benefit_rate")
+    value = body.get(f"raw_{name}" if raw else name)
+    GAP.labels(monitor, part).set(float("nan") if value is None else value)
+    if body.get("threshold") is not None:
+        THRESHOLD.labels(monitor, part).set(body["threshold"])
+    for status in STATUSES:
+        STATUS.labels(monitor, part, status).set(float(body.get("status") == status))
+    for group, cell in body.get("groups", {}).items():
+        estimate, trials = cell.get("estimate"), cell.get("trials")
+        GROUP_ESTIMATE.labels(monitor, part, group).set(float("nan") if estimate is None else estimate)
+        GROUP_TRIALS.labels(monitor, part, group).set(float("nan") if trials is None else trials)
+
+
 def observe(record: dict[str, Any]) -> None:
     """Count an output record: dead letters by reason, alerts by type, and an estimate's closed trials, watermark and verdicts."""
     with _tally_lock:
@@ -108,5 +135,6 @@ def observe(record: dict[str, Any]) -> None:
         for part, body in record["parts"].items():
             violated = body.get("violated")
             VERDICT.labels(monitor, part).set(float("nan") if violated is None else float(violated))
+            _part_gauges(monitor, part, body, record)
     elif kind in (*ALERT_TYPES, "shield.intervention"):
         ALERTS.labels(record.get("monitor", ""), kind).inc()

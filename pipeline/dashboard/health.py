@@ -36,6 +36,6 @@ def health_of(text: str) -> dict[str, Any]:
                 health["open_trials"][sample.labels["monitor"]] = int(sample.value)
             elif sample.name == "fairstream_watermark_delay_seconds":
                 health["watermark_delay_seconds"][sample.labels["monitor"]] = round(sample.value, 1)
-            elif sample.name == "fairstream_consumer_lag":
+            elif sample.name == "fairstream_consumer_lag_messages":
                 health["consumer_lag"] += int(sample.value)
     return health

@@ -53,7 +53,7 @@ def test_metrics_match_the_runs_records(kafka_bootstrap, topic, compas_csv):
             except OSError:
                 continue
             read = sum(value for (name, _), value in metrics.items() if name == "fairstream_events_read_total")
-            if read == len(events) + 2 and all(v == 0 for (name, _), v in metrics.items() if name == "fairstream_consumer_lag"):
+            if read == len(events) + 2 and all(v == 0 for (name, _), v in metrics.items() if name == "fairstream_consumer_lag_messages"):
                 time.sleep(7)  # past the idle marker (5 s): the watermark goes as far as it will
                 metrics = scrape(port)
                 break
