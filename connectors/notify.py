@@ -32,23 +32,26 @@ OPENS = {VIOLATION: "FairnessViolation", CERTIFIED: "FairnessCertified"}
 CLOSES = {RECOVERED: "FairnessViolation", UNCERTIFIED: "FairnessCertified"}
 
 
+def _pair(record: dict[str, Any]) -> str:
+    """The groups an alert names: `higher vs lower`, or a constraint's group."""
+    return " vs ".join(record["pair"]) if record.get("pair") else str(record.get("group", ""))
+
+
 def alert_labels(record: dict[str, Any], name: str) -> dict[str, str]:
     """The identity of an alert in Alertmanager: the same labels for a violation and its recovery.
 
     >>> alert_labels({"monitor": "m", "part": "tpr", "pair": ["a", "b"]}, "FairnessViolation")
     {'alertname': 'FairnessViolation', 'monitor': 'm', 'part': 'tpr', 'pair': 'a vs b', 'severity': 'warning'}
     """
-    pair = " vs ".join(record["pair"]) if record.get("pair") else str(record.get("group", ""))
     severity = "info" if name == "FairnessCertified" else "warning"
-    return {"alertname": name, "monitor": str(record.get("monitor")), "part": str(record.get("part")), "pair": pair, "severity": severity}
+    return {"alertname": name, "monitor": str(record.get("monitor")), "part": str(record.get("part")), "pair": _pair(record), "severity": severity}
 
 
 def alert_annotations(record: dict[str, Any]) -> dict[str, str]:
     """What an alert says besides its identity: a summary, the values it rests on, and the runbook."""
-    pair = " vs ".join(record["pair"]) if record.get("pair") else str(record.get("group", ""))
     trials = {group: cell.get("trials") for group, cell in (record.get("groups") or {}).items()}
     return {
-        "summary": f"{record.get('monitor')}: {record.get('part')} {record.get('status', '')} ({pair}) at {record.get('event_time')}",
+        "summary": f"{record.get('monitor')}: {record.get('part')} {record.get('status', '')} ({_pair(record)}) at {record.get('event_time')}",
         "gap": json.dumps(record.get("gap")),
         "raw_gap": json.dumps(record.get("raw_gap")),
         "interval": json.dumps(record.get("interval")),

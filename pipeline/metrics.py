@@ -16,6 +16,7 @@ from prometheus_client.core import GaugeMetricFamily
 from fairstream.language.metric import tests_ratio
 from fairstream.records.timefmt import time_parser
 from fairstream.verdicts.alerts import ALERT_TYPES
+from fairstream.verdicts.summary import rested_on
 from fairstream.verdicts.tally import RunTally
 
 REGISTRY = CollectorRegistry(auto_describe=True)
@@ -106,9 +107,7 @@ def lag(partition: int, messages: int) -> None:
 def _part_gauges(monitor: str, part: str, body: dict[str, Any], record: dict[str, Any]) -> None:
     """The numbers of one part a dashboard graphs: the gap (or ratio) its verdict tests and the threshold, its status,
     each group's estimate and trials."""
-    name = "ratio" if tests_ratio(record["metric"]) else "gap"
-    raw = record.get("verdict", "point") != "point" and record["metric"] not in ("delayed_impact", "benefit_rate")
-    value = body.get(f"raw_{name}" if raw else name)
+    value = body.get(rested_on(record, tests_ratio(record["metric"])))
     GAP.labels(monitor, part).set(float("nan") if value is None else value)
     if body.get("threshold") is not None:
         THRESHOLD.labels(monitor, part).set(body["threshold"])

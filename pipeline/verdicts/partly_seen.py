@@ -65,6 +65,7 @@ def weighted_rate(sums: list[float], alpha: float) -> tuple[float, float, tuple[
 def partly_seen_part(groups_sums: dict[str, list[float]], rule: VerdictRule, *, weighted: bool, min_trials: int, level: PairLevel) -> dict[str, Any]:
     """One rate with partly seen labels: per group its coverage and bounds (and weighted estimate), judged per pair."""
     groups: dict[str, Any] = {}
+    variances: dict[str, float] = {}
     for group, sums in sorted(groups_sums.items()):
         trials = round(sums[-1])
         if trials <= 0:
@@ -75,12 +76,13 @@ def partly_seen_part(groups_sums: dict[str, list[float]], rule: VerdictRule, *, 
             found = weighted_rate(sums, rule.alpha)
             if found is not None:
                 cell["estimate"], cell["interval"], cell["interval_of"] = found[0], list(found[2]), "estimate"
+                variances[group] = found[1]
         if trials < min_trials:
             cell["below_floor"] = True
         groups[group] = cell
     judged = [group for group, cell in groups.items() if not cell.get("below_floor") and (cell["estimate"] is not None if weighted else cell["bounds"])]
     pairs = compared_pairs(judged, rule.pairs)
-    verdict = _weighted(groups_sums, groups, rule, pairs, level) if weighted else _bounded(groups_sums, rule, pairs, level)
+    verdict = _weighted(groups, variances, rule, pairs, level) if weighted else _bounded(groups_sums, rule, pairs, level)
     body = part_body(groups, verdict, rule)
     body["labels"] = "weighted" if weighted else "bounded"
     body["interval"] = list(verdict.interval) if verdict.interval is not None else None
@@ -110,8 +112,9 @@ def _bounded(groups_sums: dict[str, list[float]], rule: VerdictRule, pairs: list
     )  # fmt: skip
 
 
-def _weighted(groups_sums: dict[str, list[float]], groups: dict[str, Any], rule: VerdictRule, pairs: list[tuple[str, str]], level: PairLevel) -> PartVerdict:
-    """Verdicts on the weighted estimates: their gap against ε (point), or its interval (confident)."""
+def _weighted(groups: dict[str, Any], variances: dict[str, float], rule: VerdictRule, pairs: list[tuple[str, str]], level: PairLevel) -> PartVerdict:
+    """Verdicts on the weighted estimates: their gap against ε (point), or its interval from the groups' delta-method
+    variances (confident)."""
     if not pairs:
         return PartVerdict(certified=None if rule.mode == "point" else False)
     estimate = {group: groups[group]["estimate"] for pair in pairs for group in pair}
@@ -121,13 +124,9 @@ def _weighted(groups_sums: dict[str, list[float]], groups: dict[str, Any], rule:
     if rule.mode == "point":
         return PartVerdict(gap=gap, pair=(high, low), violated=gap > rule.threshold, clear=gap <= rule.threshold - rule.hysteresis)
     alpha = level((high, low))
-    spread = math.sqrt(sum(weighted_rate(groups_sums[group], alpha)[1] for group in (high, low)))  # type: ignore[index]
-    margin = float(stats.norm.ppf(1 - alpha / 2)) * spread
+    margin = float(stats.norm.ppf(1 - alpha / 2)) * math.sqrt(variances[high] + variances[low])
     inside = float(stats.norm.ppf(1 - rule.alpha))
-    certified = all(
-        abs(estimate[a] - estimate[b]) + inside * math.sqrt(sum(weighted_rate(groups_sums[g], rule.alpha)[1] for g in (a, b))) < rule.threshold  # type: ignore[index]
-        for a, b in pairs
-    )
+    certified = all(abs(estimate[a] - estimate[b]) + inside * math.sqrt(variances[a] + variances[b]) < rule.threshold for a, b in pairs)
     return PartVerdict(
         gap=gap, pair=(high, low), interval=(gap - margin, gap + margin), alpha=alpha, violated=gap - margin > rule.threshold,
         clear=gap - margin <= rule.threshold - rule.hysteresis, certified=certified,

@@ -64,7 +64,7 @@ def note_violations(found: dict[str, FirstViolation], record: dict[str, Any]) ->
             continue
         high, low = body["pair"]
         if f"{part}\t{high}\t{low}" not in found:
-            value = body[_rested_on(record, ratio)]
+            value = body[rested_on(record, ratio)]
             found[f"{part}\t{high}\t{low}"] = FirstViolation(part, high, low, record["event_time"], value, _evidence(body, ratio))
 
 
@@ -82,7 +82,7 @@ def _first_failure(found: dict[str, FirstViolation], event_time: str, part: str,
         found[f"{part}\t{group}"] = FirstViolation(part, high, low, event_time, value, evidence)
 
 
-def _rested_on(record: dict[str, Any], ratio: bool) -> str:
+def rested_on(record: dict[str, Any], ratio: bool) -> str:
     """The gap (or ratio) a verdict rests on: the MAP one for point verdicts, the raw one for the tests of the others."""
     name = "ratio" if ratio else "gap"
     return name if record.get("verdict", "point") == "point" or record["metric"] in ("delayed_impact", "benefit_rate") else f"raw_{name}"
