@@ -28,7 +28,7 @@ class BrokerWatch:
         self,
         kafka: KafkaConnection | str,
         *,
-        topic: str | None = None,
+        topics: list[str] | None = None,
         give_up_after: float | None = None,
         probe_every: float = 10.0,
         report_every: float = 30.0,
@@ -36,7 +36,7 @@ class BrokerWatch:
     ):
         self.kafka = as_connection(kafka)
         self.bootstrap = self.kafka.bootstrap
-        self.topic = topic
+        self.topics = topics or []
         self.give_up_after = give_up_after
         self.probe_every = probe_every
         self.report_every = report_every
@@ -100,9 +100,10 @@ class BrokerWatch:
             topics = self._admin.list_topics(timeout=self.probe_timeout).topics
         except Exception:  # librdkafka raises KafkaException with a transport or timeout error
             return False
-        if self.topic is not None and self.topic not in topics:
+        gone = [topic for topic in self.topics if topic not in topics]
+        if gone:
             raise ConnectorError(
-                f"input topic {self.topic!r} is gone from Kafka at {self.bootstrap} (deleted, or the broker replaced by one without it); "
+                f"input topic {gone[0]!r} is gone from Kafka at {self.bootstrap} (deleted, or the broker replaced by one without it); "
                 "the offsets read so far refer to the lost topic: start again without --recovery, or with a new store"
             )
         return True

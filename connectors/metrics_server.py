@@ -1,5 +1,6 @@
-"""The job's operational endpoint: Prometheus metrics at /metrics and a health check at /healthz, answering 200
-while the dataflow runs (served from a thread for the duration of the run)."""
+"""The job's operational endpoint: Prometheus metrics at /metrics, a health check at /healthz answering 200 while the
+dataflow runs, and /readyz answering 200 once this process's input partitions are assigned and their recovery state
+loaded, 503 with the reason before (served from a thread for the duration of the run)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from fairstream.dataflow.readiness import readiness, reset
 from fairstream.metrics import REGISTRY
 from fairstream.records.errors import UsageError
 
@@ -20,8 +22,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._answer(200, generate_latest(REGISTRY), CONTENT_TYPE_LATEST)
         elif self.path == "/healthz":
             self._answer(200, b"ok\n", "text/plain; charset=utf-8")
+        elif self.path == "/readyz":
+            ready, why = readiness()
+            self._answer(200 if ready else 503, f"{why}\n".encode(), "text/plain; charset=utf-8")
         else:
-            self._answer(404, b"not found: try /metrics or /healthz\n", "text/plain; charset=utf-8")
+            self._answer(404, b"not found: try /metrics, /healthz or /readyz\n", "text/plain; charset=utf-8")
 
     def _answer(self, status: int, body: bytes, content_type: str) -> None:
         self.send_response(status)
@@ -36,7 +41,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 @contextmanager
 def serving(port: int | None, host: str = "127.0.0.1") -> Iterator[None]:
-    """Serve /metrics and /healthz on `host`:`port` (none when None) while the block runs."""
+    """Serve /metrics, /healthz and /readyz on `host`:`port` (none when None) while the block runs."""
+    reset()
     if port is None:
         yield
         return

@@ -30,7 +30,7 @@ EVICTED_TRIALS = Gauge("fairstream_evicted_trials", "Open trials evicted beyond 
 CLOSED_TRIALS = Gauge("fairstream_closed_trials", "Trials closed so far, per monitor (as of its latest evaluation)", ["monitor"], registry=REGISTRY)
 EVALUATED = Gauge("fairstream_watermark_seconds", "Event time (Unix seconds) up to which a monitor has evaluated: its watermark", ["monitor"], registry=REGISTRY)
 PARTITION_TIME = Gauge("fairstream_partition_event_time_seconds", "Latest event time (Unix seconds) seen on an input partition", ["partition"], registry=REGISTRY)
-LAG = Gauge("fairstream_consumer_lag_messages", "Messages on a Kafka input partition not yet read", ["partition"], registry=REGISTRY)
+LAG = Gauge("fairstream_consumer_lag_messages", "Messages on a Kafka input partition not yet read", ["topic", "partition"], registry=REGISTRY)
 NOTIFICATIONS_SENT = Counter("fairstream_notifications_sent", "Posts Alertmanager or a webhook accepted, per target", ["target"], registry=REGISTRY)
 NOTIFICATIONS_FAILED = Counter(
     "fairstream_notifications_failed", "Posts that failed after every retry (or alerts the full queue could not take), per target", ["target"], registry=REGISTRY
@@ -100,8 +100,8 @@ def dead_letter_unwritten() -> None:
         _tally.unwritten += 1
 
 
-def lag(partition: int, messages: int) -> None:
-    LAG.labels(str(partition)).set(messages)
+def lag(partition: int, messages: int, topic: str) -> None:
+    LAG.labels(topic, str(partition)).set(messages)
 
 
 def _part_gauges(monitor: str, part: str, body: dict[str, Any], record: dict[str, Any]) -> None:

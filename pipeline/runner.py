@@ -29,12 +29,11 @@ from fairstream.connectors.kafka import (
     ensure_topics,
     estimates_topic,
     kafka_sink,
-    kafka_source,
-    partition_counts,
     record_encoder,
     wait_for_topic,
 )
 from fairstream.connectors.kafka_config import KafkaConnection, load_connection
+from fairstream.connectors.kafka_source import co_partitioned, kafka_source
 from fairstream.connectors.metrics_server import serving
 from fairstream.connectors.notify import notifying
 from fairstream.connectors.recovery import claim_store, prepare_store, resume_epoch
@@ -66,7 +65,8 @@ class FileInput(_Model):
 class KafkaInput(_Model):
     kind: Literal["kafka"] = "kafka"
     bootstrap: str
-    topic: str
+    topics: list[str] = Field(min_length=1)
+    """The decision topics; several must be co-partitioned, and partition i of each is read as input partition i."""
     tail: bool = True
     give_up_after: float | None = None
     """Tailing: stop with an error once the broker has not answered for this many seconds (None: keep retrying)."""
@@ -165,22 +165,22 @@ def job_flow(job: Job, wrap_source: Callable[[FixedPartitionedSource], FixedPart
         files = input_files(job.input.path)
         columns = job.input.columns or plans[0].spec.input.columns
         source = RecordSource([records_of(path, job.input.format, columns) for path in files], names=[Path(path).name for path in files])
-        partitions, strings = len(files), job.input.format == "csv"
+        partitions, strings, topics = len(files), job.input.format == "csv", []
     else:
         kafka = kafka_of(job, job.input)
-        source = kafka_source(kafka, job.input.topic, tail=job.input.tail, give_up_after=job.input.give_up_after)
-        partitions, strings = partition_counts(kafka, [job.input.topic])[job.input.topic], False
+        source = kafka_source(kafka, job.input.topics, tail=job.input.tail, give_up_after=job.input.give_up_after)
+        partitions, strings, topics = co_partitioned(kafka, job.input.topics), False, job.input.topics
     if isinstance(job.output, FileOutput):
         sink, encode = output_sink(job.output.out_dir), FileEncoder(job.output.out_dir, plans[0].spec.dead_letters.max_file_bytes)
     else:
-        shielded = f"{job.input.topic}.shielded" if isinstance(job.input, KafkaInput) else "decisions.shielded"
+        shielded = f"{job.input.topics[0]}.shielded" if isinstance(job.input, KafkaInput) else "decisions.shielded"
         give_up_after = job.input.give_up_after if isinstance(job.input, KafkaInput) else None
         sink, encode = kafka_sink(kafka_of(job, job.output), job.output.alerts, give_up_after=give_up_after), record_encoder(job.output.alerts, shielded)
     if wrap_source is not None:
         source = wrap_source(source)
     if job.shield:
         return build_shield_flow(plans[0], source, sink, partitions=partitions, strings=strings, encode=encode)
-    return build_flow(plans, source, sink, partitions=partitions, strings=strings, encode=encode)
+    return build_flow(plans, source, sink, partitions=partitions, strings=strings, encode=encode, topics=topics)
 
 
 def prepare(job: Job) -> bool:
@@ -191,13 +191,15 @@ def prepare(job: Job) -> bool:
     if isinstance(job.input, FileInput):
         for path in input_files(job.input.path):
             records_of(path, job.input.format)
-    elif job.input.tail:
-        with stopping():
-            input_partitions = wait_for_topic(kafka_of(job, job.input), job.input.topic)
-        if not input_partitions:
-            return False
     else:
-        input_partitions = partition_counts(kafka_of(job, job.input), [job.input.topic])[job.input.topic]
+        if job.shield and len(job.input.topics) > 1:
+            raise UsageError("a shield job reads one decisions topic; give one --topic")
+        if job.input.tail:
+            with stopping():
+                for topic in job.input.topics:
+                    if not wait_for_topic(kafka_of(job, job.input), topic):
+                        return False
+        input_partitions = co_partitioned(kafka_of(job, job.input), job.input.topics)
     if isinstance(job.output, FileOutput):
         out = Path(job.output.out_dir)
         try:
@@ -213,7 +215,7 @@ def prepare(job: Job) -> bool:
         alerts = job.output.alerts
         topics = {alerts: 1, dead_letter_topic(alerts): 1, estimates_topic(alerts): 1}
         if job.shield and isinstance(job.input, KafkaInput):
-            topics[f"{job.input.topic}.shielded"] = input_partitions
+            topics[f"{job.input.topics[0]}.shielded"] = input_partitions
         ensure_topics(kafka_of(job, job.output), topics, replication_factor=job.output.replication_factor)
     if job.recovery is not None:
         prepare_store(Path(job.recovery))
@@ -226,7 +228,7 @@ def made_for(job: Job, plans: list[Plan], input_partitions: int) -> dict[str, ob
     if isinstance(job.input, FileInput):
         source: dict[str, object] = {"input": "files", "partitions": len(input_files(job.input.path))}
     else:
-        source = {"input": f"topic {job.input.topic!r}", "partitions": input_partitions}
+        source = {"input": "topics " + ", ".join(map(repr, job.input.topics)) if len(job.input.topics) > 1 else f"topic {job.input.topics[0]!r}", "partitions": input_partitions}
     return {**source, "monitors": ",".join(plan.spec.monitor for plan in plans), "job": "shield" if job.shield else "monitor"}
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import time
 from typing import Any
 
 from fairstream.language.load import parse_spec
@@ -93,3 +94,18 @@ def kept(letter_record: str) -> Any:
     import json
 
     return letter_record if letter_record.startswith("sha256:") else json.loads(letter_record)
+
+
+def wait_until(condition, what: str, timeout: float = 30.0):
+    """The first true value of `condition()` (an OSError counts as not yet); an AssertionError after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            found = condition()
+            if found:
+                return found
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.3)

@@ -9,8 +9,9 @@ from bytewax.connectors.kafka import KafkaSinkMessage
 from bytewax.dataflow import Dataflow
 from bytewax.testing import run_main
 
-from fairstream.connectors.kafka import CONSUMER_CONFIG, kafka_sink, kafka_source
+from fairstream.connectors.kafka import CONSUMER_CONFIG, kafka_sink
 from fairstream.connectors.kafka_config import KafkaConnection, load_connection
+from fairstream.connectors.kafka_source import kafka_source
 from fairstream.dataflow import collector
 from fairstream.dataflow.flow import parsed_stream
 from fairstream.language.load import load_plan
@@ -62,7 +63,7 @@ def main(flow_name: str, bootstrap: str, kafka_config: str, topic: str, spec: st
     else:
         job = Job(
             spec=spec,
-            input=KafkaInput(bootstrap=bootstrap, topic=topic, tail=False),
+            input=KafkaInput(bootstrap=bootstrap, topics=[topic], tail=False),
             output=KafkaOutput(bootstrap=bootstrap, alerts=f"{topic}.alerts"),
             kafka_config=kafka_config or None,
         )

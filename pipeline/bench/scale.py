@@ -138,7 +138,7 @@ def _kafka_runs(
             alerts = f"{topic}-alerts-{count}"
             job = Job(
                 spec=SPEC,
-                input=KafkaInput(bootstrap=servers.bootstrap, topic=topic, tail=False),
+                input=KafkaInput(bootstrap=servers.bootstrap, topics=[topic], tail=False),
                 output=KafkaOutput(bootstrap=servers.bootstrap, alerts=alerts),
                 kafka_config=kafka_config,
             )

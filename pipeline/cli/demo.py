@@ -58,7 +58,7 @@ def demo(input_path: str | None, synthetic: int | None, bootstrap: str | None, k
         started = time.perf_counter()
         job = Job(
             spec=spec,
-            input=KafkaInput(bootstrap=kafka.bootstrap, topic=decisions, tail=False),
+            input=KafkaInput(bootstrap=kafka.bootstrap, topics=[decisions], tail=False),
             output=KafkaOutput(bootstrap=kafka.bootstrap, alerts=alerts),
             kafka_config=kafka_config,
         )

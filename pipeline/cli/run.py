@@ -11,6 +11,7 @@ from fairstream.cli import console
 from fairstream.cli.console import reports_errors
 from fairstream.cli.kafka_options import file_or_kafka, kafka_options
 from fairstream.dataflow.lifecycle import stopped_by
+from fairstream.language.load import load_plans
 from fairstream.language.metric import tests_ratio
 from fairstream.records.errors import InputError
 from fairstream.runner import FORMATS, FileInput, FileOutput, Job, KafkaInput, KafkaOutput, execute, guess_format, job_plans
@@ -113,14 +114,20 @@ def print_run(tally: RunTally, monitors: list[str]) -> None:
 @click.option("--columns", help="A CSV input without a header line: its column names, comma-separated (default: the spec's input.columns).")
 @click.option("--out", "out_dir", default="out", show_default=True, type=click.Path(file_okay=False), help="With --input: directory for alerts.jsonl, estimates.jsonl, dead_letters.jsonl.")
 @kafka_options("Kafka bootstrap servers, HOST:PORT: read --topic, write to --alerts.")
-@click.option("--topic", default="decisions", show_default=True, help="With --bootstrap: the topic of decision events.")
+@click.option(
+    "--topic",
+    "topics",
+    multiple=True,
+    help="With --bootstrap: a topic of decision events; repeat it for several co-partitioned topics, read as one stream "
+    "(default: the spec's input.topics, else decisions).",
+)
 @click.option("--alerts", "alerts_topic", default="fairness-alerts", show_default=True, help="With --bootstrap: alert topic (estimates go to <alerts>.estimates, dead letters to <alerts>.dlq).")
 @click.option("--until-end", is_flag=True, help="With --bootstrap: stop at the end of the topic instead of tailing it (a topic that does not exist is an error; tailing waits for it).")
 @click.option("--replication-factor", type=click.IntRange(1), help="With --bootstrap: replicas of each output topic fairstream creates (default: the broker's default.replication.factor; 1 on brokers before Kafka 2.4).")
 @click.option("--give-up-after", type=click.FloatRange(min=1), help="Tailing: exit with an error once the broker has not answered for this many seconds (default: keep retrying, reporting every 30 s).")
 @click.option("--recovery", type=click.Path(file_okay=False), help="Recovery store directory: resume from the last snapshot after a crash.")
 @click.option("--snapshot-every", default=2.0, show_default=True, type=click.FloatRange(min=0.1), help="Seconds between recovery snapshots.")
-@click.option("--metrics-port", type=click.IntRange(1, 65535), help="Serve Prometheus metrics at /metrics and a health check at /healthz on this port while the run lasts (process i of --processes: port + i).")
+@click.option("--metrics-port", type=click.IntRange(1, 65535), help="Serve Prometheus metrics at /metrics, a health check at /healthz and readiness at /readyz on this port while the run lasts (process i of --processes: port + i).")
 @click.option("--metrics-host", default="127.0.0.1", show_default=True, help="Address the metrics endpoint listens on; it has no authentication: expose it (0.0.0.0) only behind a proxy that authenticates.")
 @click.option("--alertmanager", metavar="URL", help="Post violations, recoveries and certifications to this Alertmanager (its v2 API, e.g. http://127.0.0.1:9093).")
 @click.option("--webhook", "webhooks", metavar="URL", multiple=True, help="Post every alert record as JSON to this URL; repeatable.")
@@ -136,7 +143,7 @@ def run(
     out_dir: str,
     bootstrap: str | None,
     kafka_config: str | None,
-    topic: str,
+    topics: tuple[str, ...],
     alerts_topic: str,
     until_end: bool,
     replication_factor: int | None,
@@ -173,9 +180,11 @@ def run(
             metrics_port=metrics_port, metrics_host=metrics_host, alertmanager=alertmanager, webhooks=list(webhooks),
         )
     else:
+        read = list(topics) or spec_topics(spec)
+        topic = ", ".join(map(repr, read))
         job = Job(
             spec=spec,
-            input=KafkaInput(bootstrap=kafka.bootstrap, topic=topic, tail=not until_end, give_up_after=give_up_after),
+            input=KafkaInput(bootstrap=kafka.bootstrap, topics=read, tail=not until_end, give_up_after=give_up_after),
             output=KafkaOutput(bootstrap=kafka.bootstrap, alerts=alerts_topic, replication_factor=replication_factor),
             recovery=recovery,
             snapshot_seconds=snapshot_every,
@@ -183,7 +192,7 @@ def run(
             metrics_port=metrics_port, metrics_host=metrics_host, alertmanager=alertmanager, webhooks=list(webhooks),
         )
         if not until_end:
-            console.console.print(f"monitoring {topic!r} on {kafka}; alerts to {alerts_topic!r} (Ctrl-C to stop)", soft_wrap=True)
+            console.console.print(f"monitoring {topic} on {kafka}; alerts to {alerts_topic!r} (Ctrl-C to stop)", soft_wrap=True)
     tally = execute(job, workers=workers, processes=processes, own_process=True)
     if stopped_by():
         console.stopped(stopped_by(), recovery)
@@ -192,11 +201,19 @@ def run(
         written = [name for name in ("alerts.jsonl", "estimates.jsonl", "dead_letters.jsonl") if (Path(out_dir) / name).exists()]
         done = f"wrote {', '.join(written) or 'nothing'} to {out_dir} in {time.perf_counter() - started:.1f} s"
     else:
-        done = f"read {topic!r} to its end in {time.perf_counter() - started:.1f} s; alerts are on {alerts_topic!r}"
+        done = f"read {topic} to its end in {time.perf_counter() - started:.1f} s; alerts are on {alerts_topic!r}"
     print_run(tally, [plan.spec.monitor for plan in job_plans(job)])
     console.console.print(done, soft_wrap=True)
     if not tally.accepted and not tally.resumed and not allow_empty:  # a resumed run may find nothing new
-        raise InputError(nothing_accepted(tally, "the input" if kafka is None else f"topic {topic!r} (is its name right?)"))
+        raise InputError(nothing_accepted(tally, "the input" if kafka is None else f"topics {topic} (are their names right?)" if len(read) > 1 else f"topic {topic} (is its name right?)"))
+
+
+DEFAULT_TOPIC = "decisions"
+
+
+def spec_topics(spec: str | list[str]) -> list[str]:
+    """The topics a job reads when --topic is not given: the spec's `input.topics`, else `decisions`."""
+    return load_plans([spec] if isinstance(spec, str) else spec)[0].spec.input.topics or [DEFAULT_TOPIC]
 
 
 def nothing_accepted(tally: RunTally, source: str) -> str:

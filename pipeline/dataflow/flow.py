@@ -23,6 +23,7 @@ from fairstream.monitor import Monitor
 from fairstream.records.events import DeadLetter, Event
 from fairstream.trials.bucket import Bucket, Recipient, Report
 from fairstream.trials.clock import PartitionClock
+from fairstream.trials.merge import TopicMerge
 from fairstream.trials.partition import PartitionParse, PartitionTrials
 from fairstream.trials.placement import partitions_of
 
@@ -111,10 +112,20 @@ class MergeStep(StatefulLogic):
         return copy.deepcopy(self.monitor, {id(config): config})
 
 
-def parsed_stream(flow: Dataflow, plan: Plan, source: FixedPartitionedSource, *, strings: bool) -> Stream[tuple[str, PartitionBatch]]:
-    """Read and validate, each partition where it is read: the part the passthrough benchmark shares with the monitor."""
+def parsed_stream(
+    flow: Dataflow, plan: Plan, source: FixedPartitionedSource, *, strings: bool, topics: Sequence[str] = ()
+) -> Stream[tuple[str, PartitionBatch]]:
+    """Read and validate, each partition where it is read: the part the passthrough benchmark shares with the monitor.
+    A partition that reads several `topics` merges them in event time."""
     parser = plan.parser(strings=strings)
-    return op.input("read", flow, WorkingSource(source, lambda partition: PartitionParse(parser, partition)))  # ("p<partition>", PartitionBatch)
+    return op.input("read", flow, WorkingSource(source, lambda partition: PartitionParse(parser, partition, new_merge(plan, topics))))  # ("p<partition>", PartitionBatch)
+
+
+def new_merge(plan: Plan, topics: Sequence[str]) -> TopicMerge | None:
+    """The event-time merge of a partition that reads several topics; None for one topic or files."""
+    if len(topics) < 2:
+        return None
+    return TopicMerge(list(topics), {kind: rank for rank, kind in enumerate(plan.spec.input.kinds)})
 
 
 def build_flow(
@@ -125,6 +136,7 @@ def build_flow(
     partitions: int = 1,
     strings: bool = False,
     encode: Callable[[dict[str, Any]], Any] | None = None,
+    topics: Sequence[str] = (),
 ) -> Dataflow:
     """Source → parse → clock → trials → per-monitor merge → sink, for one monitor or several.
 
@@ -134,15 +146,16 @@ def build_flow(
     reading, parsing and clock, so each event is read and parsed once; monitors whose trials agree as well (the metrics of
     one spec, see `trial_groups`) share their trial buckets, so each trial is folded once; each monitor has its own merge.
     `partitions` is the number of input partitions; `strings` converts text values (CSV) to the declared types;
-    `encode` turns each output record (a dict) into the sink's item, or None for a record not to write.
+    `encode` turns each output record (a dict) into the sink's item, or None for a record not to write; `topics` names
+    the co-partitioned topics each source partition reads where there are several (their events are merged in event time).
     """
     plans = [plans] if isinstance(plans, Plan) else list(plans)
     flow = Dataflow(plans[0].spec.monitor.replace(".", "_"))
     if plans[0].spec.input.keyed:
-        reports, dead = _partition_local(flow, plans, source, partitions, strings)
+        reports, dead = _partition_local(flow, plans, source, partitions, strings, topics)
         reporters = partitions
     else:
-        reports, dead = _bucketed(flow, plans, source, partitions, strings)
+        reports, dead = _bucketed(flow, plans, source, partitions, strings, topics)
         reporters = plans[0].spec.buckets
     monitored = [
         _merge(plan, reports[index], reporters, "" if len(plans) == 1 else f"_{plan.spec.monitor.replace('.', '_')}")
@@ -168,22 +181,23 @@ def trial_groups(plans: Sequence[Plan]) -> list[list[int]]:
     return groups
 
 
-def new_partition_trials(plans: Sequence[Plan], partition: int, partitions: int, *, strings: bool) -> PartitionTrials:
-    """What one input partition of keyed input keeps: its clock and, per group of monitors whose trials agree, a bucket of its trials."""
+def new_partition_trials(plans: Sequence[Plan], partition: int, partitions: int, *, strings: bool, topics: Sequence[str] = ()) -> PartitionTrials:
+    """What one input partition of keyed input keeps: its clock, the merge of its topics where it reads several and, per
+    group of monitors whose trials agree, a bucket of its trials."""
     first = plans[0]
     clock = new_clock(first)
     clock.partition = partition
     groups = trial_groups(plans)
     buckets = [new_bucket([plans[index] for index in group], partitions=1, share=partitions, index=partition) for group in groups]
     placement = partitions_of(first.spec.input.partitioner, partitions)
-    return PartitionTrials(first.parser(strings=strings), clock, buckets, groups, [plan.spec.monitor for plan in plans], placement)
+    return PartitionTrials(first.parser(strings=strings), clock, buckets, groups, [plan.spec.monitor for plan in plans], placement, new_merge(first, topics))
 
 
 def _partition_local(
-    flow: Dataflow, plans: list[Plan], source: FixedPartitionedSource, partitions: int, strings: bool
+    flow: Dataflow, plans: list[Plan], source: FixedPartitionedSource, partitions: int, strings: bool, topics: Sequence[str]
 ) -> tuple[list[Stream[Report]], Stream[dict[str, Any]]]:
     """Each partition parses, clocks and folds its own trials where it is read; per monitor, the stream of its reports."""
-    read = op.input("read", flow, WorkingSource(source, lambda partition: new_partition_trials(plans, partition, partitions, strings=strings)))
+    read = op.input("read", flow, WorkingSource(source, lambda partition: new_partition_trials(plans, partition, partitions, strings=strings, topics=topics)))
     split = op.branch("split-dead", read, lambda item: type(item) is DeadLetter)  # DeadLetter | (monitor index, Report)
     dead = op.map("dead-record", split.trues, DeadLetter.to_json)
     if len(plans) == 1:
@@ -195,7 +209,7 @@ def _partition_local(
 
 
 def _bucketed(
-    flow: Dataflow, plans: list[Plan], source: FixedPartitionedSource, partitions: int, strings: bool
+    flow: Dataflow, plans: list[Plan], source: FixedPartitionedSource, partitions: int, strings: bool, topics: Sequence[str]
 ) -> tuple[list[Stream[Report]], Stream[dict[str, Any]]]:
     """Input that is not keyed: a clock per partition, then every event re-keyed into the trial bucket of its key."""
     first = plans[0]
@@ -204,7 +218,7 @@ def _bucketed(
     def clock_logic(resume: PartitionClock | None) -> ClockStep:
         return ClockStep(resume or new_clock(first), buckets)
 
-    clocked = op.key_rm("unkey-clock", op.stateful("clock", parsed_stream(flow, first, source, strings=strings), clock_logic))
+    clocked = op.key_rm("unkey-clock", op.stateful("clock", parsed_stream(flow, first, source, strings=strings, topics=topics), clock_logic))
     # ("dead", DeadLetter) | ("bucket", "b<i>", (i, partition, [Event], high, idle))
     split = op.branch("split-dead", clocked, lambda item: item[0] == "dead")
     dead = op.map("dead-record", split.trues, lambda item: item[1].to_json())

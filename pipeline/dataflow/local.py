@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from bytewax.inputs import FixedPartitionedSource, StatefulSourcePartition
 
+from fairstream.dataflow import readiness
 from fairstream.dataflow.lifecycle import stop_requested
 
 
@@ -28,16 +29,22 @@ def partition_number(part: str) -> int:
 
 
 class _WorkingPartition(StatefulSourcePartition[Any, tuple[Any, Any]]):
-    def __init__(self, inner: StatefulSourcePartition, work: PartitionWork):
+    def __init__(self, inner: StatefulSourcePartition, work: PartitionWork, part: str):
         self._inner = inner
         self._work = work
         self._ended = False
+        self._part = part
+        self._read = False
+        readiness.built(part)
 
     def next_batch(self) -> list[Any]:
         if self._ended:
             raise StopIteration
         try:
             raws = self._inner.next_batch()
+            if not self._read:
+                self._read = True
+                readiness.first_read(self._part)
         except StopIteration:
             self._ended = True
             if stop_requested():  # stopped, not ended: open trials wait in the snapshot for the resumed run
@@ -70,4 +77,4 @@ class WorkingSource(FixedPartitionedSource[Any, tuple[Any, Any]]):
         work = self._new_work(partition_number(for_part))
         if work_state is not None:
             work = work.restore(work_state)
-        return _WorkingPartition(self.source.build_part(step_id, for_part, inner_state), work)
+        return _WorkingPartition(self.source.build_part(step_id, for_part, inner_state), work, for_part)

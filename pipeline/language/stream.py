@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, StringConstraints, model_validator
 
 from fairstream.language.fields import Duration, FieldPath, FieldType, SpecModel
 from fairstream.records.timefmt import HOUR
@@ -34,6 +34,12 @@ class InputSchema(SpecModel):
     )
     max_ahead: Duration | None = Field(
         None, description="an event dated more than this after its partition's latest event time is a dead letter (future); null: no limit"
+    )
+    topics: list[Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._-]{1,249}$")]] | None = Field(
+        None,
+        min_length=1,
+        description="the Kafka topics of the events (--topic overrides); several must be co-partitioned by the dependence key "
+        "(equal partition counts, this partitioner) and are read as one stream, merged in event time",
     )
     keyed: bool = Field(
         True,

@@ -13,11 +13,13 @@ ENDED = -3
 
 
 class RawRecord(NamedTuple):
-    """What a source yields: the input partition, the position in it, and the payload (JSON text or a dict)."""
+    """What a source yields: the input partition, the position in it, and the payload (JSON text or a dict); `topic`
+    names the topic it was read from where a partition reads several (co-partitioned) topics, else it is empty."""
 
     partition: int
     offset: int
     payload: Any
+    topic: str = ""
 
 
 class Event(NamedTuple):
@@ -36,7 +38,8 @@ class Event(NamedTuple):
 class DeadLetter(NamedTuple):
     """A record the pipeline could not use, with the reason; it is written out and counted, never dropped.
 
-    `count` is the running number of dead letters of its input partition, this one included.
+    `count` is the running number of dead letters of its input partition, this one included; `topic` names the record's
+    topic where a partition reads several.
     """
 
     reason: str
@@ -45,15 +48,17 @@ class DeadLetter(NamedTuple):
     partition: int
     offset: int
     count: int = 0
+    topic: str = ""
 
     @property
     def letter_id(self) -> str:
         """A deterministic id from the record's input position and the reason: a replay after a crash repeats it, so consumers can de-duplicate."""
-        text = f"pipeline.dead_letter\x1f{self.partition}\x1f{self.offset}\x1f{self.reason}"
+        position = f"{self.partition}\x1f{self.offset}" if not self.topic else f"{self.topic}\x1f{self.partition}\x1f{self.offset}"
+        text = f"pipeline.dead_letter\x1f{position}\x1f{self.reason}"
         return hashlib.sha256(text.encode()).hexdigest()[:24]
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        record = {
             "alert_id": self.letter_id,
             "type": "pipeline.dead_letter",
             "reason": self.reason,
@@ -63,3 +68,6 @@ class DeadLetter(NamedTuple):
             "offset": self.offset,
             "count": self.count,
         }
+        if self.topic:
+            record["topic"] = self.topic
+        return record

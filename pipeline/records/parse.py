@@ -152,9 +152,9 @@ class RecordParser:
                     raise _BadRecord("not_object", f"expected a JSON object; got {type(record).__name__}")
             return self._event(record, raw)
         except _BadRecord as bad:
-            return DeadLetter(bad.reason, bad.detail, self._letter_record(payload), raw.partition, raw.offset)
+            return DeadLetter(bad.reason, bad.detail, self._letter_record(payload), raw.partition, raw.offset, topic=raw.topic)
         except Exception as err:  # nothing a record holds may stop the pipeline: what no check foresaw is a dead letter too
-            return DeadLetter("internal", _excerpt(f"{type(err).__name__}: {err}", 500), self._letter_record(payload), raw.partition, raw.offset)
+            return DeadLetter("internal", _excerpt(f"{type(err).__name__}: {err}", 500), self._letter_record(payload), raw.partition, raw.offset, topic=raw.topic)
 
     def _event(self, record: dict[str, Any], raw: RawRecord) -> Event:
         key = record.get(self._key_field) if self._plain_key else self._key(record)

@@ -92,7 +92,7 @@ class PartitionClock:
 
     def count(self, *groups: list[DeadLetter]) -> list[DeadLetter]:
         """Number the partition's dead letters in offset order with a running count."""
-        ordered = sorted((letter for group in groups for letter in group), key=lambda letter: letter.offset)
+        ordered = sorted((letter for group in groups for letter in group), key=lambda letter: (letter.topic, letter.offset))
         numbered = []
         for letter in ordered:
             self.dead_letters += 1
@@ -175,6 +175,7 @@ class PartitionClock:
             self.letter_record(origin.payload if origin is not None else event.fields),
             self.partition,
             origin.offset if origin is not None else -1,
+            topic=origin.topic if origin is not None else "",
         )
 
     def copy(self) -> PartitionClock:

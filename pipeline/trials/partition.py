@@ -18,6 +18,7 @@ from fairstream.records.events import ENDED, IDLE, DeadLetter, Event, RawRecord
 from fairstream.records.parse import RecordParser
 from fairstream.trials.bucket import Bucket, Report
 from fairstream.trials.clock import PartitionClock
+from fairstream.trials.merge import TopicMerge
 
 log = logging.getLogger("fairstream.trials")
 
@@ -46,6 +47,25 @@ def split_batch(
     return events, dead, idle and not events
 
 
+def split_topics(parse: Callable[[RawRecord], Event | DeadLetter], raws: list[RawRecord], merge: TopicMerge) -> tuple[list[Event], list[DeadLetter]]:
+    """Parse a source batch of a partition that reads several topics and pass it through their event-time merge: the
+    events now due in order, and the dead letters."""
+    events: list[Event] = []
+    dead: list[DeadLetter] = []
+    quiet: list[str] = []
+    ended: list[str] = []
+    for raw in raws:
+        if raw.offset < 0:
+            (ended if raw.offset == ENDED else quiet).append(raw.topic)
+            continue
+        item = parse(raw)
+        if type(item) is Event:
+            events.append(item)
+        else:
+            dead.append(item)
+    return merge.receive(events, quiet, ended), dead
+
+
 class PartitionTrials:
     """The clock and the trial buckets of one input partition whose keys are in no other partition: a bucket per group of
     monitors whose trials agree (`groups`, monitor indices), each reporting to every monitor of its group."""
@@ -58,6 +78,7 @@ class PartitionTrials:
         groups: list[list[int]],
         monitors: list[str],
         placement: Callable[[list[str]], list[int]] | None = None,
+        merge: TopicMerge | None = None,
     ):
         self._parse = parser.parse
         self.clock = clock
@@ -65,6 +86,8 @@ class PartitionTrials:
         self._groups = groups
         self._monitors = monitors
         self._placement = placement
+        self.merge = merge
+        """The event-time merge of the partition's topics where it reads several, else None."""
         self._idle = False
 
     @property
@@ -73,10 +96,27 @@ class PartitionTrials:
 
     def receive(self, raws: list[RawRecord]) -> list[Output]:
         """A source batch in partition order: its dead letters, and the reports of every bucket that got further."""
+        if self.merge is not None:
+            return self._receive_merged(raws)
         events, dead, idle = split_batch(self._parse, raws, (IDLE,))  # at ENDED the partition's final reports follow
         if idle:  # quiet: nothing earlier is to be waited for
             return [*self._fold_held(), *self._idle_reports()]
         self._idle = False
+        return self._admit(events, dead)
+
+    def _receive_merged(self, raws: list[RawRecord]) -> list[Output]:
+        """A batch of several topics: what their merge releases is admitted; every topic quiet (not all ended) is idle."""
+        merge = self.merge
+        events, dead = split_topics(self._parse, raws, merge)  # type: ignore[arg-type]
+        out = self._admit(events, dead) if events or dead else []
+        if merge.idle:  # type: ignore[union-attr]
+            return [*out, *self._fold_held(), *self._idle_reports()]
+        if events:
+            self._idle = False
+        return out
+
+    def _admit(self, events: list[Event], dead: list[DeadLetter]) -> list[Output]:
+        """Check the events' partition, run them through the clock and fold those now due."""
         if self._placement is not None and events:
             events, strays = self._strays(events)
             dead.extend(strays)
@@ -132,14 +172,15 @@ class PartitionTrials:
 
     def finish(self) -> list[Output]:
         """The partition has ended: fold the events still held, close every open trial and report every tick it reached."""
-        return [*self._fold_held(), *(item for bucket, group in zip(self.buckets, self._groups) for item in zip(group, bucket.finish()))]
+        merged = self._admit(self.merge.drain(), []) if self.merge is not None and len(self.merge) else []
+        return [*merged, *self._fold_held(), *(item for bucket, group in zip(self.buckets, self._groups) for item in zip(group, bucket.finish()))]
 
-    def snapshot(self) -> tuple[PartitionClock, list[Bucket], bool]:
-        return self.clock.copy(), [bucket.snapshot() for bucket in self.buckets], self._idle
+    def snapshot(self) -> tuple[PartitionClock, list[Bucket], bool, TopicMerge | None]:
+        return self.clock.copy(), [bucket.snapshot() for bucket in self.buckets], self._idle, self.merge.copy() if self.merge is not None else None
 
-    def restore(self, state: tuple[PartitionClock, list[Bucket], bool]) -> PartitionTrials:
+    def restore(self, state: tuple[PartitionClock, list[Bucket], bool, TopicMerge | None]) -> PartitionTrials:
         """Continue from a snapshot (the parser and placement are this run's)."""
-        self.clock, self.buckets, self._idle = state
+        self.clock, self.buckets, self._idle, self.merge = state
         return self
 
 
@@ -147,22 +188,34 @@ class PartitionParse:
     """Parsing alone, for flows that order events across partitions themselves (the shield) and for the passthrough
     benchmark: each batch becomes `("p<partition>", (partition, events, dead letters, idle))`."""
 
-    def __init__(self, parser: RecordParser, partition: int):
+    def __init__(self, parser: RecordParser, partition: int, merge: TopicMerge | None = None):
         self._parse = parser.parse
         self.partition = partition
+        self.merge = merge
+        """The event-time merge of the partition's topics where it reads several, else None."""
 
     def receive(self, raws: list[RawRecord]) -> list[tuple[str, tuple[int, list[Event], list[DeadLetter], bool]]]:
         if not raws:
             return []
-        events, dead, idle = split_batch(self._parse, raws, (IDLE, ENDED))
-        return [(f"p{self.partition}", (self.partition, events, dead, idle))]
+        key = f"p{self.partition}"
+        if self.merge is None:
+            events, dead, idle = split_batch(self._parse, raws, (IDLE, ENDED))
+            return [(key, (self.partition, events, dead, idle))]
+        events, dead = split_topics(self._parse, raws, self.merge)
+        out = [(key, (self.partition, events, dead, False))] if events or dead else []
+        if self.merge.quiet:
+            out.append((key, (self.partition, [], [], True)))
+        return out
 
     def finish(self) -> list[Any]:
-        return []
+        if self.merge is None or not len(self.merge):
+            return []
+        return [(f"p{self.partition}", (self.partition, self.merge.drain(), [], False))]
 
-    def snapshot(self) -> None:
-        return None
+    def snapshot(self) -> TopicMerge | None:
+        return self.merge.copy() if self.merge is not None else None
 
-    def restore(self, _state: None) -> PartitionParse:
+    def restore(self, state: TopicMerge | None) -> PartitionParse:
+        self.merge = state
         return self
 

@@ -1,7 +1,9 @@
-"""The metrics endpoint listens on loopback unless told otherwise: it has no authentication."""
+"""The metrics endpoint listens on loopback unless told otherwise (it has no authentication); /readyz says 503 with the
+reason until every input partition of the process is built and read."""
 
 from __future__ import annotations
 
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -9,6 +11,7 @@ import pytest
 
 from fairstream.connectors.broker import free_port
 from fairstream.connectors.metrics_server import serving
+from fairstream.dataflow import readiness
 
 PROC_TCP = Path("/proc/net/tcp")
 
@@ -31,3 +34,25 @@ def test_the_endpoint_binds_loopback_by_default(host, bound):
         assert listening_address(port) == bound
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as answer:
             assert answer.read() == b"ok\n"
+
+
+def ready_answer(port: int) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=5) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as refused:
+        return refused.code, refused.read().decode()
+
+
+def test_ready_once_every_partition_is_built_and_read():
+    port = free_port()
+    with serving(port):
+        assert ready_answer(port) == (503, "no input partition assigned yet\n")
+        readiness.built("0-decisions")
+        readiness.built("1-decisions")
+        readiness.first_read("1-decisions")
+        assert ready_answer(port) == (503, "1 of 2 input partition(s) not read yet (first: 0-decisions)\n")
+        readiness.first_read("0-decisions")
+        assert ready_answer(port) == (200, "ready: 2 input partition(s) assigned and read\n")
+    with serving(port):  # a new run starts unready
+        assert ready_answer(port)[0] == 503

@@ -24,6 +24,7 @@ from fairstream.cli import cli
 from fairstream.connectors.broker import free_ports
 from fairstream.connectors.files import write_jsonl
 from fairstream.connectors.synthetic.hiring import hiring_decisions
+from tests.helpers import wait_until
 from tests.kafka.outputs import without_emitted_at
 
 ALERTMANAGER = shutil.which("prometheus-alertmanager") or "/usr/bin/prometheus-alertmanager"
@@ -83,20 +84,6 @@ def alertmanager(tmp_path: Path, receiver: Receiver) -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(10)
-
-
-def wait_until(condition, what: str, timeout: float = 30.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            found = condition()
-            if found:
-                return found
-        except OSError:
-            pass
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.3)
 
 
 def run(*args: str):

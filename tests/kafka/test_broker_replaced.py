@@ -55,7 +55,7 @@ def test_sigterm_stops_a_run_whose_output_waits_within_10_s_naming_what_was_not_
             from fairstream.runner import Job, KafkaInput, KafkaOutput, execute
 
             console.show_warnings()
-            job = Job(spec="compas_equalized_odds", input=KafkaInput(bootstrap={source.bootstrap!r}, topic="decisions"),
+            job = Job(spec="compas_equalized_odds", input=KafkaInput(bootstrap={source.bootstrap!r}, topics=["decisions"]),
                       output=KafkaOutput(bootstrap={sink.bootstrap!r}, alerts="alerts"), recovery={str(tmp_path / "store")!r})
             reports_errors(lambda: execute(job, own_process=True))()
         """)

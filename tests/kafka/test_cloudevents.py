@@ -16,6 +16,7 @@ from fairstream.connectors.kafka import estimates_topic
 from fairstream.connectors.replay import replay
 from fairstream.runner import Job, KafkaInput, KafkaOutput, execute
 from tests.conftest import SPECS
+from tests.test_output_schemas import record_schema, validator
 
 pytestmark = pytest.mark.kafka
 
@@ -39,7 +40,7 @@ def messages(bootstrap: str, topic: str) -> list:
 def test_alerts_and_estimates_are_binary_mode_cloudevents(kafka_bootstrap, topic, compas_csv):
     replay(compas_events(compas_csv), kafka_bootstrap, topic, partitions=1)
     alerts = f"{topic}-alerts"
-    job = Job(spec=str(SPECS / "compas_equalized_odds.yaml"), input=KafkaInput(bootstrap=kafka_bootstrap, topic=topic, tail=False),
+    job = Job(spec=str(SPECS / "compas_equalized_odds.yaml"), input=KafkaInput(bootstrap=kafka_bootstrap, topics=[topic], tail=False),
               output=KafkaOutput(bootstrap=kafka_bootstrap, alerts=alerts))  # fmt: skip
     execute(job)
     for topic_name, kinds in ((alerts, {"fairness.violation"}), (estimates_topic(alerts), {"fairness.estimate"})):
@@ -55,6 +56,8 @@ def test_alerts_and_estimates_are_binary_mode_cloudevents(kafka_bootstrap, topic
             assert event.get_type() == f"io.fairstream.{record['type']}.v1"
             assert event.get_time().isoformat().replace("+00:00", "Z") == record["event_time"]
             assert event.get_datacontenttype() == "application/json"
+            assert event.get_dataschema() == record_schema(record)["$id"]
+            assert not list(validator(record).iter_errors(record))
             assert event.get_data() == record
             if record["type"] == "fairness.violation":
                 assert event.get_subject() == record["part"]

@@ -41,7 +41,7 @@ class Scenario:
         self.topic = f"{name}-events"
         replay(hard_compas_events(seed=11, per_day=per_day), bootstrap, self.topic, partitions=partitions)
         reference = f"{name}-reference"
-        execute(Job(spec=self.spec, input=KafkaInput(bootstrap=bootstrap, topic=self.topic, tail=False), output=KafkaOutput(bootstrap=bootstrap, alerts=reference)))
+        execute(Job(spec=self.spec, input=KafkaInput(bootstrap=bootstrap, topics=[self.topic], tail=False), output=KafkaOutput(bootstrap=bootstrap, alerts=reference)))
         self.expected = kafka_outputs(bootstrap, reference)
         self.alerts = f"{name}-alerts"
 

@@ -29,7 +29,7 @@ def file_path_records(compas_csv, tmp_path_factory):
 def test_compas_through_kafka_equals_the_file_path(kafka_bootstrap, topic, compas_csv, file_path_records, partitions, processes):
     replay(compas_events(compas_csv), kafka_bootstrap, topic, partitions=partitions)
     alerts = f"{topic}-alerts"
-    job = Job(spec=str(SPEC), input=KafkaInput(bootstrap=kafka_bootstrap, topic=topic, tail=False), output=KafkaOutput(bootstrap=kafka_bootstrap, alerts=alerts))
+    job = Job(spec=str(SPEC), input=KafkaInput(bootstrap=kafka_bootstrap, topics=[topic], tail=False), output=KafkaOutput(bootstrap=kafka_bootstrap, alerts=alerts))
     execute(job, processes=processes)
     file_alerts, file_estimates = file_path_records
     assert without_wall_clock(subscribe(kafka_bootstrap, alerts)) == file_alerts

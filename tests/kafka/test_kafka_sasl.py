@@ -65,7 +65,7 @@ def test_the_dataflows_source_and_sink_get_the_settings(kafka_bootstrap, topic, 
     ensure_topics(kafka_bootstrap, {topic: 1})
     job = Job(
         spec="compas_equalized_odds",
-        input=KafkaInput(bootstrap=kafka_bootstrap, topic=topic, tail=False),
+        input=KafkaInput(bootstrap=kafka_bootstrap, topics=[topic], tail=False),
         output=KafkaOutput(bootstrap=kafka_bootstrap, alerts=f"{topic}-alerts"),
         kafka_config=str(settings),
     )

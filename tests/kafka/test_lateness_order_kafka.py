@@ -25,7 +25,7 @@ def test_a_topic_in_any_order_within_the_lateness_writes_what_the_ordered_stream
 
     replay(within_lateness(events, seed=10 + partitions), kafka_bootstrap, topic, fields=EventFields("id", "date"), partitions=partitions)
     alerts = f"{topic}-alerts"
-    execute(Job(spec=str(spec), input=KafkaInput(bootstrap=kafka_bootstrap, topic=topic, tail=False), output=KafkaOutput(bootstrap=kafka_bootstrap, alerts=alerts)))
+    execute(Job(spec=str(spec), input=KafkaInput(bootstrap=kafka_bootstrap, topics=[topic], tail=False), output=KafkaOutput(bootstrap=kafka_bootstrap, alerts=alerts)))
     got = {family: without_emitted_at(records) for family, records in kafka_outputs(kafka_bootstrap, alerts).items()}
     assert expected["estimates"] and expected["alerts"]
     assert got == expected

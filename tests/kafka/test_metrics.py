@@ -1,4 +1,4 @@
-"""The metrics endpoint of a tailing run: /healthz answers while it runs, and /metrics gives the documented metrics
+"""The metrics endpoint of a tailing run: /healthz answers while it runs, /readyz once its partitions are read, and /metrics gives the documented metrics
 with the values the run's own records show (events on the topic, dead letters by reason, alerts by type, closed
 trials, watermark and verdicts of the latest estimates, no lag once all is read)."""
 
@@ -58,6 +58,8 @@ def test_metrics_match_the_runs_records(kafka_bootstrap, topic, compas_csv):
                 metrics = scrape(port)
                 break
         assert urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5).status == 200
+        ready = urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=5)  # both partitions assigned and read
+        assert (ready.status, ready.read()) == (200, b"ready: 2 input partition(s) assigned and read\n")
         written = kafka_outputs(kafka_bootstrap, alerts)
     finally:
         monitor.send_signal(signal.SIGTERM)

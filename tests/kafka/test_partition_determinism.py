@@ -36,7 +36,7 @@ def matrix(bootstrap, tmp_path, records, spec, *, fields: EventFields | None = N
         topic = f"{tmp_path.name}-{partitions}-{processes}"
         replay(records, bootstrap, topic, fields=fields or EventFields(), partitions=partitions)
         alerts = f"{topic}-alerts"
-        job = Job(spec=spec, input=KafkaInput(bootstrap=bootstrap, topic=topic, tail=False), output=KafkaOutput(bootstrap=bootstrap, alerts=alerts), shield=shield)
+        job = Job(spec=spec, input=KafkaInput(bootstrap=bootstrap, topics=[topic], tail=False), output=KafkaOutput(bootstrap=bootstrap, alerts=alerts), shield=shield)
         execute(job, processes=processes)
         runs[name] = kafka_outputs(bootstrap, alerts, f"{topic}.shielded" if shield else None)
     return runs
@@ -118,6 +118,6 @@ def test_300k_defendants_on_2_and_4_partitions_match_the_file_path(kafka_bootstr
     for partitions in (2, 4):
         topic = f"{tmp_path.name}-300k-{partitions}"
         replay(compas_like_events(300_000, seed=2013, per_day=250), kafka_bootstrap, topic, partitions=partitions)
-        execute(Job(spec=spec, input=KafkaInput(bootstrap=kafka_bootstrap, topic=topic, tail=False), output=KafkaOutput(bootstrap=kafka_bootstrap, alerts=f"{topic}-alerts")))
+        execute(Job(spec=spec, input=KafkaInput(bootstrap=kafka_bootstrap, topics=[topic], tail=False), output=KafkaOutput(bootstrap=kafka_bootstrap, alerts=f"{topic}-alerts")))
         got = comparable(kafka_outputs(kafka_bootstrap, f"{topic}-alerts"))
         assert got == expected, f"{partitions} partitions: {len(got['estimates'])} estimates, {len(got['alerts'])} alerts"

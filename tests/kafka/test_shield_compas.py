@@ -47,7 +47,7 @@ def test_compas_recommendations_shielded_on_kafka(kafka_bootstrap, topic, tmp_pa
     path.write_text(yaml.safe_dump(spec))
     replay(events, kafka_bootstrap, topic, fields=EventFields("id", "time"), partitions=2)
     alerts = f"{topic}-alerts"
-    execute(Job(spec=str(path), input=KafkaInput(bootstrap=kafka_bootstrap, topic=topic, tail=False), output=KafkaOutput(bootstrap=kafka_bootstrap, alerts=alerts), shield=True))
+    execute(Job(spec=str(path), input=KafkaInput(bootstrap=kafka_bootstrap, topics=[topic], tail=False), output=KafkaOutput(bootstrap=kafka_bootstrap, alerts=alerts), shield=True))
     shielded = read_all(kafka_bootstrap, f"{topic}.shielded")
     interventions = [r for r in subscribe(kafka_bootstrap, alerts) if r["type"] == "shield.intervention"]
     raw, fair = final_gap(events, compas.groups), final_gap(shielded, compas.groups)

@@ -28,7 +28,7 @@ def test_shielded_decisions_and_interventions_through_kafka(kafka_bootstrap, top
     decisions = hiring_decisions(3000, p_male=0.5, p_female=0.2, seed=9)
     replay(decisions, kafka_bootstrap, topic, fields=EventFields("id", "time"), partitions=2)
     alerts = f"{topic}-alerts"
-    execute(Job(spec=SPEC, input=KafkaInput(bootstrap=kafka_bootstrap, topic=topic, tail=False), output=KafkaOutput(bootstrap=kafka_bootstrap, alerts=alerts), shield=True))
+    execute(Job(spec=SPEC, input=KafkaInput(bootstrap=kafka_bootstrap, topics=[topic], tail=False), output=KafkaOutput(bootstrap=kafka_bootstrap, alerts=alerts), shield=True))
     shielded = read_all(kafka_bootstrap, f"{topic}.shielded")
     interventions = [r for r in subscribe(kafka_bootstrap, alerts) if r["type"] == "shield.intervention"]
     assert sorted(r["id"] for r in shielded) == sorted(d["id"] for d in decisions)
@@ -38,6 +38,6 @@ def test_shielded_decisions_and_interventions_through_kafka(kafka_bootstrap, top
     assert gap(decisions) > 0.25 and -0.05 <= gap(shielded) <= 0.05
 
     watched = f"{topic}-watch"
-    execute(Job(spec=SPEC, input=KafkaInput(bootstrap=kafka_bootstrap, topic=f"{topic}.shielded", tail=False), output=KafkaOutput(bootstrap=kafka_bootstrap, alerts=watched)))
+    execute(Job(spec=SPEC, input=KafkaInput(bootstrap=kafka_bootstrap, topics=[f"{topic}.shielded"], tail=False), output=KafkaOutput(bootstrap=kafka_bootstrap, alerts=watched)))
     last = list(subscribe(kafka_bootstrap, f"{watched}.estimates"))[-1]
     assert last["parts"]["selection_rate"]["violated"] is False

@@ -30,7 +30,7 @@ def test_a_stray_event_on_a_keyed_topic_is_dead_lettered_and_changes_nothing_els
     producer.produce(topic, orjson.dumps(stray), b"stray-1", partition=wrong)
     producer.flush(10)
     alerts = f"{topic}-alerts"
-    execute(Job(spec="compas_equalized_odds", input=KafkaInput(bootstrap=kafka_bootstrap, topic=topic, tail=False), output=KafkaOutput(bootstrap=kafka_bootstrap, alerts=alerts)), processes=2)
+    execute(Job(spec="compas_equalized_odds", input=KafkaInput(bootstrap=kafka_bootstrap, topics=[topic], tail=False), output=KafkaOutput(bootstrap=kafka_bootstrap, alerts=alerts)), processes=2)
     got = comparable(kafka_outputs(kafka_bootstrap, alerts))
     letters = kafka_outputs(kafka_bootstrap, alerts)["dead_letters"]
     assert [(letter["reason"], letter["partition"]) for letter in letters] == [("wrong_partition", wrong)]

@@ -200,7 +200,7 @@ def simulate_command(runs: int, steps: int, seed: int, out_dir: str, **options: 
 @click.option("--alerts", "alerts_topic", default="fairness-alerts", show_default=True)
 @click.option("--until-end", is_flag=True, help="With --bootstrap: stop at the end of the topic.")
 @click.option("--replication-factor", type=click.IntRange(1), help="With --bootstrap: replicas of each output topic fairstream creates (default: the broker's default.replication.factor; 1 on brokers before Kafka 2.4).")
-@click.option("--metrics-port", type=click.IntRange(1, 65535), help="Serve Prometheus metrics at /metrics and /healthz on this port while the run lasts.")
+@click.option("--metrics-port", type=click.IntRange(1, 65535), help="Serve Prometheus metrics at /metrics, /healthz and /readyz on this port while the run lasts.")
 @click.option("--metrics-host", default="127.0.0.1", show_default=True, help="Address the metrics endpoint listens on; it has no authentication: expose it (0.0.0.0) only behind a proxy that authenticates.")
 @reports_errors
 def run_command(
@@ -229,7 +229,7 @@ def run_command(
     else:
         job = Job(
             spec=spec,
-            input=KafkaInput(bootstrap=kafka.bootstrap, topic=topic, tail=not until_end),
+            input=KafkaInput(bootstrap=kafka.bootstrap, topics=[topic], tail=not until_end),
             output=KafkaOutput(bootstrap=kafka.bootstrap, alerts=alerts_topic, replication_factor=replication_factor),
             shield=True,
             kafka_config=kafka_config,

@@ -1,0 +1,235 @@
+"""The Kafka source of the dataflow: each input partition yields `RawRecord`s, with idle and end markers; a job that
+reads several co-partitioned topics reads partition i of each as input partition i."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from bytewax.connectors.kafka import KafkaSource
+from bytewax.inputs import StatefulSourcePartition
+from confluent_kafka import OFFSET_BEGINNING, KafkaError, TopicPartition
+
+from fairstream import metrics
+from fairstream.connectors.broker_watch import BrokerWatch
+from fairstream.connectors.kafka import CONSUMER_CONFIG, partition_counts
+from fairstream.connectors.kafka_config import KafkaConnection, as_connection
+from fairstream.dataflow.lifecycle import stop_requested
+from fairstream.records.errors import InputError
+from fairstream.records.events import ENDED, IDLE, RawRecord
+
+TOPIC_SEPARATOR = "+"
+"""Joins the topics of a merged input partition's name (`0-screenings+outcomes`): a character no topic name may hold."""
+
+
+class _RecordPartition(StatefulSourcePartition[RawRecord, Any]):
+    """Wraps bytewax's Kafka partition, reading its consumer: each message becomes `RawRecord(partition, offset, value,
+    topic)`, `topic` empty unless the input partition reads several topics.
+
+    After `idle_after` seconds without a message it sends one `IDLE` marker, so a partition with no
+    traffic stops holding the watermark back (its next message makes it count again); a partition
+    read to its end (`tail=False`) sends an `ENDED` marker, so the other partitions' evaluations go on.
+    """
+
+    def __init__(self, inner: StatefulSourcePartition, partition: int, idle_after: float | None, watch: BrokerWatch | None = None, topic: str = ""):
+        self._inner = inner
+        self._partition = partition
+        self._topic = topic
+        self._idle_after = idle_after
+        self._watch = watch
+        self._last_message = time.monotonic()
+        self._idle = False
+        self._ended = False
+        self._next_offset: int | None = None
+        self._first_offset_asked = False
+        self._lag_at = 0.0
+
+    def _report_lag(self) -> None:
+        """The messages after the last one read, from the high offset the consumer last fetched (no extra request)."""
+        inner = self._inner  # bytewax's partition: its consumer, topic and partition index
+        try:
+            _low, high = inner._consumer.get_watermark_offsets(TopicPartition(inner._topic, inner._part_idx), cached=True)
+        except Exception:  # no fetch answered yet
+            return
+        if high >= 0 and self._next_offset is not None:
+            metrics.lag(self._partition, max(0, high - self._next_offset), inner._topic)
+
+    def _start_at_first_offset(self) -> None:
+        """Assign the partition from its first offset as a number rather than the logical "beginning", with which
+        librdkafka hands over a backlog in batches a fifth the size, at half the rate. Asked once: where the broker does
+        not say within `WATERMARK_TIMEOUT`, the logical offset stays, so a broker that is down blocks no read again."""
+        inner = self._inner
+        self._first_offset_asked = True
+        try:
+            low, _high = inner._consumer.get_watermark_offsets(TopicPartition(inner._topic, inner._part_idx), timeout=WATERMARK_TIMEOUT)
+        except Exception:  # the broker does not answer yet: BrokerWatch reports that
+            return
+        inner._consumer.assign([TopicPartition(inner._topic, inner._part_idx, low)])
+        inner._offset = low
+
+    def _read(self) -> list[RawRecord]:
+        """The next messages of bytewax's consumer as `RawRecord`s, read as bytewax's `next_batch` reads them (end of
+        partition, errors, the offset its snapshot resumes from) but without its message objects of eight fields, which
+        cost several times the consume itself."""
+        inner = self._inner
+        if inner._eof:
+            raise StopIteration
+        if inner._offset == OFFSET_BEGINNING and not self._first_offset_asked:
+            self._start_at_first_offset()
+        partition, topic = self._partition, self._topic
+        batch: list[RawRecord] = []
+        keep = batch.append
+        for msg in inner._consumer.consume(inner._batch_size, 0.001):
+            error = msg.error()
+            if error is not None:
+                if error.code() == KafkaError._PARTITION_EOF:
+                    inner._eof = True  # StopIteration at the next read, after this batch
+                    break
+                if inner._raise_on_errors:
+                    raise RuntimeError(f"error consuming from Kafka topic `{inner._topic!r}`: {error}")
+            keep(RawRecord(partition, msg.offset(), msg.value(), topic))
+        if batch:
+            inner._offset = batch[-1].offset + 1
+        return batch
+
+    def next_batch(self) -> list[RawRecord]:
+        if self._ended or stop_requested():
+            raise StopIteration
+        try:
+            batch = self._read()
+        except StopIteration:  # the end of a partition read to its end: it no longer holds the watermark back
+            self._ended = True
+            return [RawRecord(self._partition, ENDED, None, self._topic)]
+        now = time.monotonic()
+        if batch:
+            self._next_offset = batch[-1].offset + 1
+        if now - self._lag_at >= LAG_EVERY:
+            self._lag_at = now
+            self._report_lag()
+        if self._watch is not None and batch:
+            self._watch.heard()
+        elif self._watch is not None:
+            self._watch.quiet()
+        if batch:
+            self._last_message, self._idle = now, False
+        elif self._idle_after is not None and not self._idle and now - self._last_message >= self._idle_after:
+            self._idle = True
+            return [RawRecord(self._partition, IDLE, None, self._topic)]
+        return batch
+
+    def next_awake(self):
+        return self._inner.next_awake()
+
+    def snapshot(self) -> Any:
+        return self._inner.snapshot()
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+class _TopicsPartition(StatefulSourcePartition[RawRecord, dict[str, Any]]):
+    """Partition i of several co-partitioned topics as one input partition: each topic's records tagged with its name,
+    its own idle and end markers; ended once every topic has. Its snapshot is each topic's position."""
+
+    def __init__(self, parts: dict[str, _RecordPartition]):
+        self._parts = parts
+        self._live = list(parts)
+
+    def next_batch(self) -> list[RawRecord]:
+        batch: list[RawRecord] = []
+        for topic in list(self._live):
+            try:
+                batch.extend(self._parts[topic].next_batch())
+            except StopIteration:
+                self._live.remove(topic)
+        if not self._live:
+            raise StopIteration
+        return batch
+
+    def next_awake(self):
+        return None
+
+    def snapshot(self) -> dict[str, Any]:
+        return {topic: part.snapshot() for topic, part in self._parts.items()}
+
+    def close(self) -> None:
+        for part in self._parts.values():
+            part.close()
+
+
+class RecordKafkaSource(KafkaSource):
+    """bytewax's `KafkaSource` (offsets kept in the recovery store) yielding `RawRecord`s, with idle markers when
+    tailing. With several topics, input partition i reads partition i of each (their partition counts must agree)."""
+
+    def __init__(self, *args: Any, idle_after: float | None = None, watch: BrokerWatch | None = None, kafka: KafkaConnection | None = None, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._idle_after = idle_after
+        self._watch = watch
+        self._kafka = kafka
+
+    def list_parts(self) -> list[str]:
+        topics = list(self._topics)
+        if len(topics) == 1 or self._kafka is None:
+            return super().list_parts()
+        count = co_partitioned(self._kafka, topics)
+        return [f"{index}-{TOPIC_SEPARATOR.join(topics)}" for index in range(count)]
+
+    def build_part(self, step_id: str, for_part: str, resume_state: Any) -> StatefulSourcePartition:  # type: ignore[override]
+        index, named = for_part.split("-", 1)
+        partition = int(index)
+        if TOPIC_SEPARATOR not in named:
+            return _RecordPartition(super().build_part(step_id, for_part, resume_state), partition, self._idle_after, self._watch)
+        states = resume_state or {}
+        parts = {}
+        for topic in named.split(TOPIC_SEPARATOR):
+            inner = super().build_part(step_id, f"{partition}-{topic}", states.get(topic))
+            parts[topic] = _RecordPartition(inner, partition, self._idle_after, self._watch, topic)
+        return _TopicsPartition(parts)
+
+
+def co_partitioned(kafka: KafkaConnection | str, topics: list[str]) -> int:
+    """The partition count the topics share; one line naming two topics whose counts differ, which cannot keep a
+    key's events in one input partition."""
+    counts = partition_counts(kafka, topics)
+    first = topics[0]
+    for topic in topics[1:]:
+        if counts[topic] != counts[first]:
+            raise InputError(
+                f"topics {first!r} ({counts[first]} partitions) and {topic!r} ({counts[topic]}) are not co-partitioned: a job reads several "
+                "topics only when they have equal partition counts and one partitioner (re-key one with fairstream replay)"
+            )
+    return counts[first]
+
+
+WATERMARK_TIMEOUT = 1.0
+"""Seconds a partition read from its beginning waits for the broker to tell its first offset."""
+
+LAG_EVERY = 1.0
+"""Seconds between consumer-lag reports of a partition."""
+
+IDLE_AFTER = 5.0
+"""Seconds without a message after which a tailed partition stops holding the watermark back."""
+
+
+def kafka_source(
+    kafka: KafkaConnection | str,
+    topics: str | list[str],
+    *,
+    tail: bool = True,
+    batch_size: int = 5000,
+    idle_after: float | None = IDLE_AFTER,
+    give_up_after: float | None = None,
+) -> RecordKafkaSource:
+    """The decision topics as `RawRecord`s; when tailing, a broker that stops answering is reported (and given up on after `give_up_after` s)."""
+    kafka = as_connection(kafka)
+    topics = [topics] if isinstance(topics, str) else list(topics)
+    return RecordKafkaSource(
+        [kafka.bootstrap],
+        topics,
+        tail=tail,
+        batch_size=batch_size,
+        add_config=kafka.client(CONSUMER_CONFIG),
+        idle_after=idle_after if tail else None,
+        watch=BrokerWatch(kafka, topics=topics, give_up_after=give_up_after) if tail else None,
+        kafka=kafka,
+    )

@@ -1,0 +1,52 @@
+"""Several input topics: screenings on one topic and their outcomes on another, co-partitioned by the defendant, give
+the alerts and estimates of one file holding every event; topics that are not co-partitioned are refused at start."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from fairstream.connectors.compas import compas_events
+from fairstream.connectors.kafka import ensure_topics
+from fairstream.connectors.replay import replay
+from fairstream.runner import Job, KafkaInput, KafkaOutput, execute, run_file
+from tests.conftest import SPECS
+from tests.kafka.outputs import comparable, file_outputs, kafka_outputs
+
+pytestmark = pytest.mark.kafka
+SPEC = str(SPECS / "compas_equalized_odds.yaml")
+
+
+@pytest.fixture(scope="module")
+def one_file(compas_csv, tmp_path_factory):
+    return comparable(file_outputs(run_file(SPEC, compas_csv, tmp_path_factory.mktemp("file"))))
+
+
+@pytest.mark.parametrize(("partitions", "processes"), [(1, 1), (2, 1), (2, 2)])
+def test_screenings_and_outcomes_on_two_topics_give_the_one_file_results(kafka_bootstrap, topic, compas_csv, one_file, partitions, processes):
+    events = list(compas_events(compas_csv))
+    screenings, outcomes = f"{topic}-screenings", f"{topic}-outcomes"
+    replay([event for event in events if event["event"] == "SCREEN"], kafka_bootstrap, screenings, partitions=partitions)
+    replay([event for event in events if event["event"] != "SCREEN"], kafka_bootstrap, outcomes, partitions=partitions)
+    alerts = f"{topic}-alerts"
+    job = Job(spec=SPEC, input=KafkaInput(bootstrap=kafka_bootstrap, topics=[screenings, outcomes], tail=False), output=KafkaOutput(bootstrap=kafka_bootstrap, alerts=alerts))
+    execute(job, processes=processes)
+    merged = comparable(kafka_outputs(kafka_bootstrap, alerts))
+    assert merged["alerts"] == one_file["alerts"] and len(merged["alerts"]) >= 2
+    assert merged["estimates"] == one_file["estimates"]
+    assert not merged["dead_letters"] and not one_file["dead_letters"]
+
+
+def test_topics_of_different_partition_counts_are_refused_in_one_line_naming_both(kafka_bootstrap, topic):
+    ensure_topics(kafka_bootstrap, {f"{topic}-a": 1, f"{topic}-b": 2})
+    run = subprocess.run(
+        [sys.executable, "-m", "fairstream.cli", "run", "compas_equalized_odds", "--bootstrap", kafka_bootstrap,
+         "--topic", f"{topic}-a", "--topic", f"{topic}-b", "--until-end"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert run.returncode == 1, run.stderr
+    assert run.stderr.count("\n") == 1
+    assert f"'{topic}-a' (1 partitions) and '{topic}-b' (2) are not co-partitioned" in run.stderr
+    assert "fairstream replay" in run.stderr
