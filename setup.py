@@ -37,6 +37,6 @@ for extension in extensions:
 setup(
     packages=packages,
     package_dir=FOLDERS,
-    package_data={"fairstream.specs": ["*.yaml"], "fairstream.dashboard": ["static/*"]},
+    package_data={"fairstream.specs": ["*.yaml"], "fairstream.dashboard": ["static/*"], "fairstream.records": ["schemas/*.json"]},
     ext_modules=extensions,
 )

@@ -10,14 +10,31 @@ SPEC_VERSION = "1.0"
 TYPE_PREFIX = "io.fairstream."
 TYPE_VERSION = ".v1"
 
+SCHEMAS = {
+    "fairness.estimate": "estimate",
+    "fairness.violation": "alert",
+    "fairness.recovered": "alert",
+    "fairness.certified": "alert",
+    "fairness.uncertified": "alert",
+    "shield.intervention": "shield-intervention",
+    "shield.status": "shield-status",
+    "pipeline.dead_letter": "dead-letter",
+}
+"""Each record type's JSON Schema, `schemas/<name>.schema.json` beside this module, whose `$id` is `schema_uri(name)`."""
+
+
+def schema_uri(name: str) -> str:
+    return f"urn:fairstream:schema:{name}:1"
+
 
 def cloudevent_attributes(record: dict[str, Any]) -> dict[str, str]:
     """The CloudEvents attributes of one output record: `id` its alert id, `source` /fairstream/<monitor> (or
     /fairstream/pipeline for dead letters), `type` io.fairstream.<record type>.v1, `time` its event time (the moment
-    the record speaks of), and `subject` the part (alerts), the group (a constraint's alerts) or the dead letter's reason.
+    the record speaks of), `dataschema` its JSON Schema's id, and `subject` the part (alerts), the group (a
+    constraint's alerts) or the dead letter's reason.
 
     >>> cloudevent_attributes({"alert_id": "ab12", "monitor": "m", "type": "fairness.violation", "event_time": "2015-01-15T00:00:00Z", "part": "tpr"})
-    {'specversion': '1.0', 'id': 'ab12', 'source': '/fairstream/m', 'type': 'io.fairstream.fairness.violation.v1', 'datacontenttype': 'application/json', 'time': '2015-01-15T00:00:00Z', 'subject': 'tpr'}
+    {'specversion': '1.0', 'id': 'ab12', 'source': '/fairstream/m', 'type': 'io.fairstream.fairness.violation.v1', 'datacontenttype': 'application/json', 'dataschema': 'urn:fairstream:schema:alert:1', 'time': '2015-01-15T00:00:00Z', 'subject': 'tpr'}
     """
     attributes = {
         "specversion": SPEC_VERSION,
@@ -26,6 +43,8 @@ def cloudevent_attributes(record: dict[str, Any]) -> dict[str, str]:
         "type": f"{TYPE_PREFIX}{record['type']}{TYPE_VERSION}",
         "datacontenttype": "application/json",
     }
+    if record["type"] in SCHEMAS:
+        attributes["dataschema"] = schema_uri(SCHEMAS[record["type"]])
     if record.get("event_time"):
         attributes["time"] = str(record["event_time"])
     subject = record.get("part") or record.get("reason")
