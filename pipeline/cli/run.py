@@ -201,7 +201,7 @@ def run(
         written = [name for name in ("alerts.jsonl", "estimates.jsonl", "dead_letters.jsonl") if (Path(out_dir) / name).exists()]
         done = f"wrote {', '.join(written) or 'nothing'} to {out_dir} in {time.perf_counter() - started:.1f} s"
     else:
-        done = f"read {topic} to its end in {time.perf_counter() - started:.1f} s; alerts are on {alerts_topic!r}"
+        done = f"read {topic} to {'their' if len(read) > 1 else 'its'} end in {time.perf_counter() - started:.1f} s; alerts are on {alerts_topic!r}"
     print_run(tally, [plan.spec.monitor for plan in job_plans(job)])
     console.console.print(done, soft_wrap=True)
     if not tally.accepted and not tally.resumed and not allow_empty:  # a resumed run may find nothing new

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+import yaml
 
 from fairstream.connectors.compas import compas_events
 from fairstream.connectors.kafka import ensure_topics
@@ -50,3 +52,24 @@ def test_topics_of_different_partition_counts_are_refused_in_one_line_naming_bot
     assert run.stderr.count("\n") == 1
     assert f"'{topic}-a' (1 partitions) and '{topic}-b' (2) are not co-partitioned" in run.stderr
     assert "fairstream replay" in run.stderr
+
+
+def test_the_specs_topics_are_read_unless_topic_overrides_them(kafka_bootstrap, topic, compas_csv, one_file, tmp_path):
+    events = list(compas_events(compas_csv))
+    screenings, outcomes = f"{topic}-screenings", f"{topic}-outcomes"
+    replay([event for event in events if event["event"] == "SCREEN"], kafka_bootstrap, screenings)
+    replay([event for event in events if event["event"] != "SCREEN"], kafka_bootstrap, outcomes)
+    spec = yaml.safe_load(Path(SPEC).read_text())
+    spec["input"]["topics"] = [screenings, outcomes]
+    (tmp_path / "listed.yaml").write_text(yaml.safe_dump(spec))
+    spec["input"]["topics"] = [f"{topic}-misspelt"]
+    (tmp_path / "overridden.yaml").write_text(yaml.safe_dump(spec))
+    for name, topics in (("listed", []), ("overridden", ["--topic", screenings, "--topic", outcomes])):
+        alerts = f"{topic}-{name}-alerts"
+        run = subprocess.run(
+            [sys.executable, "-m", "fairstream.cli", "run", str(tmp_path / f"{name}.yaml"), "--bootstrap", kafka_bootstrap, *topics, "--alerts", alerts, "--until-end"],
+            capture_output=True, text=True, timeout=180,
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        assert f"read '{screenings}', '{outcomes}' to their end" in run.stdout
+        assert comparable(kafka_outputs(kafka_bootstrap, alerts))["alerts"] == one_file["alerts"]
