@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from fairstream.estimators.rate import Rate
+from fairstream.estimators.scores import ScoreCounts
 from fairstream.language.expressions import Expression
+from fairstream.records.chain import RecordChain
 from fairstream.records.errors import EvaluationError
 from fairstream.records.timefmt import format_duration, format_instant
 from fairstream.trials.bucket import FINISHED, Report
@@ -69,6 +71,10 @@ class MonitorConfig:
     """Groups a part tracks at most; the trials of further groups are counted, not estimated (see `TrackedGroups`)."""
     declared_groups: int | None = None
     """Groups where the spec lists them: a constraint's δ is split evenly over them (else by the schedule)."""
+    spec_sha256: str = ""
+    """The sha256 of the spec's text, which every record names in its chain."""
+    median: float | None = None
+    """A scoring rate's fixed cut (metric.median); None with a scoring rate: the running median of the scores counted."""
 
     @property
     def threshold(self) -> float:
@@ -101,10 +107,15 @@ class MonitorConfig:
         return MonitorBudget(self.rule.alpha, self.family, self.declared_parts, self.declared_pairs)
 
     @property
+    def running_median(self) -> bool:
+        """A scoring rate against the median of the scores counted so far: trials are counted by their score."""
+        return self.metric == "scoring_rate" and self.median is None
+
+    @property
     def needs_trials(self) -> bool:
-        """Whether buckets must send closed trials one by one (verdict per trial, betting in close order, or a window
-        that selects trials by when they opened)."""
-        return self.on_close or self.rule.mode == "anytime" or (self.window != "cumulative" and self.window_by == "opened")
+        """Whether buckets must send closed trials one by one (verdict per trial, betting in close order, a window that
+        selects trials by when they opened, or scores counted one by one for a running median)."""
+        return self.on_close or self.rule.mode == "anytime" or (self.window != "cumulative" and self.window_by == "opened") or self.running_median
 
 
 @dataclass
@@ -146,6 +157,10 @@ class Monitor:
     """The groups each part tracks (at most `max_groups`), and the trials of those it does not."""
     ended: bool = False
     """The input has ended and been evaluated to its end."""
+    chain: RecordChain | None = None
+    """The hash chain of this monitor's records (see `records.chain`)."""
+    scores: ScoreCounts | None = None
+    """A scoring rate against the running median: each group's scores, turned into rates at each evaluation."""
 
     def __post_init__(self) -> None:
         config = self.config
@@ -153,6 +168,10 @@ class Monitor:
             self.verdicts = Evaluation(config)
         if self.groups is None:
             self.groups = TrackedGroups(config.name, config.max_groups)
+        if self.chain is None:
+            self.chain = RecordChain(f"monitor/{config.name}", config.spec_sha256)
+        if self.scores is None and config.running_median:
+            self.scores = ScoreCounts()
         if self.anytime is None and config.opening_order:
             self.anytime = AnytimeEvidence(
                 config.bet_epsilon, config.measures, config.gap_verdict, config.outcome_range, config.constraints, ratio=config.rule.ratio
@@ -195,7 +214,7 @@ class Monitor:
         if ending and not self.ended and self.end is not None and self.closed == 0 and self.incomplete == 0 and not records:
             records = self.verdicts.records(self, self.end)  # type: ignore[union-attr]  # no trial closed: the counts (evicted, unfinished) are still published
         self.ended = self.ended or ending
-        return records
+        return self.chain.link_all(records)  # type: ignore[union-attr]
 
     def _every_tick(self, final: int) -> list[dict[str, Any]]:
         if self.next_tick is None:
@@ -222,11 +241,13 @@ class Monitor:
             if self.anytime is not None:
                 self.anytime.applied(tick)
                 self.anytime.release(self.anytime.frontier(tick), self.baselines)
-            records.extend(self.verdicts.records(self, tick))  # type: ignore[union-attr]
+            records.extend(self._evaluated(tick))
             self.weight *= self.config.discount
             if self.config.window == "periodic" and tick % self.config.window_length == 0:
                 self.rates.clear()
                 self.sums.clear()
+                if self.scores is not None:
+                    self.scores.clear()
                 self.weight = 1.0  # a new episode
                 self.period_start = tick
             if self.config.recency < 1:
@@ -251,7 +272,21 @@ class Monitor:
                 self._apply_trial(trial)
                 if self.anytime is not None:
                     self.anytime.release(self.anytime.frontier(trial.closed_at, later[index + 1]), self.baselines)
-                records.extend(self.verdicts.records(self, trial.closed_at, trial.key))  # type: ignore[union-attr]
+                records.extend(self._evaluated(trial.closed_at, trial.key))
+        return records
+
+    def _evaluated(self, instant: int, key: str | None = None) -> list[dict[str, Any]]:
+        """The records of one evaluation; a scoring rate's counts first drawn from the scores and its cut stated."""
+        cut = self.config.median
+        if self.scores is not None:
+            cut = self.scores.median()
+            self.rates["scoring_rate"] = self.scores.rates(cut) if cut is not None else {}
+        records = self.verdicts.records(self, instant) if key is None else self.verdicts.records(self, instant, key)  # type: ignore[union-attr]
+        if self.config.metric == "scoring_rate":
+            for record in records:
+                body = record.get("parts", {}).get("scoring_rate") if record["type"] == "fairness.estimate" else record
+                if body is not None and (record["type"] == "fairness.estimate" or record.get("part") == "scoring_rate"):
+                    body["median"] = cut
         return records
 
     def _apply(self, tick: int, delta: TickDelta) -> None:
@@ -323,6 +358,9 @@ class Monitor:
         """Take a trial's cells and totals out again (a sliding window by opened time moved past it); it stays closed."""
         if trial.cells is not None:
             for part, group, value in trial.cells:
+                if self.scores is not None and group in self.scores.counts:
+                    self.scores.add(group, value[0], -1)  # type: ignore[index]
+                    continue
                 if group not in (self.sums if self.config.measures else self.rates).get(part, {}):
                     self.groups.miss(part, group, -1)  # type: ignore[union-attr]
                     continue
@@ -347,7 +385,10 @@ class Monitor:
                 if (part, group) not in tracked:
                     self.groups.miss(part, group, 1)  # type: ignore[union-attr]
             cells = [cell for cell in cells if (cell[0], cell[1]) in tracked]
-        if cells and self.config.measures:
+        if cells and self.scores is not None:
+            for _part, group, score in cells:
+                self.scores.add(group, score[0])  # type: ignore[index]
+        elif cells and self.config.measures:
             for part, group, numbers in cells:
                 cell = self.sums.setdefault(part, {}).setdefault(group, [0.0] * (len(numbers) + 1))  # type: ignore[arg-type]
                 for index, number in enumerate(numbers):  # type: ignore[arg-type]

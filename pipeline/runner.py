@@ -44,6 +44,7 @@ from fairstream.dataflow.shield_flow import build_shield_flow
 from fairstream.language.load import load_plans
 from fairstream.language.plan import Plan
 from fairstream.records.errors import FairstreamError, InputError, UsageError, raised_in_dataflow
+from fairstream.records.signing import load_private_key, signing
 from fairstream.verdicts.tally import RunTally
 
 InputFormat = Literal["compas", "csv", "jsonl"]
@@ -107,6 +108,8 @@ class Job(_Model):
     """Alertmanager's base URL: violations, recoveries and certifications are posted to its v2 API."""
     webhooks: list[str] = []
     """URLs every alert record is posted to as JSON."""
+    signing_key: str | None = None
+    """An Ed25519 private key (PEM): every record's chain hash is signed with it (see `records.signing`)."""
 
 
 def guess_format(path: str | Path) -> InputFormat:
@@ -187,6 +190,8 @@ def prepare(job: Job) -> bool:
     """Checks and side effects that must happen once, before any worker starts: specs, input, output topics, recovery
     store. A tailed input topic that does not exist yet is waited for; False when a stop was requested meanwhile."""
     plans = job_plans(job)
+    if job.signing_key is not None:
+        load_private_key(job.signing_key)  # a bad key fails before any record is written
     input_partitions = 1
     if isinstance(job.input, FileInput):
         for path in input_files(job.input.path):
@@ -258,6 +263,7 @@ def execute(job: Job, *, workers: int = 1, processes: int = 1, own_process: bool
             stopping(),
             serving(job.metrics_port, job.metrics_host),
             notifying(job.alertmanager, job.webhooks),
+            signing(job.signing_key),
             panic_reports_hidden() if own_process else nullcontext(),
             _unwrapped(),
         ):
@@ -287,6 +293,7 @@ def run_worker(job: Job, addresses: list[str], index: int, workers: int, tally_p
             stopping(),
             serving(None if job.metrics_port is None else job.metrics_port + index, job.metrics_host),
             notifying(job.alertmanager, job.webhooks),
+            signing(job.signing_key),
             panic_reports_hidden(),
             _unwrapped(),
         ):

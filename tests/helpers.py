@@ -63,8 +63,9 @@ def only(reports: list[Report]) -> Report | None:
 
 
 def anonymous(record: dict[str, Any]) -> dict[str, Any]:
-    """A record without what names its monitor: the name, the alert id hashed from it, and when it was written."""
-    return {key: value for key, value in record.items() if key not in ("monitor", "alert_id", "emitted_at")}
+    """A record without what names its monitor and spec: the name, the alert id hashed from it, the hash chain (whose
+    writer is the monitor and whose hashes cover the spec's), and when it was written."""
+    return {key: value for key, value in record.items() if key not in ("monitor", "alert_id", "emitted_at", "chain")}
 
 
 COMPAS_PROTECTED = ("race", "sex", "age_cat")

@@ -113,6 +113,8 @@ def test_real_output_of_every_kind_follows_its_schema(records):
         ("shield.intervention", lambda r: r.update(probability=1.5)),
         ("shield.status", lambda r: r.update(unknown_field=1)),
         ("pipeline.dead_letter", lambda r: r.pop("reason")),
+        ("fairness.estimate", lambda r: r.pop("chain")),
+        ("shield.status", lambda r: r["chain"].update(seq=-1)),
     ],
 )
 def test_a_record_that_breaks_its_contract_fails(records, record_type, break_it):

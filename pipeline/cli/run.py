@@ -131,6 +131,7 @@ def print_run(tally: RunTally, monitors: list[str]) -> None:
 @click.option("--metrics-host", default="127.0.0.1", show_default=True, help="Address the metrics endpoint listens on; it has no authentication: expose it (0.0.0.0) only behind a proxy that authenticates.")
 @click.option("--alertmanager", metavar="URL", help="Post violations, recoveries and certifications to this Alertmanager (its v2 API, e.g. http://127.0.0.1:9093).")
 @click.option("--webhook", "webhooks", metavar="URL", multiple=True, help="Post every alert record as JSON to this URL; repeatable.")
+@click.option("--signing-key", type=click.Path(dir_okay=False), help="An Ed25519 private key (PEM): sign every record's chain hash, so `fairstream verify --public-key` tells this run's records from rewritten ones (needs fairstream[audit]).")
 @click.option("--allow-empty", is_flag=True, help="Exit 0 even when no record was accepted (by default that is an error).")
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 256), help="Worker threads per process (at most 256).")
 @click.option("--processes", default=1, show_default=True, type=click.IntRange(1, 256), help="Cooperating worker processes (at most 256).")
@@ -154,6 +155,7 @@ def run(
     metrics_host: str,
     alertmanager: str | None,
     webhooks: tuple[str, ...],
+    signing_key: str | None,
     allow_empty: bool,
     workers: int,
     processes: int,
@@ -177,7 +179,7 @@ def run(
             output=FileOutput(out_dir=out_dir),
             recovery=recovery,
             snapshot_seconds=snapshot_every,
-            metrics_port=metrics_port, metrics_host=metrics_host, alertmanager=alertmanager, webhooks=list(webhooks),
+            metrics_port=metrics_port, metrics_host=metrics_host, alertmanager=alertmanager, webhooks=list(webhooks), signing_key=signing_key,
         )
     else:
         read = list(topics) or spec_topics(spec)
@@ -189,7 +191,7 @@ def run(
             recovery=recovery,
             snapshot_seconds=snapshot_every,
             kafka_config=kafka_config,
-            metrics_port=metrics_port, metrics_host=metrics_host, alertmanager=alertmanager, webhooks=list(webhooks),
+            metrics_port=metrics_port, metrics_host=metrics_host, alertmanager=alertmanager, webhooks=list(webhooks), signing_key=signing_key,
         )
         if not until_end:
             console.console.print(f"monitoring {topic} on {kafka}; alerts to {alerts_topic!r} (Ctrl-C to stop)", soft_wrap=True)

@@ -20,6 +20,7 @@ from fairstream.dataflow.lifecycle import stop_requested
 from fairstream.dataflow.local import WorkingSource
 from fairstream.language.plan import Plan
 from fairstream.monitor import Monitor
+from fairstream.records.chain import combined_hash
 from fairstream.records.events import DeadLetter, Event
 from fairstream.trials.bucket import Bucket, Recipient, Report
 from fairstream.trials.clock import PartitionClock
@@ -185,7 +186,7 @@ def new_partition_trials(plans: Sequence[Plan], partition: int, partitions: int,
     """What one input partition of keyed input keeps: its clock, the merge of its topics where it reads several and, per
     group of monitors whose trials agree, a bucket of its trials."""
     first = plans[0]
-    clock = new_clock(first)
+    clock = new_clock(plans)
     clock.partition = partition
     groups = trial_groups(plans)
     buckets = [new_bucket([plans[index] for index in group], partitions=1, share=partitions, index=partition) for group in groups]
@@ -216,7 +217,7 @@ def _bucketed(
     buckets = first.spec.buckets
 
     def clock_logic(resume: PartitionClock | None) -> ClockStep:
-        return ClockStep(resume or new_clock(first), buckets)
+        return ClockStep(resume or new_clock(plans), buckets)
 
     clocked = op.key_rm("unkey-clock", op.stateful("clock", parsed_stream(flow, first, source, strings=strings, topics=topics), clock_logic))
     # ("dead", DeadLetter) | ("bucket", "b<i>", (i, partition, [Event], high, idle))
@@ -255,11 +256,15 @@ def _merge(plan: Plan, reports: Stream[Report], reporters: int, suffix: str) -> 
     return op.key_rm(f"unkey-monitor{suffix}", op.stateful(f"monitor{suffix}", keyed, monitor_logic))  # record dict
 
 
-def new_clock(plan: Plan) -> PartitionClock:
-    """A partition's clock as the spec's input section sets it (the partition is set by each batch)."""
+def new_clock(plans: Sequence[Plan]) -> PartitionClock:
+    """A partition's clock as the specs' (shared) input section sets it (the partition is set by each batch)."""
+    plan = plans[0]
     schema = plan.spec.input
     kind_rank = {kind: rank for rank, kind in enumerate(schema.kinds)}
-    return PartitionClock(-1, schema.lateness, max_future=schema.max_future, max_ahead=schema.max_ahead, letter_record=plan.letter_record, kind_rank=kind_rank)
+    return PartitionClock(
+        -1, schema.lateness, max_future=schema.max_future, max_ahead=schema.max_ahead, letter_record=plan.letter_record, kind_rank=kind_rank,
+        spec_sha256=combined_hash([plan.sha256 for plan in plans]),
+    )  # fmt: skip
 
 
 def new_bucket(plans: Sequence[Plan], partitions: int, *, share: int | None = None, index: int = -1) -> Bucket:

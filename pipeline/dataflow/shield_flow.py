@@ -15,32 +15,43 @@ from bytewax.outputs import Sink
 from fairstream.dataflow.flow import observe, parsed_stream
 from fairstream.dataflow.lifecycle import stop_requested
 from fairstream.language.plan import Plan
+from fairstream.records.chain import RecordChain
 from fairstream.records.errors import SpecError
-from fairstream.shields.runtime.decisions import ShieldRun
+from fairstream.shields.runtime.decisions import SHIELDED, ShieldRun
 from fairstream.shields.runtime.order import EventOrder
 
 
 class _ShieldLogic(StatefulLogic):
-    def __init__(self, order: EventOrder, run: ShieldRun):
+    """The shield step: orders events, shields decisions, and chains every record it writes but the shielded decisions
+    (the decision maker's own records) in one hash chain."""
+
+    def __init__(self, order: EventOrder, run: ShieldRun, chain: RecordChain):
         self.order = order
         self.run = run
+        self.chain = chain
 
     def _decide(self, events) -> list[dict[str, Any]]:
         kind = self.run.spec.decisions
-        return [record for event in events if event.kind == kind for record in self.run.decide(event)]
+        return self._chained([record for event in events if event.kind == kind for record in self.run.decide(event)])
+
+    def _chained(self, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for record in records:
+            if record["type"] != SHIELDED:
+                self.chain.link(record)
+        return records
 
     def on_item(self, value) -> tuple[list[dict[str, Any]], bool]:
         partition, events, dead, idle = value
         released, letters = self.order.receive(partition, events, dead, idle)
-        return [letter.to_json() for letter in letters] + self._decide(released), StatefulLogic.RETAIN
+        return self._chained([letter.to_json() for letter in letters]) + self._decide(released), StatefulLogic.RETAIN
 
     def on_eof(self) -> tuple[list[dict[str, Any]], bool]:
         if stop_requested():  # stopped, not ended: decisions held for ordering wait in the snapshot
             return [], StatefulLogic.RETAIN
         return self._decide(self.order.finish()), StatefulLogic.RETAIN
 
-    def snapshot(self) -> tuple[EventOrder, ShieldRun]:
-        return copy.deepcopy((self.order, self.run))
+    def snapshot(self) -> tuple[EventOrder, ShieldRun, RecordChain]:
+        return copy.deepcopy((self.order, self.run, self.chain))
 
 
 def build_shield_flow(
@@ -57,11 +68,11 @@ def build_shield_flow(
     if spec.shield is None:
         raise SpecError(spec.monitor, [("shield", "the spec has no shield section")])
 
-    def shield_logic(resume: tuple[EventOrder, ShieldRun] | None) -> _ShieldLogic:
+    def shield_logic(resume: tuple[EventOrder, ShieldRun, RecordChain] | None) -> _ShieldLogic:
         if resume is not None:
             return _ShieldLogic(*resume)
         order = EventOrder(partitions, spec.input.lateness, spec.input.max_future, spec.input.max_ahead, plan.letter_record)
-        return _ShieldLogic(order, ShieldRun(spec.shield, spec.monitor))  # type: ignore[arg-type]
+        return _ShieldLogic(order, ShieldRun(spec.shield, spec.monitor), RecordChain(f"shield/{spec.monitor}", plan.sha256))  # type: ignore[arg-type]
 
     flow = Dataflow(f"{spec.monitor.replace('.', '_')}-shield")
     parsed = parsed_stream(flow, plan, source, strings=strings)  # ("p<partition>", PartitionBatch)

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, get_args
 
+import yaml
 from pydantic import BaseModel, ValidationError
 
 from fairstream.language.models import MetricEntry, Spec
 from fairstream.language.plan import Plan, build_plan
 from fairstream.language.yaml_file import find_spec, read_yaml
+from fairstream.records.chain import spec_hash
 from fairstream.records.errors import SpecError
 
 
@@ -190,7 +193,14 @@ def check_specs(data: Any, source: str = "<spec>") -> list[Plan]:
 
 def load_file_plans(path: str | Path) -> list[Plan]:
     """Load, validate and compile a spec file: one plan per metric; raises `SpecError` listing every problem of every phase."""
-    return check_specs(read_yaml(path), str(path))
+    plans = check_specs(read_yaml(path), str(path))
+    raw = find_spec(path).read_bytes()
+    return with_text(plans, raw.decode("utf-8", "replace"), spec_hash(raw))
+
+
+def with_text(plans: list[Plan], text: str, digest: str) -> list[Plan]:
+    """The plans with the spec's text and, in their monitor settings, the sha256 of its bytes (which every record names)."""
+    return [dataclasses.replace(plan, text=text, monitor=dataclasses.replace(plan.monitor, spec_sha256=digest)) for plan in plans]
 
 
 def load_plan(path: str | Path) -> Plan:
@@ -219,7 +229,8 @@ def load_plans(names: list[str] | tuple[str, ...] | list[str | Mapping[str, Any]
     placed: list[tuple[Plan, str]] = []
     for index, name in enumerate(names, 1):
         if isinstance(name, Mapping):
-            placed += [(plan, f"<spec {index}>") for plan in check_specs(dict(name), f"<spec {index}>")]
+            text = yaml.safe_dump(dict(name), sort_keys=False)
+            placed += [(plan, f"<spec {index}>") for plan in with_text(check_specs(dict(name), f"<spec {index}>"), text, spec_hash(text.encode()))]
             continue
         files = spec_files([name])
         if not files:

@@ -19,6 +19,7 @@ MetricType = Literal[
     "disparate_impact",
     "delayed_impact",
     "benefit_rate",
+    "scoring_rate",
 ]
 RATIO_METRICS = frozenset({"disparate_impact"})
 """Metrics whose verdict bounds the ratio min / max of the group rates from below, not their gap max − min from above."""
@@ -88,6 +89,14 @@ class Metric(SpecModel):
         "given interviewed: one stage of a funnel); the part is named `<rate>[given <variable>]`",
     )
     outcome: str | None = Field(None, description="numeric variable observed later (delayed_impact): its mean per group is compared")
+    score: str | None = Field(
+        None, description="numeric variable: the score a tool gives (scoring_rate: the share of each group scoring above the median is compared)"
+    )
+    median: float | None = Field(
+        None,
+        description="scoring_rate: the score above which a trial counts, e.g. the median of the last audit period; omitted: the "
+        "median of every score counted so far, recomputed at each evaluation (each estimate states the one it used)",
+    )
     supply: str | None = Field(None, description="numeric variable: benefit granted (benefit_rate)")
     demand: str | None = Field(None, description="numeric variable: benefit sought (benefit_rate)")
     discount: float = Field(
@@ -125,7 +134,11 @@ class Metric(SpecModel):
             raise ValueError("delayed_impact needs outcome: the numeric variable whose group means are compared")
         if self.type == "benefit_rate" and (self.supply is None or self.demand is None):
             raise ValueError("benefit_rate needs supply and demand: numeric variables per trial")
-        if self.type not in ("delayed_impact", "benefit_rate") and self.prediction is None:
+        if self.type == "scoring_rate" and self.score is None:
+            raise ValueError("scoring_rate needs score: the numeric variable holding each trial's score")
+        if self.type != "scoring_rate" and (self.score is not None or self.median is not None):
+            raise ValueError(f"score and median belong to scoring_rate; {self.type} takes neither")
+        if self.type not in ("delayed_impact", "benefit_rate", "scoring_rate") and self.prediction is None:
             raise ValueError(f"{self.type} needs prediction: the boolean variable holding the decision")
         if self.type in ("equal_opportunity", "equalized_odds", "predictive_parity") and self.label is None:
             raise ValueError(f"{self.type} needs label: the variable holding the true outcome")

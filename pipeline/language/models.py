@@ -138,6 +138,11 @@ class Spec(SpecModel):
                 raise ValueError("the window length must be a multiple of evaluate.every")
             if self.estimator.verdict == "anytime":
                 raise ValueError("anytime verdicts hold over the whole stream; use a cumulative window")
+        if self.metric.type == "scoring_rate" and self.metric.median is None and self.estimator.verdict == "anytime":
+            raise ValueError(
+                "a scoring rate against the running median changes a trial's count as later scores move the median, so no bet on it "
+                "is settled when the trial closes: give metric.median (e.g. the last audit period's), or use point or confident verdicts"
+            )
         if isinstance(self.metric.label, PartlySeenLabel) and self.estimator.verdict == "anytime":
             raise ValueError("partly seen labels are judged by bounds that hold at one look: use point or confident verdicts")
         if self.metric.type == "delayed_impact" and self.estimator.verdict == "anytime" and self.estimator.outcome_range is None:

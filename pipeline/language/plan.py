@@ -42,6 +42,13 @@ class Plan:
     layout: TrialLayout
     outcomes: Outcomes
     monitor: MonitorConfig
+    text: str = ""
+    """The spec as written (a file's text; YAML of a spec given as a mapping), for audit reports beside its sha256."""
+
+    @property
+    def sha256(self) -> str:
+        """The sha256 of the spec's text: what every record it produced names (see `records.chain`)."""
+        return self.monitor.spec_sha256
 
     def parser(self, *, strings: bool = False) -> RecordParser:
         return RecordParser(self.spec.input, strings=strings, letter_record=self.letter_record)
@@ -143,7 +150,7 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
     metric = spec.metric
     group_names = [metric.group] if isinstance(metric.group, str) else metric.group
     references = [(f"group -> {i}" if len(group_names) > 1 else "group", name) for i, name in enumerate(group_names)]
-    references += [(role, getattr(metric, role)) for role in ("prediction", "condition", "given", "outcome", "supply", "demand", "propensity")]
+    references += [(role, getattr(metric, role)) for role in ("prediction", "condition", "given", "outcome", "supply", "demand", "propensity", "score")]
     if isinstance(metric.label, PartlySeenLabel):
         references += [("label -> variable", metric.label.variable), ("label -> observed_when", metric.label.observed_when)]
     elif metric.label is not None:
@@ -155,7 +162,7 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
             check.fail(f"metric -> {role}", f"unknown variable {name!r}; variables: {', '.join(spec.variables)}")
         elif role.split(" ")[0] in ("prediction", "label", "given") and variable_types.get(name) not in ("bool", None):
             check.fail(f"metric -> {role}", f"must name a boolean variable; {name!r} is a {variable_types[name]}")
-        elif role in ("outcome", "supply", "demand", "propensity") and variable_types.get(name) not in ("number", None):
+        elif role in ("outcome", "supply", "demand", "propensity", "score") and variable_types.get(name) not in ("number", None):
             check.fail(f"metric -> {role}", f"must name a numeric variable; {name!r} is a {variable_types[name]}")
 
     rules = []
@@ -235,6 +242,8 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
         outcome=metric.outcome,
         supply=metric.supply,
         demand=metric.demand,
+        score=metric.score,
+        median=metric.median,
         groups=frozenset(metric.groups) if isinstance(metric.groups, list) else None,
     )
     assert prior is not None
@@ -243,6 +252,7 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
     monitor = MonitorConfig(
         name=spec.monitor,
         metric=metric.type,
+        median=metric.median,
         partly_seen=isinstance(metric.label, PartlySeenLabel),
         weighted=metric.propensity is not None,
         rule=VerdictRule(

@@ -49,6 +49,8 @@ class DeadLetter(NamedTuple):
     offset: int
     count: int = 0
     topic: str = ""
+    chain: dict[str, Any] | None = None
+    """Its link in the partition's chain of dead letters (see `records.chain`), once it has been numbered."""
 
     @property
     def letter_id(self) -> str:
@@ -70,4 +72,6 @@ class DeadLetter(NamedTuple):
         }
         if self.topic:
             record["topic"] = self.topic
+        if self.chain is not None:
+            record["chain"] = self.chain
         return record

@@ -10,6 +10,7 @@ from collections import defaultdict
 from operator import attrgetter
 from time import time_ns
 
+from fairstream.records.chain import RecordChain
 from fairstream.records.events import DeadLetter, Event
 from fairstream.records.redact import DEFAULT, LetterRecord
 from fairstream.records.timefmt import format_duration, format_instant
@@ -79,8 +80,12 @@ class PartitionClock:
         letter_record: LetterRecord = DEFAULT,
         kind_rank: dict[str, int] | None = None,
         ordered: bool = True,
+        spec_sha256: str | None = None,
     ):
         self.partition = partition
+        self.spec_sha256 = spec_sha256
+        """Where set, the partition's dead letters form a hash chain naming this spec hash (see `records.chain`)."""
+        self.chain: RecordChain | None = None
         self.letter_record = letter_record
         self.lateness = lateness
         self.max_future = max_future
@@ -96,8 +101,16 @@ class PartitionClock:
         numbered = []
         for letter in ordered:
             self.dead_letters += 1
-            numbered.append(letter._replace(count=self.dead_letters))
+            numbered.append(self._chained(letter._replace(count=self.dead_letters)))
         return numbered
+
+    def _chained(self, letter: DeadLetter) -> DeadLetter:
+        """The letter with its link in the partition's chain of dead letters, where there is one."""
+        if self.spec_sha256 is None:
+            return letter
+        if self.chain is None:
+            self.chain = RecordChain(f"dead_letters/{self.partition}", self.spec_sha256)
+        return letter._replace(chain=self.chain.link(letter.to_json())["chain"])
 
     def admit(self, events: list[Event]) -> tuple[list[Event], list[DeadLetter]]:
         """Split a batch (in partition order) into the events now due, in event-time order, and dead letters for late
@@ -180,6 +193,8 @@ class PartitionClock:
 
     def copy(self) -> PartitionClock:
         copied = copy.copy(self)
+        if self.chain is not None:
+            copied.chain = copy.copy(self.chain)
         if self.buffer is not None:
             copied.buffer = copy.copy(self.buffer)
             copied.buffer.held = list(self.buffer.held)

@@ -21,6 +21,7 @@ PART_NAMES = {
     "disparate_impact": ("selection_rate",),
     "delayed_impact": ("mean_outcome",),
     "benefit_rate": ("benefit_rate",),
+    "scoring_rate": ("scoring_rate",),
 }
 """The conditional rates each metric compares across groups, in fairlearn's vocabulary."""
 
@@ -119,6 +120,9 @@ class MetricCells:
     outcome: str | None = None
     supply: str | None = None
     demand: str | None = None
+    score: str | None = None
+    median: float | None = None
+    """A scoring rate's fixed cut; None: the running median, so the trial's score itself is its cell's value."""
     groups: frozenset[str] | None = None
 
     def group_of(self, values: dict[str, Any]) -> str | None:
@@ -132,6 +136,8 @@ class MetricCells:
     def cells(self, values: dict[str, Any]) -> list[Cell] | None:
         if self.type in ("delayed_impact", "benefit_rate"):
             return self._measures(values)
+        if self.type == "scoring_rate":
+            return self._scored(values)
         if self.given is None:
             return self._rates(values)
         given = values.get(self.given)
@@ -194,6 +200,15 @@ class MetricCells:
         if self.type == "equalized_odds":
             return [("false_positive_rate", group, hit)]
         return []
+
+    def _scored(self, values: dict[str, Any]) -> list[Cell] | None:
+        """A scoring rate: above the fixed cut or not; against the running median, the score itself (see `ScoreCounts`)."""
+        group, score = self.group_of(values), values.get(self.score)  # type: ignore[arg-type]
+        if group is None or score is None:
+            return None
+        if self.groups is not None and group not in self.groups:
+            return []
+        return [("scoring_rate", group, score > self.median if self.median is not None else (float(score),))]
 
     def _measures(self, values: dict[str, Any]) -> list[Cell] | None:
         group = self.group_of(values)

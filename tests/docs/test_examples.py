@@ -108,3 +108,13 @@ def test_the_client_properties_on_the_operations_page_are_taken_by_the_kafka_cli
     assert connection.bootstrap == "broker-1.example.internal:9093,broker-2.example.internal:9093"
     assert connection.properties["sasl.password"] == "secret"
     check_properties(connection)
+
+
+def test_the_bias_audit_commands_write_the_report_and_verify_as_the_page_shows(compas_csv, tmp_path):
+    commands, verified = blocks(page("audits.md"), "bash")[0], blocks(page("audits.md"), "console")[0]
+    for line in commands.strip().splitlines():
+        args = line.split()[1:]
+        result = fairstream(*(str(compas_csv) if arg.endswith("compas-scores-two-years.csv") else arg for arg in args), cwd=tmp_path)
+        assert result.returncode == 0, (line, result.stderr)
+    assert normalized(result.stdout.strip()) == normalized(verified.strip().splitlines()[1])
+    assert (tmp_path / "report.html").exists() and (tmp_path / "report_tables" / "compas-bias-audit__selection-rate__race-sex.csv").exists()

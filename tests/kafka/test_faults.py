@@ -1,6 +1,7 @@
 """Faults on the Kafka path, injected for real: the monitor killed with SIGKILL at random moments and right after its
 snapshots, the broker frozen mid-run, a slow reader of the alert topic, a broker that does not acknowledge. After
-each, the de-duplicated records equal an uninterrupted run's, every repeat is an exact copy, and nothing is missing."""
+each, the de-duplicated records equal an uninterrupted run's, every repeat is an exact copy, nothing is missing, and
+the records' hash chains verify with the repeats as duplicates."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from fairstream.audit.sources import topic_records
+from fairstream.audit.verify import verify_chains
 from fairstream.connectors.alerts import subscribe
 from fairstream.connectors.broker import LocalBroker, free_port
 from fairstream.connectors.kafka import estimates_topic, kafka_sink, record_encoder
@@ -68,6 +71,8 @@ class Scenario:
             assert produced == expected, family
             repeats[family] = len(got[family]) - len(produced)
         assert position_free(got["dead_letters"]) >= position_free(self.expected["dead_letters"])
+        chains = verify_chains(topic_records(self.bootstrap, self.alerts))  # repeats are duplicates of their chain, not breaks
+        assert chains.intact and chains.duplicates == sum(repeats.values()), chains.breaks[:3]
         return repeats
 
 
