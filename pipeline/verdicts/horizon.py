@@ -18,6 +18,10 @@ from scipy import stats
 
 TOWARD_VIOLATED, TOWARD_CERTIFIED = "violated", "certified"
 
+MAX_TRIALS = 10**12
+"""More trials than this per group is no estimate at all (a gap a hair from ε): reported as none, and kept within the
+integers every JSON writer takes."""
+
 
 def scale_to_decide(mode: str, gap: float, variance: float, epsilon: float, alpha_violation: float, alpha_certificate: float) -> tuple[str, float] | None:
     """(the verdict it heads for, the factor k by which every group's trials must grow), or None when no number of
@@ -42,7 +46,7 @@ def scale_to_decide(mode: str, gap: float, variance: float, epsilon: float, alph
 def trials_to_decide(body: dict[str, Any], mode: str, alpha_certificate: float) -> dict[str, Any] | None:
     """For an inconclusive part of rates (gaps, not ratios), the verdict it heads for and how many more trials each
     group of its named pair needs (at least 1), or None where it cannot be estimated (no pair, a suppressed cell, no
-    level)."""
+    level, or more than `MAX_TRIALS` needed)."""
     pair, alpha = body.get("pair"), body.get("alpha")
     if not pair or alpha is None:
         return None
@@ -55,4 +59,6 @@ def trials_to_decide(body: dict[str, Any], mode: str, alpha_certificate: float) 
     if found is None:
         return None
     toward, scale = found
+    if not math.isfinite(scale) or max(trials) * scale > MAX_TRIALS:
+        return None
     return {"toward": toward, "trials": {group: max(1, math.ceil(n * (scale - 1))) for group, n in zip(pair, trials, strict=True)}}

@@ -26,6 +26,7 @@ METRICS = {
     "disparate_impact": {"prediction": "approved", "threshold": 0.8},
     "delayed_impact": {"outcome": "repaid"},
     "benefit_rate": {"supply": "granted", "demand": "asked", "discount": 0.99},
+    "scoring_rate": {"score": "granted"},
 }
 FIELDS = {"group": "str", "region": "str", "approved": "bool", "qualified": "bool", "repaid": "float", "granted": "float", "asked": "float"}
 
@@ -110,7 +111,7 @@ def test_every_metric_type_runs_and_its_summary_follows_the_alerts(metric_type, 
     assert alerts, f"the stream is unfair to group b: {metric_type} should alert"
 
 
-@pytest.mark.parametrize(("metric_type", "verdict"), [("equalized_odds", "confident"), ("equalized_odds", "anytime"), ("disparate_impact", "confident"), ("delayed_impact", "confident"), ("delayed_impact", "anytime")])
+@pytest.mark.parametrize(("metric_type", "verdict"), [("equalized_odds", "confident"), ("equalized_odds", "anytime"), ("disparate_impact", "confident"), ("delayed_impact", "confident"), ("delayed_impact", "anytime"), ("scoring_rate", "confident")])
 def test_confident_and_anytime_summaries_follow_the_alerts(metric_type, verdict, loans, tmp_path):
     assert run_and_compare(write_spec(tmp_path, metric_type, verdict), loans, tmp_path / "out")
 

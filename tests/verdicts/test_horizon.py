@@ -53,3 +53,11 @@ def test_a_suppressed_cell_or_a_missing_level_gives_no_estimate():
     body = {"pair": ["a", "b"], "alpha": 0.05, "threshold": 0.1, "groups": {"a": {"rate": None, "trials": None}, "b": {"rate": 0.2, "trials": 50}}}
     assert trials_to_decide(body, "confident", 0.05) is None
     assert trials_to_decide({**body, "alpha": None}, "confident", 0.05) is None
+
+
+def test_a_gap_a_hair_from_epsilon_needs_no_number_a_record_can_hold():
+    """Orders of magnitude beyond any stream (and beyond 64-bit integers, which no JSON writer takes) are no estimate."""
+    body = {"pair": ["a", "b"], "alpha": 0.05, "threshold": 0.1, "groups": {"a": {"rate": 0.6 + 1e-15, "trials": 500}, "b": {"rate": 0.5, "trials": 500}}}
+    assert trials_to_decide(body, "confident", 0.05) is None
+    body["groups"]["a"]["rate"] = 0.65
+    assert trials_to_decide(body, "confident", 0.05)["toward"] == "violated"
