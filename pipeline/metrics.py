@@ -26,9 +26,6 @@ EVENTS_READ = Counter("fairstream_events_read", "Records read from the input, pe
 DEAD_LETTERS = Counter("fairstream_dead_letters", "Records rejected to the dead letters, per reason", ["reason"], registry=REGISTRY)
 UNWRITTEN = Counter("fairstream_dead_letters_unwritten", "Dead letters counted but not written: past the dead-letter file's size cap", registry=REGISTRY)
 OPEN_TRIALS = Gauge("fairstream_open_trials", "Trials open now, per monitor", ["monitor"], registry=REGISTRY)
-EVICTED_TRIALS = Gauge("fairstream_evicted_trials", "Open trials evicted beyond trial.max_open, per monitor (as of its latest evaluation)", ["monitor"], registry=REGISTRY)
-CLOSED_TRIALS = Gauge("fairstream_closed_trials", "Trials closed so far, per monitor (as of its latest evaluation)", ["monitor"], registry=REGISTRY)
-EVALUATED = Gauge("fairstream_watermark_seconds", "Event time (Unix seconds) up to which a monitor has evaluated: its watermark", ["monitor"], registry=REGISTRY)
 PARTITION_TIME = Gauge("fairstream_partition_event_time_seconds", "Latest event time (Unix seconds) seen on an input partition", ["partition"], registry=REGISTRY)
 LAG = Gauge("fairstream_consumer_lag_messages", "Messages on a Kafka input partition not yet read", ["topic", "partition"], registry=REGISTRY)
 NOTIFICATIONS_SENT = Counter("fairstream_notifications_sent", "Posts Alertmanager or a webhook accepted, per target", ["target"], registry=REGISTRY)
@@ -36,15 +33,6 @@ NOTIFICATIONS_FAILED = Counter(
     "fairstream_notifications_failed", "Posts that failed after every retry (or alerts the full queue could not take), per target", ["target"], registry=REGISTRY
 )
 ALERTS = Counter("fairstream_alerts", "Alert records written, per monitor and type (violation, recovery, shield intervention)", ["monitor", "type"], registry=REGISTRY)
-VERDICT = Gauge("fairstream_verdict", "Current verdict per monitor and part: 1 violated, 0 not, NaN undefined", ["monitor", "part"], registry=REGISTRY)
-GAP = Gauge(
-    "fairstream_gap", "The gap (or ratio) a part's verdict tests: of the MAP estimates for point verdicts, of the raw rates for the others", ["monitor", "part"],
-    registry=REGISTRY,
-)  # fmt: skip
-THRESHOLD = Gauge("fairstream_threshold", "A part's threshold: ε for a gap, τ for a ratio", ["monitor", "part"], registry=REGISTRY)
-STATUS = Gauge("fairstream_status", "A part's status, one series per status: 1 for the current one, 0 for the others", ["monitor", "part", "status"], registry=REGISTRY)
-GROUP_ESTIMATE = Gauge("fairstream_group_estimate", "A group's published estimate in a part (NaN while its cell is suppressed)", ["monitor", "part", "group"], registry=REGISTRY)
-GROUP_TRIALS = Gauge("fairstream_group_trials", "A group's trials in a part (NaN while its cell is suppressed)", ["monitor", "part", "group"], registry=REGISTRY)
 STATUSES = ("violated", "certified", "satisfied", "inconclusive")
 
 _open: dict[tuple[str, int], int] = {}
@@ -53,18 +41,62 @@ _tally_lock = threading.Lock()  # the worker threads of one process share the ta
 _parse_iso = time_parser("iso")
 
 
-class _WatermarkDelay:
-    """How far each monitor's watermark is behind the wall clock, computed when scraped."""
+ESTIMATE_GAUGES = {
+    "fairstream_closed_trials": ("Trials closed so far, per monitor (as of its latest evaluation)", ["monitor"]),
+    "fairstream_evicted_trials": ("Open trials evicted beyond trial.max_open, per monitor (as of its latest evaluation)", ["monitor"]),
+    "fairstream_watermark_seconds": ("Event time (Unix seconds) up to which a monitor has evaluated: its watermark", ["monitor"]),
+    "fairstream_watermark_delay_seconds": ("Wall clock minus a monitor's watermark", ["monitor"]),
+    "fairstream_verdict": ("Current verdict per monitor and part: 1 violated, 0 not, NaN undefined", ["monitor", "part"]),
+    "fairstream_gap": ("The gap (or ratio) a part's verdict tests: of the MAP estimates for point verdicts, of the raw rates for the others", ["monitor", "part"]),
+    "fairstream_threshold": ("A part's threshold: ε for a gap, τ for a ratio", ["monitor", "part"]),
+    "fairstream_status": ("A part's status, one series per status: 1 for the current one, 0 for the others", ["monitor", "part", "status"]),
+    "fairstream_group_estimate": ("A group's published estimate in a part (NaN while its cell is suppressed)", ["monitor", "part", "group"]),
+    "fairstream_group_trials": ("A group's trials in a part (NaN while its cell is suppressed)", ["monitor", "part", "group"]),
+}
+"""The gauges drawn from each monitor's latest estimate."""
+
+
+def _number(value: float | None) -> float:
+    return float("nan") if value is None else float(value)
+
+
+class _LatestEstimates:
+    """Each monitor's latest estimate, turned into its gauges when scraped: an evaluation costs one assignment rather
+    than a dozen label lookups (a monitor with a verdict per close evaluates thousands of times a second)."""
+
+    def __init__(self) -> None:
+        self.latest: dict[str, dict[str, Any]] = {}
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        family = GaugeMetricFamily("fairstream_watermark_delay_seconds", "Wall clock minus a monitor's watermark", labels=["monitor"])
+        families = {name: GaugeMetricFamily(name, text, labels=labels) for name, (text, labels) in ESTIMATE_GAUGES.items()}
         now = time.time()
-        for sample in EVALUATED.collect()[0].samples:
-            family.add_metric([sample.labels["monitor"]], now - sample.value)
-        yield family
+        for monitor, record in sorted(self.latest.items()):
+            watermark = _parse_iso(record["event_time"]) / 1000
+            families["fairstream_closed_trials"].add_metric([monitor], record["trials"]["closed"])
+            families["fairstream_evicted_trials"].add_metric([monitor], record["trials"].get("evicted", 0))
+            families["fairstream_watermark_seconds"].add_metric([monitor], watermark)
+            families["fairstream_watermark_delay_seconds"].add_metric([monitor], now - watermark)
+            for part, body in record["parts"].items():
+                _part_samples(families, monitor, part, body, record)
+        yield from families.values()
 
 
-REGISTRY.register(_WatermarkDelay())
+def _part_samples(families: dict[str, GaugeMetricFamily], monitor: str, part: str, body: dict[str, Any], record: dict[str, Any]) -> None:
+    """The numbers of one part a dashboard graphs: its verdict, the gap (or ratio) the verdict tests and the threshold,
+    its status, each group's estimate and trials."""
+    families["fairstream_verdict"].add_metric([monitor, part], _number(body.get("violated")))
+    families["fairstream_gap"].add_metric([monitor, part], _number(body.get(rested_on(record, tests_ratio(record["metric"])))))
+    if body.get("threshold") is not None:
+        families["fairstream_threshold"].add_metric([monitor, part], body["threshold"])
+    for status in STATUSES:
+        families["fairstream_status"].add_metric([monitor, part, status], float(body.get("status") == status))
+    for group, cell in body.get("groups", {}).items():
+        families["fairstream_group_estimate"].add_metric([monitor, part, group], _number(cell.get("estimate")))
+        families["fairstream_group_trials"].add_metric([monitor, part, group], _number(cell.get("trials")))
+
+
+_estimates = _LatestEstimates()
+REGISTRY.register(_estimates)
 
 
 def start_tally() -> RunTally:
@@ -104,21 +136,6 @@ def lag(partition: int, messages: int, topic: str) -> None:
     LAG.labels(topic, str(partition)).set(messages)
 
 
-def _part_gauges(monitor: str, part: str, body: dict[str, Any], record: dict[str, Any]) -> None:
-    """The numbers of one part a dashboard graphs: the gap (or ratio) its verdict tests and the threshold, its status,
-    each group's estimate and trials."""
-    value = body.get(rested_on(record, tests_ratio(record["metric"])))
-    GAP.labels(monitor, part).set(float("nan") if value is None else value)
-    if body.get("threshold") is not None:
-        THRESHOLD.labels(monitor, part).set(body["threshold"])
-    for status in STATUSES:
-        STATUS.labels(monitor, part, status).set(float(body.get("status") == status))
-    for group, cell in body.get("groups", {}).items():
-        estimate, trials = cell.get("estimate"), cell.get("trials")
-        GROUP_ESTIMATE.labels(monitor, part, group).set(float("nan") if estimate is None else estimate)
-        GROUP_TRIALS.labels(monitor, part, group).set(float("nan") if trials is None else trials)
-
-
 def observe(record: dict[str, Any]) -> None:
     """Count an output record: dead letters by reason, alerts by type, and an estimate's closed trials, watermark and verdicts."""
     with _tally_lock:
@@ -127,13 +144,6 @@ def observe(record: dict[str, Any]) -> None:
     if kind == "pipeline.dead_letter":
         DEAD_LETTERS.labels(record["reason"]).inc()
     elif kind == "fairness.estimate":
-        monitor = record["monitor"]
-        CLOSED_TRIALS.labels(monitor).set(record["trials"]["closed"])
-        EVICTED_TRIALS.labels(monitor).set(record["trials"].get("evicted", 0))
-        EVALUATED.labels(monitor).set(_parse_iso(record["event_time"]) / 1000)
-        for part, body in record["parts"].items():
-            violated = body.get("violated")
-            VERDICT.labels(monitor, part).set(float("nan") if violated is None else float(violated))
-            _part_gauges(monitor, part, body, record)
+        _estimates.latest[record["monitor"]] = record
     elif kind in (*ALERT_TYPES, "shield.intervention"):
         ALERTS.labels(record.get("monitor", ""), kind).inc()

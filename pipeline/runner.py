@@ -40,7 +40,6 @@ from fairstream.connectors.recovery import claim_store, prepare_store, resume_ep
 from fairstream.dataflow import collector
 from fairstream.dataflow.flow import build_flow
 from fairstream.dataflow.lifecycle import panic_reports_hidden, stopping
-from fairstream.dataflow.shield_flow import build_shield_flow
 from fairstream.language.load import load_plans
 from fairstream.language.plan import Plan
 from fairstream.records.errors import FairstreamError, InputError, UsageError, raised_in_dataflow
@@ -182,6 +181,8 @@ def job_flow(job: Job, wrap_source: Callable[[FixedPartitionedSource], FixedPart
     if wrap_source is not None:
         source = wrap_source(source)
     if job.shield:
+        from fairstream.dataflow.shield_flow import build_shield_flow  # the shields' synthesis needs scipy: monitors start without it
+
         return build_shield_flow(plans[0], source, sink, partitions=partitions, strings=strings, encode=encode)
     return build_flow(plans, source, sink, partitions=partitions, strings=strings, encode=encode, topics=topics)
 

@@ -3,6 +3,9 @@ computation, on one generated COMPAS-shaped stream, each flow in a fresh process
 
 The machine's speed drifts by tens of percent over minutes, so the ratio is measured in rounds: each round runs both
 flows back to back (the order rotates) and gives one ratio of each kind; the median over rounds is reported.
+
+Each round also times whole processes from start to exit, imports, start-up and output included: `fairstream run` on
+the stream, and the hand-written loop's file run as a plain script (it imports orjson and the standard library only).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,6 +104,20 @@ class ThroughputResult:
     passthrough: FlowResult
     monitor: FlowResult
     hand: FlowResult
+    whole_run: tuple[float, ...] = ()
+    """Seconds of each round's whole `fairstream run` process."""
+    whole_hand: tuple[float, ...] = ()
+    """Seconds of each round's whole hand-loop process."""
+
+    @property
+    def whole_ratios(self) -> list[float]:
+        """How many times faster the whole `fairstream run` was than the whole hand-loop process, per round."""
+        return [hand / run for run, hand in zip(self.whole_run, self.whole_hand)]
+
+    @property
+    def whole_ratio(self) -> float:
+        """The median over rounds (the target: at least 2.0)."""
+        return statistics.median(self.whole_ratios)
 
     def ratios_to(self, other: FlowResult) -> list[float]:
         """Monitor events/s over `other`'s events/s in each round (runs of one round pair up)."""
@@ -175,6 +193,7 @@ def measure_throughput(
         stream = compas_like_events(events, seed, per_day=PER_DAY)  # at least one event per defendant
         write_jsonl(path, itertools.islice(stream, events))
         runs: dict[str, list[Run]] = {"passthrough": [], "monitor": [], "hand": []}
+        whole: dict[str, list[float]] = {"run": [], "hand": []}
         for round_ in range(1, repeat + 1):
             shift = (round_ - 1) % len(runs)
             order = list(runs)[shift:] + list(runs)[:shift]
@@ -184,13 +203,33 @@ def measure_throughput(
                 if run.events != events:
                     raise FairstreamError(f"the {flow} flow read {run.events:,} of the {events:,} events; its rate would mislead")
                 runs[flow].append(run)
+            for process in ("run", "hand") if round_ % 2 else ("hand", "run"):
+                on_step(f"round {round_}/{repeat}: whole {process} process over {events:,} events")
+                whole[process].append(_whole_process(process, path, Path(scratch) / "run-out"))
     return ThroughputResult(
         events=events,
         path=Path(keep) if keep is not None else None,
         passthrough=FlowResult("passthrough", tuple(runs["passthrough"])),
         monitor=FlowResult("monitor", tuple(runs["monitor"])),
         hand=FlowResult("hand loop", tuple(runs["hand"])),
+        whole_run=tuple(whole["run"]),
+        whole_hand=tuple(whole["hand"]),
     )
+
+
+def _whole_process(process: str, path: Path, out: Path) -> float:
+    """Seconds from starting the process to its exit: `fairstream run` on the stream, or the hand loop's file as a script."""
+    if process == "run":
+        command = [sys.executable, "-m", "fairstream.cli", "run", str(SPEC), "--input", str(path), "--out", str(out)]
+    else:
+        command = [sys.executable, str(Path(__file__).with_name("hand_loop.py")), str(path)]
+    started = time.perf_counter()
+    child = subprocess.run(command, capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    if child.returncode != 0:
+        tail = "\n".join(child.stderr.strip().splitlines()[-5:])
+        raise FairstreamError(f"the whole {process} process failed (exit code {child.returncode}):\n{tail}")
+    return seconds
 
 
 def _run_child(flow: str, path: Path) -> Run:

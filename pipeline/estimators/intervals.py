@@ -7,12 +7,12 @@ which the betting test in `fairstream.estimators.betting` does not.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, special, stats
 
 from fairstream.records.errors import InsufficientData
 
@@ -23,6 +23,16 @@ NO_TRIALS_OR_PRIOR = "no trials and no prior weight (n = 0, confidence = 0); the
 BAD_COUNTS = "hits must lie in [0, trials]; got hits = {s}, trials = {n}; count hits among the group's trials only"
 BAD_ALPHA = "alpha must lie in (0, 1); got {alpha}; pass the error rate, e.g. 0.05 for a 95% interval"
 BAD_PRIOR = "prior must lie in [0, 1] and confidence must be ≥ 0; got prior = {prior}, confidence = {confidence}"
+
+@functools.cache
+def normal_quantile(p: float) -> float:
+    """The standard normal quantile (scipy's `ndtri`, which `scipy.stats.norm.ppf` calls), remembered: verdicts ask for
+    the same few levels at every evaluation. It is imported on first use, and without the rest of scipy.stats, so runs
+    that never ask (point verdicts) start without scipy and those that do start sooner."""
+    from scipy.special import ndtri
+
+    return float(ndtri(p))
+
 
 QUADRATURE_POINTS = 512
 """Nodes of the convolution in `beta_difference`; its error falls like 1/QUADRATURE_POINTS."""
@@ -70,9 +80,13 @@ class _Posterior:
         return self.a * self.b / (total * total * (total + 1))
 
     def ppf(self, q: np.ndarray | float) -> np.ndarray:
+        from scipy import stats
+
         return np.full_like(q, self.atom, dtype=float) if self.atom is not None else stats.beta.ppf(q, self.a, self.b)
 
     def cdf(self, x: np.ndarray) -> np.ndarray:
+        from scipy import special
+
         return (x >= self.atom).astype(float) if self.atom is not None else special.betainc(self.a, self.b, np.clip(x, 0, 1))
 
 
@@ -97,7 +111,7 @@ def wilson(s: float, n: float, alpha: float) -> Interval:
     [0.1078, 0.6032]
     """
     p = _proportion(s, n, alpha)
-    z = float(stats.norm.ppf(1 - alpha / 2))
+    z = normal_quantile(1 - alpha / 2)
     shrink = 1 + z * z / n
     center = (p + z * z / (2 * n)) / shrink
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / shrink
@@ -110,6 +124,8 @@ def clopper_pearson(s: float, n: float, alpha: float) -> Interval:
     >>> [round(bound, 4) for bound in clopper_pearson(0, 10, 0.05)]
     [0.0, 0.3085]
     """
+    from scipy import stats
+
     _proportion(s, n, alpha)
     low = 0.0 if s == 0 else float(stats.beta.ppf(alpha / 2, s, n - s + 1))
     high = 1.0 if s == n else float(stats.beta.ppf(1 - alpha / 2, s + 1, n - s))
@@ -155,6 +171,8 @@ def _difference_quantiles(wide: _Posterior, narrow: _Posterior, alpha: float) ->
     """The α/2 and 1 − α/2 quantiles of W − S, with S integrated at the midpoints of its quantile function."""
     if wide.atom is not None:  # both are point masses
         return wide.atom - narrow.atom, wide.atom - narrow.atom
+    from scipy import optimize
+
     nodes = narrow.ppf((np.arange(QUADRATURE_POINTS) + 0.5) / QUADRATURE_POINTS)
 
     # bracket the root within 12 standard deviations of the mean difference: fewer root-finding steps

@@ -6,8 +6,6 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-from scipy import stats
-
 from fairstream.records.errors import InsufficientData
 
 Sides = Literal["both", "lower", "upper"]
@@ -98,6 +96,8 @@ def student_t_bounds(mean: Mean, alpha: float, sides: Sides = "both") -> tuple[f
     tail = _level(alpha, sides)
     if mean.n < 2:
         raise InsufficientData(TOO_FEW_FOR_T.format(n=mean.n))
+    from scipy import stats
+
     half = float(stats.t.ppf(1 - tail, mean.n - 1)) * math.sqrt(mean.m2 / (mean.n - 1) / mean.n)
     return (-math.inf if sides == "upper" else mean.mean - half), (math.inf if sides == "lower" else mean.mean + half)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from scipy import stats
+from fairstream.estimators.intervals import normal_quantile
 
 TOWARD_VIOLATED, TOWARD_CERTIFIED = "violated", "certified"
 
@@ -38,8 +38,8 @@ def scale_to_decide(mode: str, gap: float, variance: float, epsilon: float, alph
     if mode == "anytime":
         boundary = 2 * math.log(2 / alpha_violation) if distance > 0 else 2 * math.log(1 / alpha_certificate)
     else:
-        z = stats.norm.ppf(1 - alpha_violation / 2) if distance > 0 else stats.norm.ppf(1 - alpha_certificate)
-        boundary = float(z * z)
+        z = normal_quantile(1 - alpha_violation / 2) if distance > 0 else normal_quantile(1 - alpha_certificate)
+        boundary = z * z
     return toward, boundary * variance / distance**2
 
 

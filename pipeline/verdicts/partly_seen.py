@@ -22,9 +22,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from scipy import stats
-
-from fairstream.estimators.intervals import wilson
+from fairstream.estimators.intervals import normal_quantile, wilson
 from fairstream.estimators.rate import Rate
 from fairstream.trials.outcomes import IN_UNSEEN, SEEN, SEEN_HIT, SEEN_MISS, UNSEEN_IF_IN_HIT, UNSEEN_IF_IN_MISS
 from fairstream.verdicts.judge import PairLevel, PartVerdict, VerdictRule, compared_pairs
@@ -58,7 +56,7 @@ def weighted_rate(sums: list[float], alpha: float) -> tuple[float, float, tuple[
     rate = total_a / total_b
     spread = max(sums[AA] - 2 * rate * sums[AB] + rate * rate * sums[BB], 0.0)
     variance = spread / total_b**2
-    margin = float(stats.norm.ppf(1 - alpha / 2)) * math.sqrt(variance)
+    margin = normal_quantile(1 - alpha / 2) * math.sqrt(variance)
     return rate, variance, (max(0.0, rate - margin), min(1.0, rate + margin))
 
 
@@ -124,8 +122,8 @@ def _weighted(groups: dict[str, Any], variances: dict[str, float], rule: Verdict
     if rule.mode == "point":
         return PartVerdict(gap=gap, pair=(high, low), violated=gap > rule.threshold, clear=gap <= rule.threshold - rule.hysteresis)
     alpha = level((high, low))
-    margin = float(stats.norm.ppf(1 - alpha / 2)) * math.sqrt(variances[high] + variances[low])
-    inside = float(stats.norm.ppf(1 - rule.alpha))
+    margin = normal_quantile(1 - alpha / 2) * math.sqrt(variances[high] + variances[low])
+    inside = normal_quantile(1 - rule.alpha)
     certified = all(abs(estimate[a] - estimate[b]) + inside * math.sqrt(variances[a] + variances[b]) < rule.threshold for a, b in pairs)
     return PartVerdict(
         gap=gap, pair=(high, low), interval=(gap - margin, gap + margin), alpha=alpha, violated=gap - margin > rule.threshold,

@@ -57,3 +57,9 @@ def test_the_ratio_is_the_median_of_the_rounds_each_pairing_one_run_of_each_flow
     assert result.ratios == [0.5, 1 / 6, 0.5] and result.ratio == 0.5
     assert result.hand_ratios == [2.0, 0.5, 2.0] and result.hand_ratio == 2.0
     assert result.monitor.rate / result.passthrough.rate == 1 / 6  # the ratio of median rates mixes the phases
+
+
+def test_the_whole_process_ratio_is_the_median_of_the_rounds():
+    empty = FlowResult("flow", ())
+    result = ThroughputResult(1000, None, empty, empty, empty, whole_run=(1.0, 2.0, 1.5), whole_hand=(3.0, 2.0, 1.5))
+    assert result.whole_ratios == [3.0, 1.0, 1.0] and result.whole_ratio == 1.0
