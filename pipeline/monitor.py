@@ -276,18 +276,10 @@ class Monitor:
         return records
 
     def _evaluated(self, instant: int, key: str | None = None) -> list[dict[str, Any]]:
-        """The records of one evaluation; a scoring rate's counts first drawn from the scores and its cut stated."""
-        cut = self.config.median
+        """The records of one evaluation; a scoring rate against the running median first draws its counts from the scores."""
         if self.scores is not None:
-            cut = self.scores.median()
-            self.rates["scoring_rate"] = self.scores.rates(cut) if cut is not None else {}
-        records = self.verdicts.records(self, instant) if key is None else self.verdicts.records(self, instant, key)  # type: ignore[union-attr]
-        if self.config.metric == "scoring_rate":
-            for record in records:
-                body = record.get("parts", {}).get("scoring_rate") if record["type"] == "fairness.estimate" else record
-                if body is not None and (record["type"] == "fairness.estimate" or record.get("part") == "scoring_rate"):
-                    body["median"] = cut
-        return records
+            self.rates["scoring_rate"] = self.scores.draw_rates()
+        return self.verdicts.records(self, instant, key)  # type: ignore[union-attr]
 
     def _apply(self, tick: int, delta: TickDelta) -> None:
         if self.config.needs_trials:

@@ -6,15 +6,15 @@ the records' hash chains."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from fairstream.audit.tables import MIN_SHARE, AuditTable, part_tables
 from fairstream.audit.verify import ChainCheck, Located, verify_chains
 from fairstream.language.plan import Plan
+from fairstream.verdicts.alerts import ALERT_TYPES
 
-VERDICT_TYPES = ("fairness.violation", "fairness.recovered", "fairness.certified", "fairness.uncertified")
 RATE_NAMES = {
     "selection_rate": "selection rate",
     "scoring_rate": "scoring rate",
@@ -60,19 +60,22 @@ class RunAudit:
     chains: ChainCheck
 
 
-def audit_run(located: Iterable[Located], plans: list[Plan], *, min_share: float = MIN_SHARE) -> RunAudit:
+SpecOf = Callable[[str, str], Plan | None]
+"""The spec a monitor ran under, from the sha256 its records name and the monitor's name; None when it is not known."""
+
+
+def audit_run(located: Iterable[Located], spec_of: SpecOf, *, min_share: float = MIN_SHARE) -> RunAudit:
     """The audit of a run's records (every record, as read, so that the hash chains are checked on the way)."""
     found = list(located)
     records = [item.record for item in found]
     by_monitor: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for record in records:
-        if record.get("type") == "fairness.estimate" or record.get("type") in VERDICT_TYPES:
+        if record.get("type") == "fairness.estimate" or record.get("type") in ALERT_TYPES:
             family = "estimates" if record["type"] == "fairness.estimate" else "alerts"
             by_monitor.setdefault(record["monitor"], {"estimates": [], "alerts": []})[family].append(record)
     letters = Counter(record.get("reason", "?") for record in _distinct(r for r in records if r.get("type") == "pipeline.dead_letter"))
-    known = {plan.sha256: plan for plan in plans}
     audits = [
-        _monitor_audit(name, _distinct(kinds["estimates"]), _distinct(kinds["alerts"]), known, min_share)
+        _monitor_audit(name, _distinct(kinds["estimates"]), _distinct(kinds["alerts"]), spec_of, min_share)
         for name, kinds in by_monitor.items()
         if kinds["estimates"]
     ]
@@ -87,10 +90,10 @@ def _distinct(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(seen.values(), key=lambda record: (record.get("chain") or {}).get("seq", 0))
 
 
-def _monitor_audit(name: str, estimates: list[dict[str, Any]], alerts: list[dict[str, Any]], known: dict[str, Plan], min_share: float) -> MonitorAudit:
+def _monitor_audit(name: str, estimates: list[dict[str, Any]], alerts: list[dict[str, Any]], spec_of: SpecOf, min_share: float) -> MonitorAudit:
     last = estimates[-1]
     spec_sha = (last.get("chain") or {}).get("spec")
-    plan = known.get(spec_sha or "")
+    plan = spec_of(spec_sha, name) if spec_sha else None
     attributes = _attributes(plan)
     tables = [
         table

@@ -16,8 +16,7 @@ from typing import Any
 
 from scipy.stats import fisher_exact
 
-INTERSECTION = " & "
-"""How an intersectional group's name joins its attributes' values (see the spec's `metric.group`)."""
+from fairstream.trials.outcomes import GROUP_JOIN
 
 MIN_SHARE = 0.02
 REFERENCE = "reference"
@@ -64,7 +63,7 @@ class AuditTable:
 
 def level_names(attributes: list[str], groups: list[str]) -> list[str]:
     """The levels an audit reports: each attribute, then their intersection (one level where the group is one attribute)."""
-    width = max((len(group.split(INTERSECTION)) for group in groups), default=1)
+    width = max((len(group.split(GROUP_JOIN)) for group in groups), default=1)
     names = attributes if len(attributes) == width else [f"attribute {index + 1}" for index in range(width)]
     return names if width == 1 else [*names, " × ".join(names)]
 
@@ -100,7 +99,7 @@ def _level_counts(groups: dict[str, dict[str, Any]], attribute: int | None) -> t
         if attribute is None:
             counts[name] = (trials, hits)
             continue
-        category = name.split(INTERSECTION)[attribute]
+        category = name.split(GROUP_JOIN)[attribute]
         if trials is None or hits is None:
             suppressed += 1
             counts.setdefault(category, (0, 0))

@@ -224,21 +224,22 @@ def _whole_process(process: str, path: Path, out: Path) -> float:
     else:
         command = [sys.executable, str(Path(__file__).with_name("hand_loop.py")), str(path)]
     started = time.perf_counter()
+    _child(command, f"the whole {process} process")
+    return time.perf_counter() - started
+
+
+def _child(command: list[str], what: str) -> subprocess.CompletedProcess:
+    """Run a benchmark process to its end; one that fails raises with the end of its stderr."""
     child = subprocess.run(command, capture_output=True, text=True)
-    seconds = time.perf_counter() - started
     if child.returncode != 0:
         tail = "\n".join(child.stderr.strip().splitlines()[-5:])
-        raise FairstreamError(f"the whole {process} process failed (exit code {child.returncode}):\n{tail}")
-    return seconds
+        raise FairstreamError(f"{what} failed (exit code {child.returncode}):\n{tail}")
+    return child
 
 
 def _run_child(flow: str, path: Path) -> Run:
     """Run one flow in a fresh interpreter, so its peak RSS is its own."""
-    command = [sys.executable, "-m", "fairstream.bench.measure", flow, str(SPEC), str(path)]
-    child = subprocess.run(command, capture_output=True, text=True)
-    if child.returncode != 0:
-        tail = "\n".join(child.stderr.strip().splitlines()[-5:])
-        raise FairstreamError(f"the {flow} benchmark process failed (exit code {child.returncode}):\n{tail}")
+    child = _child([sys.executable, "-m", "fairstream.bench.measure", flow, str(SPEC), str(path)], f"the {flow} benchmark process")
     found: dict[str, Any] = orjson.loads(child.stdout.strip().splitlines()[-1])
     return Run(
         flow=flow,

@@ -126,7 +126,7 @@ def new_merge(plan: Plan, topics: Sequence[str]) -> TopicMerge | None:
     """The event-time merge of a partition that reads several topics; None for one topic or files."""
     if len(topics) < 2:
         return None
-    return TopicMerge(list(topics), {kind: rank for rank, kind in enumerate(plan.spec.input.kinds)})
+    return TopicMerge(list(topics), plan.kind_rank)
 
 
 def build_flow(
@@ -260,10 +260,9 @@ def new_clock(plans: Sequence[Plan]) -> PartitionClock:
     """A partition's clock as the specs' (shared) input section sets it (the partition is set by each batch)."""
     plan = plans[0]
     schema = plan.spec.input
-    kind_rank = {kind: rank for rank, kind in enumerate(schema.kinds)}
     return PartitionClock(
-        -1, schema.lateness, max_future=schema.max_future, max_ahead=schema.max_ahead, letter_record=plan.letter_record, kind_rank=kind_rank,
-        spec_sha256=combined_hash([plan.sha256 for plan in plans]),
+        -1, schema.lateness, max_future=schema.max_future, max_ahead=schema.max_ahead, letter_record=plan.letter_record, kind_rank=plan.kind_rank,
+        spec_sha256=combined_hash([each.sha256 for each in plans]),
     )  # fmt: skip
 
 

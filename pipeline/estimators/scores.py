@@ -14,6 +14,8 @@ class ScoreCounts:
     """How many trials of each group had each score; a window takes trials out again."""
 
     counts: dict[str, Counter] = field(default_factory=dict)
+    cut: float | None = None
+    """The median the rates were last drawn at (see `draw_rates`); None before any score."""
 
     def add(self, group: str, score: float, sign: int = 1) -> None:
         scores = self.counts.setdefault(group, Counter())
@@ -51,8 +53,11 @@ class ScoreCounts:
                 break
         return (found[0] + found[1]) / 2
 
-    def rates(self, cut: float) -> dict[str, Rate]:
-        """Per group, its trials and those scoring above `cut`."""
+    def draw_rates(self) -> dict[str, Rate]:
+        """Per group, its trials and those scoring above the median of all scores, which is kept as `cut`."""
+        cut = self.cut = self.median()
+        if cut is None:
+            return {}
         return {
             group: Rate(hits=sum(count for score, count in scores.items() if score > cut), trials=sum(scores.values()))
             for group, scores in self.counts.items()

@@ -59,6 +59,11 @@ class Plan:
         return (mine.input, mine.trial, mine.variables, mine.evaluate.tick) == (theirs.input, theirs.trial, theirs.variables, theirs.evaluate.tick)
 
     @property
+    def kind_rank(self) -> dict[str, int]:
+        """Each event kind's place in `input.kinds`: how events of equal time are ordered."""
+        return {kind: rank for rank, kind in enumerate(self.spec.input.kinds)}
+
+    @property
     def letter_record(self) -> LetterRecord:
         """What the spec's dead letters keep of a rejected record."""
         policy = self.spec.dead_letters

@@ -16,40 +16,32 @@ _key: Any = None
 """This process's private key while a signing job runs."""
 
 
-def _crypto() -> Any:
+def _load_key(path: str | Path, which: str) -> Any:
+    """An Ed25519 key of the PEM file at `path`: `private` (unencrypted PKCS#8) or `public`."""
     try:
         from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
     except ModuleNotFoundError:
         raise UsageError("signing records needs the cryptography package: pip install 'fairstream[audit]'") from None
-    return serialization
+    role = "signing key" if which == "private" else "public key"
+    try:
+        data = Path(path).read_bytes()
+        key = serialization.load_pem_private_key(data, password=None) if which == "private" else serialization.load_pem_public_key(data)
+    except (OSError, ValueError, TypeError) as err:
+        raise UsageError(f"cannot read the {role} {path}: {getattr(err, 'strerror', None) or err}") from None
+    if not isinstance(key, Ed25519PrivateKey if which == "private" else Ed25519PublicKey):
+        raise UsageError(f"the {role} {path} is not an Ed25519 key (make one with: openssl genpkey -algorithm ed25519)")
+    return key
 
 
 def load_private_key(path: str | Path) -> Any:
     """An Ed25519 private key from a PEM file (unencrypted PKCS#8, as `openssl genpkey -algorithm ed25519` writes it)."""
-    serialization = _crypto()
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
-    try:
-        key = serialization.load_pem_private_key(Path(path).read_bytes(), password=None)
-    except (OSError, ValueError, TypeError) as err:
-        raise UsageError(f"cannot read the signing key {path}: {getattr(err, 'strerror', None) or err}") from None
-    if not isinstance(key, Ed25519PrivateKey):
-        raise UsageError(f"the signing key {path} is not an Ed25519 key (make one with: openssl genpkey -algorithm ed25519)")
-    return key
+    return _load_key(path, "private")
 
 
 def load_public_key(path: str | Path) -> Any:
     """An Ed25519 public key from a PEM file (`openssl pkey -in key.pem -pubout`)."""
-    serialization = _crypto()
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
-    try:
-        key = serialization.load_pem_public_key(Path(path).read_bytes())
-    except (OSError, ValueError, TypeError) as err:
-        raise UsageError(f"cannot read the public key {path}: {getattr(err, 'strerror', None) or err}") from None
-    if not isinstance(key, Ed25519PublicKey):
-        raise UsageError(f"the public key {path} is not an Ed25519 key")
-    return key
+    return _load_key(path, "public")
 
 
 @contextmanager

@@ -25,21 +25,23 @@ def wall_clock() -> int:
 
 class LatenessBuffer:
     """Events that arrived within the lateness, held until the partition's watermark has passed them and then released
-    in event-time order: events of equal time by their kind's place in `input.kinds`, then as they arrived. So any
-    order of arrival within the lateness folds as the time-ordered stream does (an outcome that arrives before its
-    trial's opening event still joins it)."""
+    in event-time order: events of equal time by their kind's place in `input.kinds`, then by their source (the topic
+    of a partition that reads several, see `TopicMerge`), then as they arrived. So any order of arrival within the
+    lateness folds as the time-ordered stream does (an outcome that arrives before its trial's opening event still
+    joins it)."""
 
     def __init__(self, kind_rank: dict[str, int]):
         self.kind_rank = kind_rank
-        self.held: list[tuple[int, int, int, Event]] = []
+        self.held: list[tuple[int, int, int, int, Event]] = []
         self.arrived = 0
 
     def __len__(self) -> int:
         return len(self.held)
 
-    def hold(self, events: list[Event]) -> None:
+    def hold(self, events: list[Event], source: int = 0) -> None:
+        """Hold `events` (in their arrival order), all from `source`."""
         rank, first = self.kind_rank.get, self.arrived
-        entries = [(event.time, rank(event.kind, 0), first + index, event) for index, event in enumerate(events)]
+        entries = [(event.time, rank(event.kind, 0), source, first + index, event) for index, event in enumerate(events)]
         if not entries:
             return
         self.arrived += len(entries)
@@ -52,14 +54,19 @@ class LatenessBuffer:
     def release(self, watermark: int) -> list[Event]:
         """The held events older than `watermark`, in order: no event still to come can go before them."""
         cut = bisect_left(self.held, (watermark,))
-        released = [entry[3] for entry in self.held[:cut]]
+        released = [entry[4] for entry in self.held[:cut]]
         del self.held[:cut]
         return released
 
     def drain(self) -> list[Event]:
-        released = [entry[3] for entry in self.held]
+        released = [entry[4] for entry in self.held]
         self.held.clear()
         return released
+
+    def copy(self) -> LatenessBuffer:
+        copied = copy.copy(self)
+        copied.held = list(self.held)
+        return copied
 
 
 class PartitionClock:
@@ -196,8 +203,7 @@ class PartitionClock:
         if self.chain is not None:
             copied.chain = copy.copy(self.chain)
         if self.buffer is not None:
-            copied.buffer = copy.copy(self.buffer)
-            copied.buffer.held = list(self.buffer.held)
+            copied.buffer = self.buffer.copy()
         return copied
 
     def route(self, events: list[Event], buckets: int) -> dict[int, list[Event]]:

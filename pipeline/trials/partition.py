@@ -26,43 +26,39 @@ Output = DeadLetter | tuple[int, Report]
 """What a partition sends on: a dead letter, or (monitor index, report)."""
 
 
-def split_batch(
-    parse: Callable[[RawRecord], Event | DeadLetter], raws: list[RawRecord], idle_markers: tuple[int, ...]
-) -> tuple[list[Event], list[DeadLetter], bool]:
-    """Parse a source batch of one partition in order: its events, its dead letters, and whether it held one of the
-    markers (`IDLE`, `ENDED`) the caller counts as idle."""
+def parse_batch(parse: Callable[[RawRecord], Event | DeadLetter], raws: list[RawRecord]) -> tuple[list[Event], list[DeadLetter], list[RawRecord]]:
+    """Parse a source batch of one partition in order: its events, its dead letters, and its markers (`IDLE`, `ENDED`)."""
     events: list[Event] = []
     dead: list[DeadLetter] = []
-    idle = False
+    markers: list[RawRecord] = []
     keep_event, keep_letter = events.append, dead.append
     for raw in raws:
         if raw.offset < 0:
-            idle = idle or raw.offset in idle_markers
+            markers.append(raw)
             continue
         item = parse(raw)
         if type(item) is Event:
             keep_event(item)
         else:
             keep_letter(item)
-    return events, dead, idle and not events
+    return events, dead, markers
+
+
+def split_batch(
+    parse: Callable[[RawRecord], Event | DeadLetter], raws: list[RawRecord], idle_markers: tuple[int, ...]
+) -> tuple[list[Event], list[DeadLetter], bool]:
+    """A batch of a partition that reads one topic (or file): its events, its dead letters, and whether it held one of
+    the markers the caller counts as idle and no event."""
+    events, dead, markers = parse_batch(parse, raws)
+    return events, dead, not events and any(marker.offset in idle_markers for marker in markers)
 
 
 def split_topics(parse: Callable[[RawRecord], Event | DeadLetter], raws: list[RawRecord], merge: TopicMerge) -> tuple[list[Event], list[DeadLetter]]:
-    """Parse a source batch of a partition that reads several topics and pass it through their event-time merge: the
-    events now due in order, and the dead letters."""
-    events: list[Event] = []
-    dead: list[DeadLetter] = []
-    quiet: list[str] = []
-    ended: list[str] = []
-    for raw in raws:
-        if raw.offset < 0:
-            (ended if raw.offset == ENDED else quiet).append(raw.topic)
-            continue
-        item = parse(raw)
-        if type(item) is Event:
-            events.append(item)
-        else:
-            dead.append(item)
+    """A batch of a partition that reads several topics, passed through their event-time merge: the events now due in
+    order, and the dead letters."""
+    events, dead, markers = parse_batch(parse, raws)
+    quiet = [marker.topic for marker in markers if marker.offset == IDLE]
+    ended = [marker.topic for marker in markers if marker.offset == ENDED]
     return merge.receive(events, quiet, ended), dead
 
 

@@ -138,6 +138,8 @@ class Evaluation:
             withhold_selective(body, selective, rates, unlabeled)
         if config.part_estimators:
             body["prior"], body["confidence"] = prior, confidence
+        if config.metric == "scoring_rate":  # the cut it counts above: the running median, or the spec's
+            body["median"] = counts.scores.cut if counts.scores is not None else config.median
         return body
 
     def _measure_part(self, counts: Monitor, part: str) -> dict[str, Any]:

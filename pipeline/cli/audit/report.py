@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from fairstream.audit.files import write_report
-from fairstream.audit.report import audit_run
+from fairstream.audit.report import SpecOf, audit_run
 from fairstream.audit.sources import directory_records, topic_records
 from fairstream.audit.tables import MIN_SHARE
 from fairstream.cli import console
@@ -20,14 +20,21 @@ from fairstream.records.chain import spec_hash
 from fairstream.records.errors import InputError
 
 
-def known_specs(given: tuple[str, ...]) -> list[Plan]:
-    """The specs given with --spec, and the bundled ones: the report shows the text of the spec whose sha256 the records name."""
-    plans = [plan for name in given for plan in load_plans([name])]
-    hashes = {plan.sha256 for plan in plans}
-    for path in sorted(SPECS_DIR.glob("*.yaml")):
-        if spec_hash(path.read_bytes()) not in hashes:
-            plans += load_plans([str(path)])
-    return plans
+def spec_finder(given: list[Plan]) -> SpecOf:
+    """The spec whose sha256 the records name: one given with --spec, else the bundled spec file with that hash, which
+    is loaded only once a monitor names it. Of a file with several metrics, the plan of the monitor's name."""
+    known: dict[str, list[Plan]] = {}
+    for plan in given:
+        known.setdefault(plan.sha256, []).append(plan)
+    bundled = {spec_hash(path.read_bytes()): path for path in sorted(SPECS_DIR.glob("*.yaml"))}
+
+    def spec_of(digest: str, monitor: str) -> Plan | None:
+        if digest not in known and digest in bundled:
+            known[digest] = load_plans([str(bundled[digest])])
+        plans = known.get(digest, [])
+        return next((plan for plan in plans if plan.spec.monitor == monitor), plans[0] if plans else None)
+
+    return spec_of
 
 
 @click.command()
@@ -45,11 +52,11 @@ def report(directory: str | None, bootstrap: str | None, kafka_config: str | Non
     self-contained HTML file (figures inline, nothing fetched); every table is also written as CSV and JSON.
     """
     kafka = file_or_kafka(directory, bootstrap, kafka_config, file_option="DIRECTORY")
-    plans = known_specs(specs)
-    run = audit_run(directory_records(directory) if kafka is None else topic_records(kafka, alerts), plans, min_share=min_share)  # type: ignore[arg-type]
+    given_plans = [plan for name in specs for plan in load_plans([name])]
+    run = audit_run(directory_records(directory) if kafka is None else topic_records(kafka, alerts), spec_finder(given_plans), min_share=min_share)  # type: ignore[arg-type]
     if not run.monitors:
         raise InputError(f"no estimates in {directory or alerts}: nothing to report on")
-    for given in (plan for name in specs for plan in load_plans([name])):
+    for given in given_plans:
         if all(audit.plan is not given and audit.spec_sha256 != given.sha256 for audit in run.monitors):
             named = ", ".join(sorted({audit.spec_sha256[:12] + "…" for audit in run.monitors if audit.spec_sha256})) or "none"
             raise InputError(f"spec {given.spec.monitor} has sha256 {given.sha256[:12]}…, but the records name {named}: not the spec of this run")
