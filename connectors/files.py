@@ -24,6 +24,11 @@ OUTPUT_FILES = ("alerts.jsonl", "dead_letters.jsonl", "decisions_shielded.jsonl"
 """The files `fairstream run` writes, records routed to them by type (sorted: bytewax indexes partitions in name order)."""
 
 DEAD_LETTERS = "dead_letters.jsonl"
+
+_CHUNK = 1 << 20
+"""Bytes a JSON-lines file is read in: its lines are split from each chunk at once."""
+
+_new_record = tuple.__new__
 _FILE_OF_TYPE = {
     "fairness.estimate": "estimates.jsonl",
     "shield.status": "estimates.jsonl",
@@ -74,12 +79,12 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, int]):
     def next_batch(self) -> list[RawRecord]:
         if stop_requested():
             raise StopIteration
-        partition = self._partition
-        batch = [RawRecord(partition, offset, payload) for offset, payload in zip(itertools.count(self._offset), itertools.islice(self._records, self._batch_size))]
-        if not batch:
+        partition, start = self._partition, self._offset
+        payloads = list(itertools.islice(self._records, self._batch_size))
+        if not payloads:
             raise StopIteration
-        self._offset += len(batch)
-        return batch
+        self._offset += len(payloads)
+        return [_new_record(RawRecord, (partition, offset, payload, "")) for offset, payload in zip(range(start, self._offset), payloads)]
 
     def snapshot(self) -> int:
         return self._offset
@@ -122,8 +127,14 @@ def jsonl_lines(path: str | Path) -> Callable[[], Iterator[bytes]]:
 
     def lines() -> Iterator[bytes]:
         with path.open("rb") as handle:
-            for line in handle:
-                yield line.rstrip(b"\r\n")
+            rest = b""
+            while chunk := handle.read(_CHUNK):
+                text = rest + chunk
+                lines = text.split(b"\n")
+                rest = lines.pop()  # the part after the last line ending, completed by the next chunk
+                yield from (line.rstrip(b"\r") for line in lines) if b"\r" in text else lines
+            if rest:
+                yield rest.rstrip(b"\r")
 
     return lines
 

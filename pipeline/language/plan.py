@@ -25,6 +25,7 @@ from fairstream.monitor import MonitorConfig
 from fairstream.records.errors import SpecError
 from fairstream.records.parse import RecordParser
 from fairstream.records.redact import LetterRecord
+from fairstream.records.typed import TypedParser, record_parser
 from fairstream.records.timefmt import format_duration, parse_duration
 from fairstream.trials.layout import Capture, TrialLayout
 from fairstream.trials.outcomes import PART_NAMES, AggregateRule, MetricCells, Outcomes, SlotOutcomes
@@ -50,8 +51,9 @@ class Plan:
         """The sha256 of the spec's text: what every record it produced names (see `records.chain`)."""
         return self.monitor.spec_sha256
 
-    def parser(self, *, strings: bool = False) -> RecordParser:
-        return RecordParser(self.spec.input, strings=strings, letter_record=self.letter_record)
+    def parser(self, *, strings: bool = False) -> RecordParser | TypedParser:
+        """The spec's record parser: typed decoding where its input schema allows it, else (and as its fallback) `RecordParser`."""
+        return record_parser(self.spec.input, RecordParser(self.spec.input, strings=strings, letter_record=self.letter_record), strings=strings)
 
     def shares_trials(self, other: Plan) -> bool:
         """Whether `other` counts the same trials (input, trial, variables and tick agree), so one computation serves both."""

@@ -23,6 +23,28 @@ _TRUE = {"true", "True", "TRUE", "1"}
 _FALSE = {"false", "False", "FALSE", "0"}
 
 
+ParsedBatch = tuple[list[Event], list[DeadLetter], list[RawRecord]]
+"""A parsed source batch: its events and dead letters, and its markers (records with negative offsets), each in order."""
+
+
+def split_parsed(parse: Callable[[RawRecord], Event | DeadLetter], raws: list[RawRecord]) -> ParsedBatch:
+    """Parse each record of a batch but its markers, and sort what comes out by type."""
+    events: list[Event] = []
+    dead: list[DeadLetter] = []
+    markers: list[RawRecord] = []
+    keep_event, keep_letter = events.append, dead.append
+    for raw in raws:
+        if raw.offset < 0:
+            markers.append(raw)
+            continue
+        item = parse(raw)
+        if type(item) is Event:
+            keep_event(item)
+        else:
+            keep_letter(item)
+    return events, dead, markers
+
+
 class _BadRecord(Exception):
     def __init__(self, reason: str, detail: str):
         self.reason = reason
@@ -137,6 +159,10 @@ class RecordParser:
         self._plain_time = "." not in schema.time
         self._plain_kind = schema.kind is not None and "." not in schema.kind
         self._nested = any("." in name for fields in schema.kinds.values() for name in fields)
+
+    def parse_batch(self, raws: list[RawRecord]) -> ParsedBatch:
+        """A source batch of one partition, in order: its events, its dead letters, and its markers (`IDLE`, `ENDED`)."""
+        return split_parsed(self.parse, raws)
 
     def parse(self, raw: RawRecord) -> Event | DeadLetter:
         payload = raw.payload

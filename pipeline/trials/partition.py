@@ -15,48 +15,32 @@ from typing import Any
 
 from fairstream import metrics
 from fairstream.records.events import ENDED, IDLE, DeadLetter, Event, RawRecord
-from fairstream.records.parse import RecordParser
+from fairstream.records.parse import ParsedBatch, RecordParser
+from fairstream.records.typed import TypedParser
 from fairstream.trials.bucket import Bucket, Report
 from fairstream.trials.clock import PartitionClock
 from fairstream.trials.merge import TopicMerge
 
 log = logging.getLogger("fairstream.trials")
 
+BatchParse = Callable[[list[RawRecord]], ParsedBatch]
+"""A parser's `parse_batch`."""
+
 Output = DeadLetter | tuple[int, Report]
 """What a partition sends on: a dead letter, or (monitor index, report)."""
 
 
-def parse_batch(parse: Callable[[RawRecord], Event | DeadLetter], raws: list[RawRecord]) -> tuple[list[Event], list[DeadLetter], list[RawRecord]]:
-    """Parse a source batch of one partition in order: its events, its dead letters, and its markers (`IDLE`, `ENDED`)."""
-    events: list[Event] = []
-    dead: list[DeadLetter] = []
-    markers: list[RawRecord] = []
-    keep_event, keep_letter = events.append, dead.append
-    for raw in raws:
-        if raw.offset < 0:
-            markers.append(raw)
-            continue
-        item = parse(raw)
-        if type(item) is Event:
-            keep_event(item)
-        else:
-            keep_letter(item)
-    return events, dead, markers
-
-
-def split_batch(
-    parse: Callable[[RawRecord], Event | DeadLetter], raws: list[RawRecord], idle_markers: tuple[int, ...]
-) -> tuple[list[Event], list[DeadLetter], bool]:
+def split_batch(parse_batch: BatchParse, raws: list[RawRecord], idle_markers: tuple[int, ...]) -> tuple[list[Event], list[DeadLetter], bool]:
     """A batch of a partition that reads one topic (or file): its events, its dead letters, and whether it held one of
     the markers the caller counts as idle and no event."""
-    events, dead, markers = parse_batch(parse, raws)
+    events, dead, markers = parse_batch(raws)
     return events, dead, not events and any(marker.offset in idle_markers for marker in markers)
 
 
-def split_topics(parse: Callable[[RawRecord], Event | DeadLetter], raws: list[RawRecord], merge: TopicMerge) -> tuple[list[Event], list[DeadLetter]]:
+def split_topics(parse_batch: BatchParse, raws: list[RawRecord], merge: TopicMerge) -> tuple[list[Event], list[DeadLetter]]:
     """A batch of a partition that reads several topics, passed through their event-time merge: the events now due in
     order, and the dead letters."""
-    events, dead, markers = parse_batch(parse, raws)
+    events, dead, markers = parse_batch(raws)
     quiet = [marker.topic for marker in markers if marker.offset == IDLE]
     ended = [marker.topic for marker in markers if marker.offset == ENDED]
     return merge.receive(events, quiet, ended), dead
@@ -68,7 +52,7 @@ class PartitionTrials:
 
     def __init__(
         self,
-        parser: RecordParser,
+        parser: RecordParser | TypedParser,
         clock: PartitionClock,
         buckets: list[Bucket],
         groups: list[list[int]],
@@ -76,7 +60,7 @@ class PartitionTrials:
         placement: Callable[[list[str]], list[int]] | None = None,
         merge: TopicMerge | None = None,
     ):
-        self._parse = parser.parse
+        self._parse_batch = parser.parse_batch
         self.clock = clock
         self.buckets = buckets
         self._groups = groups
@@ -94,7 +78,7 @@ class PartitionTrials:
         """A source batch in partition order: its dead letters, and the reports of every bucket that got further."""
         if self.merge is not None:
             return self._receive_merged(raws)
-        events, dead, idle = split_batch(self._parse, raws, (IDLE,))  # at ENDED the partition's final reports follow
+        events, dead, idle = split_batch(self._parse_batch, raws, (IDLE,))  # at ENDED the partition's final reports follow
         if idle:  # quiet: nothing earlier is to be waited for
             return [*self._fold_held(), *self._idle_reports()]
         self._idle = False
@@ -103,7 +87,7 @@ class PartitionTrials:
     def _receive_merged(self, raws: list[RawRecord]) -> list[Output]:
         """A batch of several topics: what their merge releases is admitted; every topic quiet (not all ended) is idle."""
         merge = self.merge
-        events, dead = split_topics(self._parse, raws, merge)  # type: ignore[arg-type]
+        events, dead = split_topics(self._parse_batch, raws, merge)  # type: ignore[arg-type]
         out = self._admit(events, dead) if events or dead else []
         if merge.idle:  # type: ignore[union-attr]
             return [*out, *self._fold_held(), *self._idle_reports()]
@@ -184,8 +168,8 @@ class PartitionParse:
     """Parsing alone, for flows that order events across partitions themselves (the shield) and for the passthrough
     benchmark: each batch becomes `("p<partition>", (partition, events, dead letters, idle))`."""
 
-    def __init__(self, parser: RecordParser, partition: int, merge: TopicMerge | None = None):
-        self._parse = parser.parse
+    def __init__(self, parser: RecordParser | TypedParser, partition: int, merge: TopicMerge | None = None):
+        self._parse_batch = parser.parse_batch
         self.partition = partition
         self.merge = merge
         """The event-time merge of the partition's topics where it reads several, else None."""
@@ -195,9 +179,9 @@ class PartitionParse:
             return []
         key = f"p{self.partition}"
         if self.merge is None:
-            events, dead, idle = split_batch(self._parse, raws, (IDLE, ENDED))
+            events, dead, idle = split_batch(self._parse_batch, raws, (IDLE, ENDED))
             return [(key, (self.partition, events, dead, idle))]
-        events, dead = split_topics(self._parse, raws, self.merge)
+        events, dead = split_topics(self._parse_batch, raws, self.merge)
         out = [(key, (self.partition, events, dead, False))] if events or dead else []
         if self.merge.quiet:
             out.append((key, (self.partition, [], [], True)))

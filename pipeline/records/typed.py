@@ -1,0 +1,137 @@
+"""Typed decoding of JSON records: msgspec structs generated from the spec's input schema, one per event kind (a tagged
+union on the kind field), so that decoding and type checks are one pass in C; `RecordParser` remains the fallback.
+
+A record the structs accept is an event whose fields are exactly what `RecordParser` would give (the record is also read
+by orjson, as the parser reads it, so undeclared fields are kept and numbers have the types orjson gives them). Any
+record they refuse, any time the time parser refuses, and any payload that is not JSON text goes to `RecordParser`, so
+every dead letter keeps its reason and detail. A schema the structs cannot express (dotted paths, a field that is also
+the key, time or kind, CSV rows whose text values are converted) is parsed by `RecordParser` alone.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Union
+
+import msgspec
+import orjson
+
+from fairstream.language.fields import FieldType
+from fairstream.language.stream import InputSchema
+from fairstream.records.events import DeadLetter, Event, RawRecord
+from fairstream.records.parse import ParsedBatch, RecordParser
+from fairstream.records.timefmt import MAX_TIME, MIN_TIME, time_parser
+
+_INTEGER = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+"""Integers that orjson reads as integers too (below them it gives a float); larger ones are the fallback's to judge."""
+
+_LONGEST_INTEGER = len(str(-(2**63)))
+"""Characters of the longest integer key: a `max_key_chars` below it is checked on every key."""
+
+_new_event = tuple.__new__
+
+
+def _value_type(kind: FieldType, max_chars: int) -> Any:
+    """The msgspec type of a declared field: exact types as `RecordParser` accepts them unconverted, no empty strings."""
+    if kind == "str":
+        return Annotated[str, msgspec.Meta(min_length=1, max_length=max_chars)]
+    if kind == "int":
+        return _INTEGER
+    if kind == "float":
+        return Union[_INTEGER, float]  # an integer stays one, as the parser keeps it
+    return bool
+
+
+def _time_type(time_format: str) -> Any:
+    """What the time field may hold before the time parser reads it (anything else is the fallback's to judge)."""
+    text = Annotated[str, msgspec.Meta(min_length=1)]
+    return Union[_INTEGER, float, text] if time_format in ("epoch_s", "epoch_ms") else text
+
+
+def expressible(schema: InputSchema) -> bool:
+    """Whether structs can check this schema: plain field names only, and no field that is also the key, time or kind."""
+    keys = [schema.key] if isinstance(schema.key, str) else list(schema.key)
+    special = [*keys, schema.time, *([schema.kind] if schema.kind is not None else [])]
+    declared = [name for fields in schema.kinds.values() for name in fields]
+    return not any("." in name for name in [*special, *declared]) and len(set(special)) == len(special) and not set(special) & set(declared)
+
+
+class TypedParser:
+    """`parse(raw)` as `RecordParser.parse` gives it, decoding JSON text with structs generated from the schema."""
+
+    def __init__(self, schema: InputSchema, fallback: RecordParser):
+        self._fallback = fallback.parse
+        self._keys = [schema.key] if isinstance(schema.key, str) else list(schema.key)
+        self._composite = not isinstance(schema.key, str)
+        self._max_key = schema.max_key_chars
+        self._parse_time = time_parser(schema.time_format)
+        key = Union[Annotated[str, msgspec.Meta(min_length=1, max_length=schema.max_key_chars)], _INTEGER]
+        common = [(f"k{index}", key) for index in range(len(self._keys))] + [("t", _time_type(schema.time_format))]
+        rename = {f"k{index}": name for index, name in enumerate(self._keys)} | {"t": schema.time}
+        self._kind_of: dict[type, str] = {}
+        structs = []
+        for index, (kind, fields) in enumerate(schema.kinds.items()):
+            names = {f"f{number}": name for number, name in enumerate(fields)}
+            declared = [(slot, _value_type(fields[name], schema.max_value_chars)) for slot, name in names.items()]
+            tagged = {"tag_field": schema.kind, "tag": kind} if schema.kind is not None else {}
+            struct = msgspec.defstruct(f"Kind{index}", [*common, *declared], rename=rename | names, **tagged)
+            self._kind_of[struct] = kind
+            structs.append(struct)
+        self._decode = msgspec.json.Decoder(Union[tuple(structs)] if len(structs) > 1 else structs[0]).decode
+        self._lone_tag = (schema.kind, next(iter(schema.kinds))) if schema.kind is not None and len(structs) == 1 else None
+        """A lone tagged struct takes a record without its tag: the kind field is then checked on the record."""
+
+    def parse(self, raw: RawRecord) -> Event | DeadLetter:
+        events, dead, _markers = self.parse_batch([raw])
+        return events[0] if events else dead[0]
+
+    def parse_batch(self, raws: list[RawRecord]) -> ParsedBatch:
+        """A source batch of one partition, in order: its events, its dead letters, and its markers (`IDLE`, `ENDED`)."""
+        events: list[Event] = []
+        dead: list[DeadLetter] = []
+        markers: list[RawRecord] = []
+        keep_event, keep_letter = events.append, dead.append
+        decode, loads, parse_time, kind_of, fallback = self._decode, orjson.loads, self._parse_time, self._kind_of, self._fallback
+        general = self._composite or self._lone_tag is not None or self._max_key < _LONGEST_INTEGER
+        for raw in raws:
+            if raw.offset < 0:
+                markers.append(raw)
+                continue
+            payload = raw.payload
+            try:  # a dict (a CSV row) or bytes the structs, orjson or the time parser refuse: the fallback says what it is
+                typed = decode(payload)
+                record = loads(payload)
+                time = parse_time(typed.t)
+            except Exception:
+                typed = None
+            if typed is not None and MIN_TIME <= time <= MAX_TIME:
+                key = self._key(typed, record) if general else typed.k0 if typed.k0.__class__ is str else str(typed.k0)
+                if key is not None:
+                    keep_event(_new_event(Event, (key, time, kind_of[typed.__class__], record, raw)))
+                    continue
+            item = fallback(raw)
+            if item.__class__ is Event:
+                keep_event(item)
+            else:
+                keep_letter(item)
+        return events, dead, markers
+
+    def _key(self, typed: Any, record: dict[str, Any]) -> str | None:
+        """The dependence key as `RecordParser` writes it; None where the record is the fallback's to judge (a key past
+        `max_key_chars`, or a lone kind's tag missing)."""
+        if self._lone_tag is not None and record.get(self._lone_tag[0]) != self._lone_tag[1]:
+            return None
+        if self._composite:
+            key = orjson.dumps([getattr(typed, f"k{index}") for index in range(len(self._keys))]).decode()
+        else:
+            key = typed.k0
+            if key.__class__ is str:
+                return key
+            key = str(key)
+        return key if len(key) <= self._max_key else None
+
+
+def record_parser(schema: InputSchema, fallback: RecordParser, *, strings: bool) -> RecordParser | TypedParser:
+    """The fastest parser that gives what `fallback` gives: typed decoding where the schema allows it."""
+    if strings or not expressible(schema):
+        return fallback
+    return TypedParser(schema, fallback)
