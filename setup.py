@@ -30,6 +30,7 @@ extensions = cythonize(
         Extension("fairstream.trials.murmur", ["pipeline/trials/murmur.pyx"]),
         Extension("fairstream.records.isotime", ["pipeline/records/isotime.pyx"]),
         Extension("fairstream.records.typed", ["pipeline/records/typed.py"]),
+        Extension("fairstream.shields.energy.group_kernel", ["pipeline/shields/energy/group_kernel.pyx"]),
     ],
     compiler_directives={"language_level": 3},
 )

@@ -1,12 +1,12 @@
 """Cost of the shield: per-decision overhead of the shield step over a passthrough with the same source and parsing,
-and synthesis time against the horizon T."""
+and synthesis time against the horizon T: one group, two groups (the shipped spec's problem) and FinHzn."""
 
 from __future__ import annotations
 
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,10 +22,20 @@ from fairstream.dataflow.shield_flow import build_shield_flow
 from fairstream.language.load import load_plan
 from fairstream.paths import SPECS_DIR
 from fairstream.shields import MonotoneFamily, Target, synthesize
+from fairstream.shields.energy.group_simulation import GroupProblem
+from fairstream.shields.energy.group_synthesis import GroupSynthesis, synthesize_groups
+from fairstream.shields.periodic.arrivals import ArrivalModel
+from fairstream.shields.periodic.finhzn import FinHznShield
 from fairstream.shields.runtime.configured import configure
 
 SPEC = SPECS_DIR / "hiring_energy_shield.yaml"
 HORIZONS = (500, 1000, 2000, 5000)
+GROUP_HORIZONS = (2000, 5000)
+"""Horizons of the two-group synthesis: the shipped spec's problem, 4,000 simulated streams, 99 % confidence."""
+FINHZN_HORIZONS = (50, 100, 150, 200, 240)
+"""Horizons of FinHzn's dynamic programme, whose states grow as T⁴/24."""
+GROUP_PROBLEM = GroupProblem(0.6, 0.3, 0.5, Target(100, (-0.1, 0.1), (-0.05, 0.05)))
+FINHZN_MODEL = ArrivalModel.bernoulli(0.5, 0.6, 0.3)
 
 
 @dataclass(frozen=True)
@@ -34,6 +44,10 @@ class ShieldBench:
     passthrough_seconds: float
     shield_seconds: float
     synthesis_seconds: dict[int, float]
+    group_synthesis: dict[int, GroupSynthesis]
+    """Per horizon, the two-group synthesis of `GROUP_PROBLEM` (its seconds, member and bound)."""
+    finhzn_seconds: dict[int, tuple[float, int]]
+    """Per horizon, seconds to fill FinHzn's value table for `FINHZN_MODEL`, κ = 0.1, and the table's bytes."""
 
     @property
     def overhead_us(self) -> float:
@@ -45,7 +59,13 @@ class ShieldBench:
         return self.passthrough_seconds / self.shield_seconds
 
 
-def measure_shield(decisions: int = 200_000, repeat: int = 3, on_step: Callable[[str], None] = lambda _s: None) -> ShieldBench:
+def measure_shield(
+    decisions: int = 200_000,
+    repeat: int = 3,
+    on_step: Callable[[str], None] = lambda _s: None,
+    group_horizons: Sequence[int] = GROUP_HORIZONS,
+    finhzn_horizons: Sequence[int] = FINHZN_HORIZONS,
+) -> ShieldBench:
     plan = load_plan(SPEC)
     on_step("synthesizing the spec's shield (once per process, before the first decision)")
     configure(plan.spec.shield)  # type: ignore[arg-type]
@@ -75,4 +95,15 @@ def measure_shield(decisions: int = 200_000, repeat: int = 3, on_step: Callable[
     for horizon in HORIZONS:
         on_step(f"synthesis for T = {horizon}")
         synthesis[horizon] = synthesize(family, lam=0.05, horizon=horizon).seconds
-    return ShieldBench(decisions, statistics.median(times["passthrough"]), statistics.median(times["shield"]), synthesis)
+    groups = {}
+    for horizon in group_horizons:
+        on_step(f"two-group synthesis for T = {horizon:,}")
+        groups[horizon] = synthesize_groups(GROUP_PROBLEM, lam=0.05, horizon=horizon)
+    finhzn = {}
+    for horizon in finhzn_horizons:
+        on_step(f"FinHzn for T = {horizon}")
+        started = time.perf_counter()
+        table = FinHznShield(FINHZN_MODEL, horizon=horizon, kappa=0.1).values
+        finhzn[horizon] = (time.perf_counter() - started, sum(layer.nbytes for layer in table))
+        del table
+    return ShieldBench(decisions, statistics.median(times["passthrough"]), statistics.median(times["shield"]), synthesis, groups, finhzn)

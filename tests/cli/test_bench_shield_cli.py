@@ -1,5 +1,6 @@
 """`fairstream bench shield` on a small stream: exit code, both flows' rows, an overhead and ratio that follow from
-the rows, and a synthesis time for every horizon (timings vary, so they are not compared)."""
+the rows, a synthesis time for every horizon (timings vary, so they are not compared), the two-group synthesis's
+member and bound, and FinHzn's largest horizon within 10 s."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ ENV = {"NO_COLOR": "1", "COLUMNS": "200"}
 
 
 def test_prints_both_flows_and_the_overhead_and_ratio_their_rows_give():
-    result = CliRunner().invoke(cli, ["bench", "shield", "--decisions", "1000", "--repeat", "1"], env=ENV)
+    result = CliRunner().invoke(cli, ["bench", "shield", "--decisions", "1000", "--repeat", "1", "--group-horizons", "600", "--finhzn-horizons", "20,40"], env=ENV)
     assert result.exit_code == 0, result.output
     rows = {cells[0]: cells[1:] for cells in ([c.strip() for c in line.split("│")] for line in result.output.splitlines() if "│" in line)}
     passthrough, shielded = rows["passthrough (read, parse)"], rows["shield (read, parse, order, shield, records)"]
@@ -26,3 +27,12 @@ def test_prints_both_flows_and_the_overhead_and_ratio_their_rows_give():
     assert (fast - 5e-5) / (slow + 5e-5) - 0.005 <= float(overhead[2]) <= (fast + 5e-5) / (slow - 5e-5) + 0.005
     assert [horizon for horizon in ("500", "1000", "2000", "5000") if horizon not in rows] == []
     assert all(float(rows[horizon][0]) > 0 for horizon in ("500", "1000", "2000", "5000"))
+    members, alpha, bound = (float(cell) for cell in rows["600"][1:])  # the two-group synthesis: 8 members to tolerance 0.01
+    assert members == 8 and 0 < alpha < 1 and bound <= 0.05
+    assert float(rows["20"][0]) > 0 and float(rows["40"][0]) > 0
+    assert "largest T filled within 10 s: 40" in result.output
+
+
+def test_horizons_that_are_not_whole_numbers_are_refused_with_the_option_named():
+    result = CliRunner().invoke(cli, ["bench", "shield", "--finhzn-horizons", "20,x"], env=ENV)
+    assert result.exit_code == 2 and "--finhzn-horizons" in result.output and "whole numbers" in result.output

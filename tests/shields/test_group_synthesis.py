@@ -14,7 +14,8 @@ from fairstream.cli import cli
 from fairstream.language.load import load_plan
 from fairstream.language.models import ShieldSpec
 from fairstream.shields import GroupShield, MonotoneEnergy, ShieldError, Target
-from fairstream.shields.energy.group_simulation import GroupProblem, group_runs
+from fairstream.shields.energy import group_simulation
+from fairstream.shields.energy.group_simulation import GroupDraws, GroupProblem, group_runs
 from fairstream.shields.energy.group_synthesis import member, synthesize_groups
 from fairstream.shields.energy.group_violations import group_violations
 from fairstream.shields.runtime.configured import configure
@@ -42,15 +43,40 @@ def decided_streams(shield: GroupShield, problem: GroupProblem, runs: int, horiz
     return {"first_violation": first_violation, "violations": violations, "flips": flips, "final_gap": final}
 
 
-def test_the_vectorized_streams_are_the_runtime_shields_draw_for_draw():
+@pytest.fixture(params=["compiled", "numpy"])
+def stepped(request, monkeypatch) -> str:
+    """Streams stepped by the C kernel, or by numpy as where no compiler built it."""
+    if request.param == "numpy":
+        monkeypatch.setattr(group_simulation, "group_kernel", None)
+    elif group_simulation.group_kernel is None:
+        pytest.skip("the C kernel is not built here")
+    return request.param
+
+
+@pytest.mark.parametrize("rates", [(0.65, 0.35), (0.35, 0.65), (0.51, 0.5)], ids=["push down", "push up", "inside L"])
+def test_the_simulated_streams_are_the_runtime_shields_draw_for_draw(stepped, rates):
     target = Target(30, (-0.12, 0.12), (-0.05, 0.05))
-    problem = GroupProblem(0.65, 0.35, 0.45, target)
+    problem = GroupProblem(*rates, 0.45, target)
     energy = MonotoneEnergy(problem.raw_gap, target.settled(0.01), 0.3, domain=(-1.0, 1.0))
-    streams = group_runs(energy, problem, runs=60, horizon=150, seed=5)
-    expected = decided_streams(GroupShield(energy, target), problem, runs=60, horizon=150, seed=5)
-    assert streams.violated.any() and not streams.violated.all()
+    streams = group_runs(energy, problem, runs=40, horizon=300, seed=5)  # past a block of draws
+    expected = decided_streams(GroupShield(energy, target), problem, runs=40, horizon=300, seed=5)
+    assert streams.flips.any() and (streams.violated.any() or rates == (0.51, 0.5))
     for name, values in expected.items():
         np.testing.assert_allclose(getattr(streams, name), values, err_msg=name)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.37, 1.0])
+def test_the_kernel_and_numpy_take_the_same_decisions_and_held_draws_are_the_drawn_ones(monkeypatch, alpha):
+    if group_simulation.group_kernel is None:
+        pytest.skip("the C kernel is not built here")
+    problem = GroupProblem(0.6, 0.3, 0.5, Target(50, (-0.1, 0.1), (-0.05, 0.05)))
+    energy = member(problem, alpha, 0.01)
+    held = GroupDraws(problem, 500, 700, 3).hold()
+    compiled = group_runs(energy, problem, 500, 700, 3, held)
+    monkeypatch.setattr(group_simulation, "group_kernel", None)
+    plain = group_runs(energy, problem, 500, 700, 3)
+    for name in ("first_violation", "violations", "flips", "final_gap"):
+        np.testing.assert_array_equal(getattr(compiled, name), getattr(plain, name), err_msg=name)
 
 
 def test_the_vectorized_streams_match_the_exact_programme():

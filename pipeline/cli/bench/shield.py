@@ -4,20 +4,38 @@ from __future__ import annotations
 
 import click
 
-from fairstream.bench.shield import measure_shield
+from fairstream.bench.shield import FINHZN_HORIZONS, GROUP_HORIZONS, measure_shield
 from fairstream.cli import console
 from fairstream.cli.console import reports_errors
+
+
+def horizons(_context: click.Context, _param: click.Parameter, text: str) -> list[int]:
+    """Comma-separated positive horizons; empty for none."""
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise click.BadParameter(f"horizons are whole numbers separated by commas; got {text!r}") from None
+    if any(value < 1 for value in values):
+        raise click.BadParameter(f"horizons are at least 1; got {text!r}")
+    return values
 
 
 @click.command()
 @click.option("--decisions", default=200_000, show_default=True, type=click.IntRange(1000), help="Decisions through each flow.")
 @click.option("--repeat", default=3, show_default=True, type=click.IntRange(1), help="Runs of each flow; medians are reported.")
+@click.option(
+    "--group-horizons", default=",".join(map(str, GROUP_HORIZONS)), show_default=True, callback=horizons, help="Horizons T of the two-group synthesis (4,000 streams)."
+)
+@click.option(
+    "--finhzn-horizons", default=",".join(map(str, FINHZN_HORIZONS)), show_default=True, callback=horizons, help="Horizons T of FinHzn's table (memory grows as T⁴)."
+)
 @reports_errors
-def shield(decisions: int, repeat: int) -> None:
-    """Shield step vs passthrough (same source and parsing) in one run, and synthesis time vs T."""
+def shield(decisions: int, repeat: int, group_horizons: list[int], finhzn_horizons: list[int]) -> None:
+    """Shield step vs passthrough (same source and parsing) in one run, and synthesis time vs T: one group, two groups
+    (target: under 1 s at T = 5,000) and FinHzn (the largest T it fills in 10 s)."""
     with console.progress() as bar:
         task = bar.add_task("starting", total=None)
-        result = measure_shield(decisions, repeat, on_step=lambda step: bar.update(task, description=step))
+        result = measure_shield(decisions, repeat, lambda step: bar.update(task, description=step), group_horizons, finhzn_horizons)
     console.table(
         f"Shield step, {result.decisions:,} hiring decisions (median of {repeat})",
         ["flow", "seconds", "decisions/s"],
@@ -34,3 +52,19 @@ def shield(decisions: int, repeat: int) -> None:
         [(horizon, seconds) for horizon, seconds in result.synthesis_seconds.items()],
         right=(0, 1),
     )
+    if result.group_synthesis:
+        console.table(
+            "Two-group synthesis (rates 0.6, 0.3, equal shares, S [-0.1, 0.1], τ 100, λ 0.05; 4,000 streams, 99 % confidence)",
+            ["horizon T", "seconds", "members", "member α", "bound"],
+            [(f"{horizon:,}", found.seconds, found.evaluated, f"{found.alpha:.4f}", f"{found.bound:.4f}") for horizon, found in result.group_synthesis.items()],
+            right=(0, 1, 2, 3, 4),
+        )
+    if result.finhzn_seconds:
+        console.table(
+            "FinHzn value table (equal shares, rates 0.6 and 0.3, κ 0.1)",
+            ["horizon T", "seconds", "table MiB"],
+            [(horizon, seconds, f"{size / 2**20:,.0f}") for horizon, (seconds, size) in result.finhzn_seconds.items()],
+            right=(0, 1, 2),
+        )
+        within = [horizon for horizon, (seconds, _size) in result.finhzn_seconds.items() if seconds <= 10]
+        console.console.print(f"largest T filled within 10 s: {max(within) if within else 'none of those tried'}")

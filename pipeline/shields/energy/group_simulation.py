@@ -8,14 +8,31 @@ how often it was outside, how many decisions were flipped and where D ended.
 
 from __future__ import annotations
 
+import dataclasses
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from functools import cache
+from itertools import pairwise
 from dataclasses import dataclass
 
 import numpy as np
 
 from fairstream.shields.energy.drift import TWO_GROUPS
-from fairstream.shields.energy.functions import Energy
+from fairstream.shields.energy.functions import Energy, MonotoneEnergy
 from fairstream.shields.energy.target import Target
 from fairstream.shields.errors import ShieldError
+
+try:
+    from fairstream.shields.energy import group_kernel
+except ImportError:  # installed without a C compiler
+    group_kernel = None
+
+BLOCK_STEPS = 256
+"""Steps drawn at once: a block of 4,000 streams is 10 MB."""
+
+HELD_BYTES = 256 * 2**20
+"""The most memory a synthesis keeps its draws in (T = 5,000 × 4,000 streams take 200 MB); beyond it they are drawn anew per member."""
 
 NOT_TWO_GROUPS = "the two-group shield needs an energy on the domain [-1, 1]; got {domain}; build it with domain=(-1.0, 1.0)"
 BAD_RATES = "p_a and p_b must lie in [0, 1] and the share π of group a in (0, 1); got p_a = {p_a!r}, p_b = {p_b!r}, π = {share!r}"
@@ -47,7 +64,8 @@ class GroupProblem:
 @dataclass(frozen=True)
 class GroupRuns:
     """Per stream: `first_violation`, the first t ≥ τ with D_t ∉ S (0 when none up to the horizon); `violations`, the
-    number of such t; `flips`, the decisions flipped; `final_gap`, D at the horizon."""
+    number of such t; `flips`, the decisions flipped; `final_gap`, D at the horizon (the streams' last step: T unless
+    they were given up before)."""
 
     first_violation: np.ndarray
     violations: np.ndarray
@@ -61,43 +79,168 @@ class GroupRuns:
         return self.first_violation > 0
 
 
+Block = tuple[np.ndarray, np.ndarray]
+"""Draws of a block of steps, rows steps and columns streams: bits (1: the decision is about group a, 2: the raw
+decision accepts) and the flip draw u."""
+
+
+@dataclass(frozen=True)
+class GroupDraws:
+    """The random draws of `runs` seeded streams of `horizon` decisions, in blocks of steps. They depend on the
+    problem's rates but not on the energy, so a synthesis draws them once for every member it evaluates (`held`), or
+    anew per member where they would take more than `HELD_BYTES`."""
+
+    problem: GroupProblem
+    runs: int
+    horizon: int
+    seed: int | tuple[int, ...]
+    held: tuple[Block, ...] | None = None
+
+    def blocks(self) -> Iterator[Block]:
+        """The draws of up to `BLOCK_STEPS` steps at a time."""
+        if self.held is not None:
+            yield from self.held
+            return
+        buffer = np.empty((BLOCK_STEPS, 3, self.runs))
+        for start in range(0, self.horizon, BLOCK_STEPS):
+            yield self._block(start, buffer)
+
+    def hold(self) -> GroupDraws:
+        """These draws kept in memory for reuse, where they fit in `HELD_BYTES` (9 bytes a step of a stream); the blocks
+        are drawn on every core, each from its place in the seed's sequence."""
+        if self.held is not None or self.runs * self.horizon * 9 > HELD_BYTES:
+            return self
+        return dataclasses.replace(self, held=tuple(_pool().map(self._block, range(0, self.horizon, BLOCK_STEPS))))
+
+    def _block(self, start: int, buffer: np.ndarray | None = None) -> Block:
+        """The block of draws from step `start` (0-based): numpy's generator for the seed, advanced past the draws before,
+        gives what one generator drawing 3 × runs numbers per step from the first gives there."""
+        steps, problem = min(BLOCK_STEPS, self.horizon - start), self.problem
+        bits = np.random.PCG64(self.seed)
+        bits.advance(start * 3 * self.runs)
+        draws = np.random.Generator(bits).random(out=buffer[:steps]) if buffer is not None else np.random.Generator(bits).random((steps, 3, self.runs))
+        if group_kernel is not None:
+            drawn, u = np.empty((steps, self.runs), dtype=np.uint8), np.empty((steps, self.runs))
+            group_kernel.draw_bits(draws, problem.share, problem.p_a, problem.p_b, drawn, u)
+            return drawn, u
+        arrival, raw_draw, u = draws.transpose(1, 0, 2)
+        first = arrival < problem.share
+        raw = raw_draw < np.where(first, problem.p_a, problem.p_b)
+        return (first | (raw << 1)).astype(np.uint8), np.ascontiguousarray(u)
+
+
+def group_runs(
+    energy: Energy,
+    problem: GroupProblem,
+    runs: int,
+    horizon: int,
+    seed: int | tuple[int, ...],
+    draws: GroupDraws | None = None,
+    give_up: Callable[[np.ndarray], bool] | None = None,
+) -> GroupRuns:
+    """`runs` seeded streams of `horizon` decisions through the two-group shield with this energy (`seed` as numpy's
+    `default_rng` takes it: an integer, or a tuple of them for streams independent of another seed's); `draws`, those of
+    these streams drawn before. `give_up` is asked after each block with the first violations so far: when it says
+    so, the streams stop there (`GroupRuns.horizon` says where).
+
+    Below the pivot acceptance is favoured in group a and rejection in group b, above it the reverse, at it nothing is
+    flipped; an unfavoured raw decision becomes the favoured one when u < ζ(D) (`GroupShield.decide`). A monotone
+    energy's streams are stepped in C where the kernel is built, shared among the cores; others (and all without a
+    compiler) with numpy.
+    """
+    if tuple(energy.domain) != TWO_GROUPS:
+        raise ShieldError(NOT_TWO_GROUPS.format(domain=energy.domain))
+    draws = draws if draws is not None else GroupDraws(problem, runs, horizon, seed)
+    state = _Streams.start(runs)
+    step = _compiled_steps(energy, problem) or _numpy_steps(energy, problem)
+    start = 1
+    for block in draws.blocks():
+        step(block, start, state)
+        start += len(block[0])
+        if give_up is not None and start <= horizon and give_up(state.first_violation):
+            break
+    return GroupRuns(state.first_violation, state.violations, state.flips, state.gap, start - 1)
+
+
+@dataclass
+class _Streams:
+    """Per stream: decisions seen and accepted in each group (`counts`: seen a, accepted a, seen b, accepted b), the two
+    groups' rates, the first violation, violations, flips and the gap D."""
+
+    counts: np.ndarray
+    rates: np.ndarray
+    first_violation: np.ndarray
+    violations: np.ndarray
+    flips: np.ndarray
+    gap: np.ndarray
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        """The arrays in field order, as the kernel takes them (updated in place)."""
+        return self.counts, self.rates, self.first_violation, self.violations, self.flips, self.gap
+
+    @classmethod
+    def start(cls, runs: int) -> _Streams:
+        return cls(np.zeros((runs, 4), dtype=np.int64), np.zeros((runs, 2)), *(np.zeros(runs, dtype=np.int64) for _ in range(3)), np.zeros(runs))
+
+
+Steps = Callable[[Block, int, _Streams], None]
+"""Advances the streams by a block of draws whose first step is the given t."""
+
+
+def _compiled_steps(energy: Energy, problem: GroupProblem) -> Steps | None:
+    """The C kernel's steps for a monotone energy, the streams split among the cores; None where the energy is another
+    or the kernel is not built."""
+    if group_kernel is None or not isinstance(energy, MonotoneEnergy):
+        return None
+    (s_lo, s_hi), (lo, hi) = energy.target.running, energy.domain
+    zeta = group_kernel.MonotoneZeta(energy.side, energy.alpha, energy.k, energy.pivot, energy.level, energy.limit_point, s_lo, s_hi, lo, hi)
+    (run_lo, run_hi), burn_in = problem.target.running, problem.target.burn_in
+
+    def steps(block: Block, start: int, state: _Streams) -> None:
+        runs = len(state.gap)
+        shares = min(len(_CORES), max(1, runs // 1000))
+        edges = [runs * share // shares for share in range(shares + 1)]
+        pool = _pool()  # the kernel releases the GIL: streams apart are stepped at once
+        for done in [pool.submit(group_kernel.run_block, zeta, energy.pivot, *block, start, burn_in, run_lo, run_hi, first, end, *state.arrays()) for first, end in pairwise(edges)]:
+            done.result()
+
+    return steps
+
+
+_CORES = os.sched_getaffinity(0)
+
+
+@cache
+def _pool() -> ThreadPoolExecutor:
+    """The threads the kernel steps streams on, one per core this process may use, started once."""
+    return ThreadPoolExecutor(len(_CORES), thread_name_prefix="group-streams")
+
+
+def _numpy_steps(energy: Energy, problem: GroupProblem) -> Steps:
+    """The same steps with numpy, one step of every stream at a time."""
+    (s_lo, s_hi), burn_in, pivot = problem.target.running, problem.target.burn_in, energy.pivot
+
+    def steps(block: Block, start: int, state: _Streams) -> None:
+        counts = state.counts
+        for offset, (bits, u) in enumerate(zip(*block)):
+            first, raw, gap = (bits & 1).astype(bool), (bits >> 1).astype(bool), state.gap
+            # Below the pivot the favoured decision is 1 in group a and 0 in group b; above it the reverse.
+            favoured = (gap < pivot) == first
+            flip = (gap != pivot) & (raw != favoured) & (u < np.asarray(energy(gap)))
+            shielded = np.where(flip, favoured, raw)
+            state.flips += flip
+            counts += np.stack([first, shielded & first, ~first, shielded & ~first], axis=1)
+            state.gap = _gap(counts[:, 1], counts[:, 0], counts[:, 3], counts[:, 2])
+            if start + offset >= burn_in:
+                outside = (state.gap < s_lo) | (state.gap > s_hi)
+                state.violations += outside
+                state.first_violation[(state.first_violation == 0) & outside] = start + offset
+
+    return steps
+
+
 def _gap(ones_a: np.ndarray, seen_a: np.ndarray, ones_b: np.ndarray, seen_b: np.ndarray) -> np.ndarray:
     """D = r_a − r_b, an empty group counting as rate 0 (as `GroupCounts.gap`)."""
     rate_a = np.divide(ones_a, seen_a, out=np.zeros(len(seen_a)), where=seen_a > 0)
     rate_b = np.divide(ones_b, seen_b, out=np.zeros(len(seen_b)), where=seen_b > 0)
     return rate_a - rate_b
-
-
-def group_runs(energy: Energy, problem: GroupProblem, runs: int, horizon: int, seed: int | tuple[int, ...]) -> GroupRuns:
-    """`runs` seeded streams of `horizon` decisions through the two-group shield with this energy (`seed` as numpy's
-    `default_rng` takes it: an integer, or a tuple of them for streams independent of another seed's).
-
-    Below the pivot acceptance is favoured in group a and rejection in group b, above it the reverse, at it nothing is
-    flipped; an unfavoured raw decision becomes the favoured one when u < ζ(D) (`GroupShield.decide`).
-    """
-    if tuple(energy.domain) != TWO_GROUPS:
-        raise ShieldError(NOT_TWO_GROUPS.format(domain=energy.domain))
-    rng = np.random.default_rng(seed)
-    seen_a, ones_a, seen_b, ones_b = (np.zeros(runs, dtype=np.int64) for _ in range(4))
-    first_violation, violations, flips = (np.zeros(runs, dtype=np.int64) for _ in range(3))
-    (s_lo, s_hi), burn_in, pivot = problem.target.running, problem.target.burn_in, energy.pivot
-    gap = np.zeros(runs)
-    for t in range(1, horizon + 1):
-        arrival, raw_draw, u = rng.random((3, runs))
-        first = arrival < problem.share
-        raw = raw_draw < np.where(first, problem.p_a, problem.p_b)
-        # Below the pivot the favoured decision is 1 in group a and 0 in group b; above it the reverse.
-        favoured = (gap < pivot) == first
-        flip = (gap != pivot) & (raw != favoured) & (u < np.asarray(energy(gap)))
-        shielded = np.where(flip, favoured, raw)
-        flips += flip
-        seen_a += first
-        ones_a += shielded & first
-        seen_b += ~first
-        ones_b += shielded & ~first
-        gap = _gap(ones_a, seen_a, ones_b, seen_b)
-        if t >= burn_in:
-            outside = (gap < s_lo) | (gap > s_hi)
-            violations += outside
-            first_violation[(first_violation == 0) & outside] = t
-    return GroupRuns(first_violation, violations, flips, gap, horizon)

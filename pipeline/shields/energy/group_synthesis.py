@@ -25,7 +25,7 @@ from scipy import stats
 
 from fairstream.shields.energy.drift import TWO_GROUPS, group_interference
 from fairstream.shields.energy.functions import STEEPNESS, MonotoneEnergy
-from fairstream.shields.energy.group_simulation import GroupProblem, group_runs
+from fairstream.shields.energy.group_simulation import GroupDraws, GroupProblem, group_runs
 from fairstream.shields.energy.group_violations import group_violations
 from fairstream.shields.errors import ShieldError
 
@@ -111,9 +111,17 @@ def _mean_upper(values: np.ndarray, delta: float) -> float:
     return float(values.mean()) + float(stats.t.ppf(1 - delta, len(values) - 1)) * spread / math.sqrt(len(values))
 
 
-def simulated(energy: MonotoneEnergy, problem: GroupProblem, horizon: int, runs: int, seed: int, delta: float) -> Assessment:
-    """A member's measures over [τ, T] from `runs` simulated streams, with 1 − δ upper bounds."""
-    streams = group_runs(energy, problem, runs, horizon, seed)
+def simulated(
+    energy: MonotoneEnergy, problem: GroupProblem, horizon: int, runs: int, seed: int, delta: float, draws: GroupDraws | None = None, beyond: float | None = None
+) -> Assessment:
+    """A member's measures over [τ, T] from `runs` simulated streams (`draws`, where they were drawn before), with 1 − δ
+    upper bounds. With `beyond`, the streams stop once the probability bound exceeds it, as it then does at T too (the
+    streams that have left S only grow in number); the measures are then those of the streams so far."""
+
+    def bound_passed(first_violation: np.ndarray) -> bool:
+        return _clopper_pearson_upper(int(np.count_nonzero(first_violation)), runs, delta) > beyond  # type: ignore[operator]
+
+    streams = group_runs(energy, problem, runs, horizon, seed, draws, bound_passed if beyond is not None else None)
     hits = int(streams.violated.sum())
     halfway = problem.target.burn_in + (horizon - problem.target.burn_in) // 2
     return Assessment(
@@ -160,11 +168,20 @@ def candidates(tol: float) -> int:
     return 1 + max(0, math.ceil(math.log2((STEEPNESS[1] - STEEPNESS[0]) / tol)))
 
 
-def _measure(energy: MonotoneEnergy, problem: GroupProblem, horizon: int, runs: int, seed: int, delta: float) -> tuple[Assessment, Method]:
-    """Exactly when T ≤ `EXACT_HORIZON`, else from `runs` streams with 1 − δ bounds."""
+def _measure(
+    energy: MonotoneEnergy,
+    problem: GroupProblem,
+    horizon: int,
+    runs: int,
+    seed: int,
+    delta: float,
+    draws: GroupDraws | None = None,
+    beyond: float | None = None,
+) -> tuple[Assessment, Method]:
+    """Exactly when T ≤ `EXACT_HORIZON`, else from `runs` streams with 1 − δ bounds (see `simulated` for `beyond`)."""
     if horizon <= EXACT_HORIZON:
         return exact(energy, problem, horizon), "exact"
-    return simulated(energy, problem, horizon, runs, seed, delta), "monte carlo"
+    return simulated(energy, problem, horizon, runs, seed, delta, draws, beyond), "monte carlo"
 
 
 def assess(
@@ -200,17 +217,19 @@ def synthesize_groups(
     started = time.perf_counter()
     evaluated = candidates(tol)
     delta = (1 - confidence) / evaluated
+    draws = GroupDraws(problem, runs, horizon, seed).hold() if horizon > EXACT_HORIZON else None  # every member on the same streams
 
-    def judge(alpha: float) -> tuple[Assessment, Method]:
-        return _measure(member(problem, alpha, settle_margin), problem, horizon, runs, seed, delta)
+    def judge(alpha: float, beyond: float | None = None) -> tuple[Assessment, Method]:
+        return _measure(member(problem, alpha, settle_margin), problem, horizon, runs, seed, delta, draws, beyond)
 
+    give_up = lam if measure == "probability" else None  # a member whose bound has passed λ fails: its streams stop there
     best, method = judge(STEEPNESS[1])
     if best.bound(measure) > lam:
         raise ShieldError(NONE_MEETS.format(lam=lam, horizon=horizon, value=best.bound(measure), method=method))
     low, high = STEEPNESS
     while high - low > tol:
         middle = 0.5 * (low + high)
-        trial, _ = judge(middle)
+        trial, _ = judge(middle, give_up)
         if trial.bound(measure) <= lam:
             high, best = middle, trial
         else:
