@@ -25,8 +25,8 @@ from fairstream.monitor import MonitorConfig
 from fairstream.records.errors import SpecError
 from fairstream.records.parse import RecordParser
 from fairstream.records.redact import LetterRecord
-from fairstream.records.typed import TypedParser, record_parser
 from fairstream.records.timefmt import format_duration, parse_duration
+from fairstream.records.typed import TypedParser, record_parser
 from fairstream.trials.layout import Capture, TrialLayout
 from fairstream.trials.outcomes import PART_NAMES, AggregateRule, MetricCells, Outcomes, SlotOutcomes
 from fairstream.verdicts.budget import declared_pairs

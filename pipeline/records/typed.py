@@ -10,7 +10,9 @@ the key, time or kind, CSV rows whose text values are converted) is parsed by `R
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Union
+import functools
+import operator
+from typing import Annotated, Any
 
 import msgspec
 import orjson
@@ -37,14 +39,14 @@ def _value_type(kind: FieldType, max_chars: int) -> Any:
     if kind == "int":
         return _INTEGER
     if kind == "float":
-        return Union[_INTEGER, float]  # an integer stays one, as the parser keeps it
+        return _INTEGER | float  # an integer stays one, as the parser keeps it
     return bool
 
 
 def _time_type(time_format: str) -> Any:
     """What the time field may hold before the time parser reads it (anything else is the fallback's to judge)."""
     text = Annotated[str, msgspec.Meta(min_length=1)]
-    return Union[_INTEGER, float, text] if time_format in ("epoch_s", "epoch_ms") else text
+    return _INTEGER | float | text if time_format in ("epoch_s", "epoch_ms") else text
 
 
 def expressible(schema: InputSchema) -> bool:
@@ -64,7 +66,7 @@ class TypedParser:
         self._composite = not isinstance(schema.key, str)
         self._max_key = schema.max_key_chars
         self._parse_time = time_parser(schema.time_format)
-        key = Union[Annotated[str, msgspec.Meta(min_length=1, max_length=schema.max_key_chars)], _INTEGER]
+        key = Annotated[str, msgspec.Meta(min_length=1, max_length=schema.max_key_chars)] | _INTEGER
         common = [(f"k{index}", key) for index in range(len(self._keys))] + [("t", _time_type(schema.time_format))]
         rename = {f"k{index}": name for index, name in enumerate(self._keys)} | {"t": schema.time}
         self._kind_of: dict[type, str] = {}
@@ -76,7 +78,7 @@ class TypedParser:
             struct = msgspec.defstruct(f"Kind{index}", [*common, *declared], rename=rename | names, **tagged)
             self._kind_of[struct] = kind
             structs.append(struct)
-        self._decode = msgspec.json.Decoder(Union[tuple(structs)] if len(structs) > 1 else structs[0]).decode
+        self._decode = msgspec.json.Decoder(functools.reduce(operator.or_, structs)).decode  # a tagged union of the kinds
         self._lone_tag = (schema.kind, next(iter(schema.kinds))) if schema.kind is not None and len(structs) == 1 else None
         """A lone tagged struct takes a record without its tag: the kind field is then checked on the record."""
 

@@ -12,9 +12,9 @@ import dataclasses
 import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from functools import cache
 from itertools import pairwise
-from dataclasses import dataclass
 
 import numpy as np
 
