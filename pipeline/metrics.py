@@ -33,6 +33,9 @@ NOTIFICATIONS_FAILED = Counter(
     "fairstream_notifications_failed", "Posts that failed after every retry (or alerts the full queue could not take), per target", ["target"], registry=REGISTRY
 )
 ALERTS = Counter("fairstream_alerts", "Alert records written, per monitor and type (violation, recovery, shield intervention)", ["monitor", "type"], registry=REGISTRY)
+SHIELD_DECISIONS = Counter(
+    "fairstream_shield_decisions", "Decisions the shield answered, per monitor and arrival: on_time, late (past the lateness) or future", ["monitor", "arrival"], registry=REGISTRY
+)
 STATUSES = ("violated", "certified", "satisfied", "inconclusive")
 
 _open: dict[tuple[str, int], int] = {}
@@ -147,3 +150,5 @@ def observe(record: dict[str, Any]) -> None:
         _estimates.latest[record["monitor"]] = record
     elif kind in (*ALERT_TYPES, "shield.intervention"):
         ALERTS.labels(record.get("monitor", ""), kind).inc()
+    elif kind == "shield.decision":
+        SHIELD_DECISIONS.labels(record["monitor"], "late" if record.get("late") else "future" if record.get("future") else "on_time").inc()

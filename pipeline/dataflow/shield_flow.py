@@ -18,7 +18,7 @@ from fairstream.language.plan import Plan
 from fairstream.records.chain import RecordChain
 from fairstream.records.errors import SpecError
 from fairstream.shields.runtime.decisions import SHIELDED, ShieldRun
-from fairstream.shields.runtime.order import EventOrder
+from fairstream.shields.runtime.order import EventOrder, Released
 
 
 class _ShieldLogic(StatefulLogic):
@@ -30,9 +30,9 @@ class _ShieldLogic(StatefulLogic):
         self.run = run
         self.chain = chain
 
-    def _decide(self, events) -> list[dict[str, Any]]:
+    def _decide(self, released: list[Released]) -> list[dict[str, Any]]:
         kind = self.run.spec.decisions
-        return self._chained([record for event in events if event.kind == kind for record in self.run.decide(event)])
+        return self._chained([record for event, arrival in released if event.kind == kind for record in self.run.decide(event, arrival)])
 
     def _chained(self, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for record in records:
@@ -71,8 +71,8 @@ def build_shield_flow(
     def shield_logic(resume: tuple[EventOrder, ShieldRun, RecordChain] | None) -> _ShieldLogic:
         if resume is not None:
             return _ShieldLogic(*resume)
-        order = EventOrder(partitions, spec.input.lateness, spec.input.max_future, spec.input.max_ahead, plan.letter_record)
-        return _ShieldLogic(order, ShieldRun(spec.shield, spec.monitor), RecordChain(f"shield/{spec.monitor}", plan.sha256))  # type: ignore[arg-type]
+        order = EventOrder(partitions, spec.input.lateness, spec.input.max_future, spec.input.max_ahead, plan.letter_record, answered=spec.shield.decisions)  # type: ignore[union-attr]
+        return _ShieldLogic(order, ShieldRun(spec.shield, spec.monitor, plan.sha256), RecordChain(f"shield/{spec.monitor}", plan.sha256))  # type: ignore[arg-type]
 
     flow = Dataflow(f"{spec.monitor.replace('.', '_')}-shield")
     parsed = parsed_stream(flow, plan, source, strings=strings)  # ("p<partition>", PartitionBatch)

@@ -9,6 +9,7 @@ from bisect import bisect_left
 from collections import defaultdict
 from operator import attrgetter
 from time import time_ns
+from typing import NamedTuple
 
 from fairstream.records.chain import RecordChain
 from fairstream.records.events import DeadLetter, Event
@@ -69,6 +70,16 @@ class LatenessBuffer:
         return copied
 
 
+class Refused(NamedTuple):
+    """An event the clock does not admit: `late` (older than the watermark) or `future` (implausibly far ahead), why,
+    and the partition's latest on-time event time when it arrived (None before any)."""
+
+    event: Event
+    reason: str
+    detail: str
+    high: int | None
+
+
 class PartitionClock:
     """The latest event time seen in one input partition; an event older than it by more than the lateness is late.
 
@@ -122,17 +133,23 @@ class PartitionClock:
     def admit(self, events: list[Event]) -> tuple[list[Event], list[DeadLetter]]:
         """Split a batch (in partition order) into the events now due, in event-time order, and dead letters for late
         and future ones; with a lateness, admitted events are held until the watermark passes them (see `release_all`)."""
-        accepted, rejected = self._classify(events)
+        accepted, refused = self._classify(events)
+        rejected = [self.letter(event.event, event.reason, event.detail) for event in refused]
         if self.buffer is None:
             return accepted, rejected
         self.buffer.hold(accepted)
         return self.buffer.release(self.high - self.lateness) if self.high is not None else [], rejected
 
+    def sort_out(self, events: list[Event]) -> tuple[list[Event], list[Refused]]:
+        """Split a batch (in partition order) into the events on time and those late or too far ahead, each with where
+        the partition's clock stood when it arrived, for a caller that answers every event (the shield)."""
+        return self._classify(events)
+
     def release_all(self) -> list[Event]:
         """Every held event, in order: the partition has ended, or gone quiet, so no earlier event is to be waited for."""
         return [] if self.buffer is None else self.buffer.drain()
 
-    def _classify(self, events: list[Event]) -> tuple[list[Event], list[DeadLetter]]:
+    def _classify(self, events: list[Event]) -> tuple[list[Event], list[Refused]]:
         if not events:
             return events, []
         times = list(map(_time, events))
@@ -155,23 +172,25 @@ class PartitionClock:
             previous = time
         return True
 
-    def _admit_one_by_one(self, events: list[Event], ceiling: int | None) -> tuple[list[Event], list[DeadLetter]]:
+    def _admit_one_by_one(self, events: list[Event], ceiling: int | None) -> tuple[list[Event], list[Refused]]:
         """The general case: each event against the latest on-time event before it, and against how far ahead it may be."""
         accepted: list[Event] = []
-        rejected: list[DeadLetter] = []
+        rejected: list[Refused] = []
         accept = accepted.append
         high, lateness, reach = self.high, self.lateness, self.max_ahead
         floor = None if high is None else high - lateness
         for event in events:
             time = event.time
             if floor is not None and time < floor:
-                rejected.append(self._late(event, floor))
+                rejected.append(Refused(event, "late", f"event time {format_instant(time)} is older than the partition's watermark {format_instant(floor)}", high))
                 continue
             if ceiling is not None and time > ceiling:
-                rejected.append(self._future(event, f"more than {format_duration(self.max_future)} after the wall clock ({format_instant(ceiling - self.max_future)})"))  # type: ignore[arg-type]
+                wall = format_instant(ceiling - self.max_future)  # type: ignore[operator]
+                rejected.append(Refused(event, "future", f"event time {format_instant(time)} is more than {format_duration(self.max_future)} after the wall clock ({wall})", high))  # type: ignore[arg-type]
                 continue
             if reach is not None and high is not None and time > high + reach:
-                rejected.append(self._future(event, f"more than {format_duration(reach)} after the partition's latest event time {format_instant(high)}"))
+                detail = f"event time {format_instant(time)} is more than {format_duration(reach)} after the partition's latest event time {format_instant(high)}"
+                rejected.append(Refused(event, "future", detail, high))
                 continue
             accept(event)
             if high is None or time > high:
@@ -179,12 +198,6 @@ class PartitionClock:
                 floor = high - lateness
         self.high = high
         return accepted, rejected
-
-    def _late(self, event: Event, watermark: int) -> DeadLetter:
-        return self.letter(event, "late", f"event time {format_instant(event.time)} is older than the partition's watermark {format_instant(watermark)}")
-
-    def _future(self, event: Event, how_far: str) -> DeadLetter:
-        return self.letter(event, "future", f"event time {format_instant(event.time)} is {how_far}")
 
     def letter(self, event: Event, reason: str, detail: str) -> DeadLetter:
         """A dead letter for an event of this partition, its record as it arrived."""

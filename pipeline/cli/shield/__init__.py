@@ -223,7 +223,7 @@ def run_command(
     if kafka is not None:
         reach(kafka)  # a broker that refuses the login says so before the shield is synthesized, not after
     if shield_spec is not None:  # without one, the job below fails with the spec's own error
-        console.console.print(configure(shield_spec).summary(shield_spec), soft_wrap=True)
+        console.console.print(configure(shield_spec).summary(shield_spec), soft_wrap=True, markup=False)
     if kafka is None:
         job = Job(spec=spec, input=FileInput(path=input_path, format=fmt or guess_format(input_path)), output=FileOutput(out_dir=out_dir), shield=True, metrics_port=metrics_port, metrics_host=metrics_host)  # type: ignore[arg-type]
     else:

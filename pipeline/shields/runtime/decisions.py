@@ -7,6 +7,7 @@ from typing import Any
 
 from fairstream.language.models import ShieldSpec
 from fairstream.records.events import Event
+from fairstream.shields.energy.functions import MonotoneEnergy
 from fairstream.shields.energy.shields import AdaptiveGroupCounts, AdaptiveGroupShield, GroupCounts, GroupShield, uniform
 from fairstream.shields.runtime.configured import configure
 from fairstream.verdicts.alerts import stamp
@@ -16,38 +17,58 @@ INTERVENTION = "shield.intervention"
 STATUS = "shield.status"
 
 
+def member_of(energy: MonotoneEnergy) -> dict[str, Any]:
+    """The member's parameters, as `MonotoneEnergy(raw_gap, Target(τ, running, limit), alpha, k, domain=(-1, 1))` takes
+    them (the limit is the one the member settles in)."""
+    target = energy.target
+    return {"alpha": energy.alpha, "raw_gap": energy.p, "k": energy.k, "burn_in": target.burn_in, "running": list(target.running), "limit": list(target.limit)}
+
+
 @dataclass
 class ShieldRun:
     """The shield's state over one decision stream; `decide` takes events in the order they must be shielded."""
 
     spec: ShieldSpec
     monitor: str
+    spec_sha256: str = ""
+    """The sha256 of the spec file's bytes, in every record: with the seed and the member it replays each decision."""
     shield: GroupShield | AdaptiveGroupShield = field(init=False)
     state: GroupCounts | AdaptiveGroupCounts = field(init=False)
     decisions: int = 0
     flips: int = 0
+    late: int = 0
+    """Decisions answered though they arrived later than the lateness allows."""
+    future: int = 0
+    """Decisions answered though dated implausibly far ahead."""
 
     def __post_init__(self) -> None:
         self.shield = configure(self.spec).shield
         self.state = self.shield.start()
 
-    def decide(self, event: Event) -> list[dict[str, Any]]:
-        """The shielded decision record, plus an intervention record when the decision was flipped."""
+    def decide(self, event: Event, arrival: str = "") -> list[dict[str, Any]]:
+        """The shielded decision record, plus an intervention record when the decision was flipped; `arrival` says
+        whether the decision came late or dated too far ahead (the records say so, and it is counted)."""
         spec = self.spec
         fields = event.fields
         group = str(fields[spec.group])
+        marked = {arrival: True} if arrival else {}
+        if arrival:
+            setattr(self, arrival, getattr(self, arrival) + 1)
         if group not in spec.groups:  # outside the two compared groups: passed through unchanged
-            return [{"type": SHIELDED, "monitor": self.monitor, "id": event.key, "flipped": False, "record": fields}]
+            facts = {"seed": spec.seed, "spec_sha256": self.spec_sha256}
+            return [{"type": SHIELDED, "monitor": self.monitor, "id": event.key, "flipped": False, **marked, "shield": facts, "record": fields}]
         proposed = fields[spec.decision]
         raw = int(bool(proposed))
-        verdict = self.shield.decide(raw, self.state, uniform(spec.seed, event.key), group)  # type: ignore[arg-type]
+        draw = uniform(spec.seed, event.key)
+        facts = self.replay_facts(draw)
+        verdict = self.shield.decide(raw, self.state, draw, group)  # type: ignore[arg-type]
         self.state = self.shield.next_state(self.state, verdict)  # type: ignore[arg-type]
         self.decisions += 1
         if not verdict.flipped and (proposed is True or proposed is False or proposed == raw):
             shielded = fields  # the record already says what was decided
         else:
             shielded = {**fields, spec.decision: bool(verdict.shielded) if isinstance(proposed, bool) else verdict.shielded}
-        out = [{"type": SHIELDED, "monitor": self.monitor, "id": event.key, "flipped": verdict.flipped, "record": shielded}]
+        out = [{"type": SHIELDED, "monitor": self.monitor, "id": event.key, "flipped": verdict.flipped, **marked, "shield": facts, "record": shielded}]
         if self.decisions % spec.status_every == 0:
             out.append(self.status(event.time))
         if verdict.flipped:
@@ -64,9 +85,24 @@ class ShieldRun:
                 "reason": verdict.reason,
                 "interventions": self.flips,
                 "decisions": self.decisions,
+                **marked,
+                **facts,
             }
             out.append(stamp(body, self.monitor, INTERVENTION, event.time, event.key))
         return out
+
+    def replay_facts(self, draw: float) -> dict[str, Any]:
+        """What an auditor needs to decide this decision again from its raw value and the shielded decisions before it:
+        the member (its energy's parameters), the groups in the member's order (its raw gap is the first's rate minus
+        the second's), the seed and the draw it gives, the spec's hash, and for the adaptive shield the rate estimates
+        the member was chosen by."""
+        adaptive = isinstance(self.shield, AdaptiveGroupShield)
+        energy = self.shield.energy(self.state) if adaptive else self.shield.energy  # type: ignore[arg-type, union-attr]
+        facts: dict[str, Any] = {"member": member_of(energy), "groups": list(self.spec.groups), "seed": self.spec.seed, "draw": draw, "spec_sha256": self.spec_sha256}
+        if adaptive:
+            first, second = self.spec.groups
+            facts["rates"] = {first: self.state.rate_a, second: self.state.rate_b}  # type: ignore[union-attr]
+        return facts
 
     def status(self, instant: int) -> dict[str, Any]:
         """Where the shield stands: the fairness value of the shielded decisions against its targets, and each group's counts."""
@@ -79,6 +115,8 @@ class ShieldRun:
             "burn_in": self.spec.burn_in,
             "decisions": self.decisions,
             "interventions": self.flips,
+            "late": self.late,
+            "future": self.future,
             "groups": {first: {"decisions": counts.seen_a, "accepted": counts.ones_a}, second: {"decisions": counts.seen_b, "accepted": counts.ones_b}},
         }
         return stamp(body, self.monitor, STATUS, instant, str(self.decisions))

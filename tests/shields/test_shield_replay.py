@@ -1,0 +1,99 @@
+"""An auditor replays a shielded run from the raw decisions and the records alone: each record's member, groups, seed
+and draw, with the shielded decisions before it, give its decision back — for the synthesized shield and the adaptive
+one, and with decisions arriving late. The draw is recomputed from the seed with blake2b, the flip rule written out."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+import yaml
+from bytewax.testing import TestingSink, run_main
+
+from fairstream.connectors.files import RecordSource
+from fairstream.connectors.synthetic.hiring import hiring_decisions
+from fairstream.dataflow.shield_flow import build_shield_flow
+from fairstream.language.load import load_plan
+from fairstream.language.yaml_file import read_yaml
+from fairstream.shields import MonotoneEnergy, Target
+from fairstream.shields.energy.shields import ESTIMATE_STEP
+from fairstream.shields.runtime.decisions import INTERVENTION, SHIELDED
+from tests.conftest import SPECS
+
+
+def replayed(record: dict, raw: bool, counts: dict[str, list[int]]) -> int:
+    """The decision the record's facts give: the gap of the shielded decisions so far (an empty group's rate 0), the
+    member's energy there, and the unfavoured raw decision flipped when the draw falls below it."""
+    facts, group = record["shield"], record["record"]["gender"]
+    first, second = facts["groups"]
+    member = facts["member"]
+    energy = MonotoneEnergy(member["raw_gap"], Target(member["burn_in"], tuple(member["running"]), tuple(member["limit"])), member["alpha"], member["k"], domain=(-1.0, 1.0))
+    rate = {name: (counts[name][1] / counts[name][0] if counts[name][0] else 0.0) for name in (first, second)}
+    gap, pivot = rate[first] - rate[second], energy.pivot
+    digest = hashlib.blake2b(f"{facts['seed']}\x1f{record['id']}".encode(), digest_size=8).digest()
+    draw = (int.from_bytes(digest, "big") >> 11) / 2**53
+    assert draw == facts["draw"]
+    if gap == pivot:
+        return int(raw)
+    favoured = int((gap < pivot) == (group == first))  # below the pivot: accept in the first group, reject in the second
+    return favoured if int(raw) != favoured and draw < energy(gap) else int(raw)
+
+
+def run(plan, events):
+    out: list = []
+    run_main(build_shield_flow(plan, RecordSource(lambda: [dict(e) for e in events]), TestingSink(out)))
+    return out
+
+
+@pytest.mark.parametrize("shield", ["synthesized", "adaptive"])
+def test_every_decision_comes_back_from_the_raw_decisions_and_the_records(tmp_path, shield):
+    spec = read_yaml(SPECS / "hiring_energy_shield.yaml")
+    if shield == "adaptive":
+        del spec["shield"]["rates"]
+    path = tmp_path / "shield.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    plan = load_plan(path)
+    events = hiring_decisions(2000, p_male=0.6, p_female=0.3, seed=9)
+    arriving = [*events[:500], *events[520:700], *events[500:520], *events[700:]]  # twenty decisions come late
+    raw = {event["id"]: event["hired"] for event in events}
+    out = run(plan, arriving)
+    shielded = [r for r in out if r["type"] == SHIELDED]
+    counts = {group: [0, 0] for group in spec["shield"]["groups"]}
+    flips = 0
+    for record in shielded:
+        assert record["shield"]["spec_sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+        assert ("rates" in record["shield"]) == (shield == "adaptive")
+        if shield == "adaptive":  # the member is the one for the estimates before this decision, to the estimate's step
+            first, second = record["shield"]["groups"]
+            estimate = record["shield"]["rates"][first] - record["shield"]["rates"][second]
+            assert record["shield"]["member"]["raw_gap"] == pytest.approx(min(1.0, max(-1.0, round(estimate / ESTIMATE_STEP) * ESTIMATE_STEP)), abs=1e-12)
+        decided = replayed(record, raw[record["id"]], counts)
+        assert decided == int(record["record"]["hired"]) and record["flipped"] == (decided != int(raw[record["id"]]))
+        group = record["record"]["gender"]
+        counts[group][0] += 1
+        counts[group][1] += decided
+        flips += record["flipped"]
+    assert len(shielded) == 2000 and sum(1 for r in shielded if r.get("late")) == 20 and flips > 50
+    interventions = {r["decision_id"]: r for r in out if r["type"] == INTERVENTION}
+    assert set(interventions) == {r["id"] for r in shielded if r["flipped"]}
+    for record in shielded:
+        if record["flipped"]:
+            assert {key: interventions[record["id"]][key] for key in record["shield"]} == record["shield"]
+
+
+def test_the_shield_command_states_its_member_first_and_keeps_brackets_as_written(tmp_path):
+    """The adaptive shield's first line names what to give for a bound, `[p_a, p_b]` (once swallowed as markup)."""
+    from click.testing import CliRunner
+
+    from fairstream.cli import cli
+    from fairstream.connectors.files import write_jsonl
+
+    spec = read_yaml(SPECS / "hiring_energy_shield.yaml")
+    del spec["shield"]["rates"]
+    (tmp_path / "shield.yaml").write_text(yaml.safe_dump(spec))
+    write_jsonl(tmp_path / "decisions.jsonl", hiring_decisions(50, p_male=0.6, p_female=0.3, seed=1))
+    args = ["shield", "run", str(tmp_path / "shield.yaml"), "--input", str(tmp_path / "decisions.jsonl"), "--out", str(tmp_path / "out")]
+    result = CliRunner().invoke(cli, args, env={"NO_COLOR": "1", "COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0].startswith("energy shield: member α = 0.5000 (adaptive")
+    assert "(give rates: [p_a, p_b] for one)" in result.output.splitlines()[0]
