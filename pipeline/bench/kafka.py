@@ -6,18 +6,19 @@ import itertools
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import orjson
 import yaml
 
+from fairstream.bench.latency import kafka_latency
 from fairstream.connectors.broker import kafka_or_local
-from fairstream.connectors.kafka import CONSUMER_CONFIG, PRODUCER_CONFIG, ensure_topics, estimates_topic
+from fairstream.connectors.kafka import ensure_topics, estimates_topic
 from fairstream.connectors.kafka_config import KafkaConnection
 from fairstream.connectors.replay import EventFields, replay
 from fairstream.connectors.synthetic.compas_like import compas_like_events
@@ -144,56 +145,16 @@ def _run_child(flow: str, bootstrap: str, kafka_config: str | None, topic: str, 
 
 def _latency(kafka: KafkaConnection, kafka_config: str | None, suffix: str, rate: int, seconds: float) -> list[float]:
     """Decisions produced at `rate` per second with event time = now; latency = when its verdict is readable − event time."""
-    from confluent_kafka import Consumer, Producer, TopicPartition
-
     topic, alerts = f"bench-latency-{suffix}", f"bench-latency-alerts-{suffix}"
     ensure_topics(kafka, {topic: 2, alerts: 1, estimates_topic(alerts): 1, f"{alerts}.dlq": 1})
+    parse = time_parser("iso")
     with tempfile.TemporaryDirectory() as scratch:
         spec = Path(scratch) / "latency.yaml"
         spec.write_text(yaml.safe_dump(LATENCY_SPEC, sort_keys=False))
-        monitor = subprocess.Popen(
-            [sys.executable, "-m", "fairstream.cli", "run", str(spec), "--bootstrap", kafka.bootstrap, "--topic", topic, "--alerts", alerts,
-             *(["--kafka-config", kafka_config] if kafka_config else [])],  # fmt: skip
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        latencies: list[float] = []
-        stop = threading.Event()
-        parse = time_parser("iso")
+        job = [sys.executable, "-m", "fairstream.cli", "run", str(spec), "--bootstrap", kafka.bootstrap, "--topic", topic, "--alerts", alerts,
+               *(["--kafka-config", kafka_config] if kafka_config else [])]  # fmt: skip
 
-        def read() -> None:
-            consumer = Consumer(kafka.client({"group.id": "bench", "enable.auto.commit": "false", **CONSUMER_CONFIG}))
-            consumer.assign([TopicPartition(estimates_topic(alerts), 0, 0)])
-            while not stop.is_set():
-                message = consumer.poll(0.05)
-                if message is None or message.error():
-                    continue
-                arrived = time.time() * 1000
-                latencies.append(arrived - parse(orjson.loads(message.value())["event_time"]))
-            consumer.close()
+        def record(index: int, male: bool, hired: bool, now: int) -> dict[str, Any]:
+            return {"event": "DECISION", "id": str(index), "time_ms": now, "gender": "male" if male else "female", "hired": hired}
 
-        reader = threading.Thread(target=read)
-        reader.start()
-        try:
-            time.sleep(3)  # the monitor process starts and assigns its partitions
-            producer = Producer(kafka.client({"linger.ms": "0", **PRODUCER_CONFIG}))
-            rng = np.random.default_rng(5)
-            started = time.perf_counter()
-            for index in range(int(rate * seconds)):
-                due = started + index / rate
-                pause = due - time.perf_counter()
-                if pause > 0:
-                    time.sleep(pause)
-                male = bool(rng.random() < 0.5)
-                record = {"event": "DECISION", "id": str(index), "time_ms": int(time.time() * 1000), "gender": "male" if male else "female", "hired": bool(rng.random() < (0.5 if male else 0.3))}
-                producer.produce(topic, orjson.dumps(record), record["id"].encode())
-                producer.poll(0)
-            producer.flush(10)
-            time.sleep(2)
-        finally:
-            stop.set()
-            reader.join()
-            monitor.terminate()
-            monitor.wait(10)
-    warm = int(len(latencies) * 0.1)
-    return latencies[warm:]
+        return kafka_latency(kafka, job, topic, estimates_topic(alerts), record, lambda estimate: parse(estimate["event_time"]), rate, seconds)

@@ -7,15 +7,17 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import bytewax.operators as op
 from bytewax.dataflow import Dataflow
 from bytewax.testing import run_main
 
+from fairstream.bench import shield_latency
 from fairstream.bench.sink import CountingSink
 from fairstream.connectors.files import RecordSource, jsonl_lines, write_jsonl
+from fairstream.connectors.kafka_config import KafkaConnection
 from fairstream.connectors.synthetic.hiring import hiring_decisions
 from fairstream.dataflow.flow import parsed_stream
 from fairstream.dataflow.shield_flow import build_shield_flow
@@ -48,6 +50,9 @@ class ShieldBench:
     """Per horizon, the two-group synthesis of `GROUP_PROBLEM` (its seconds, member and bound)."""
     finhzn_seconds: dict[int, tuple[float, int]]
     """Per horizon, seconds to fill FinHzn's value table for `FINHZN_MODEL`, κ = 0.1, and the table's bytes."""
+    latency_rate: int = 0
+    latency_ms: dict[str, list[float]] = field(default_factory=dict)
+    """Per path ("in process", "through Kafka"), each decision's wait for its shielded record at `latency_rate` per second."""
 
     @property
     def overhead_us(self) -> float:
@@ -59,12 +64,23 @@ class ShieldBench:
         return self.passthrough_seconds / self.shield_seconds
 
 
+@dataclass(frozen=True)
+class LatencyProbe:
+    """Decisions per second and seconds of the latency probe; `kafka` the broker to probe through, or None for none."""
+
+    rate: int = 2000
+    seconds: float = 10.0
+    kafka: KafkaConnection | None = None
+    kafka_config: str | None = None
+
+
 def measure_shield(
     decisions: int = 200_000,
     repeat: int = 3,
     on_step: Callable[[str], None] = lambda _s: None,
     group_horizons: Sequence[int] = GROUP_HORIZONS,
     finhzn_horizons: Sequence[int] = FINHZN_HORIZONS,
+    probe: LatencyProbe | None = None,
 ) -> ShieldBench:
     plan = load_plan(SPEC)
     on_step("synthesizing the spec's shield (once per process, before the first decision)")
@@ -106,4 +122,12 @@ def measure_shield(
         table = FinHznShield(FINHZN_MODEL, horizon=horizon, kappa=0.1).values
         finhzn[horizon] = (time.perf_counter() - started, sum(layer.nbytes for layer in table))
         del table
-    return ShieldBench(decisions, statistics.median(times["passthrough"]), statistics.median(times["shield"]), synthesis, groups, finhzn)
+    latency = {}
+    if probe is not None:
+        on_step(f"shield latency in process at {probe.rate:,} decisions/s for {probe.seconds:g} s")
+        latency["in process"] = shield_latency.in_process(plan, probe.rate, probe.seconds)
+        if probe.kafka is not None:
+            on_step(f"shield latency through Kafka at {probe.rate:,} decisions/s for {probe.seconds:g} s")
+            latency["through Kafka"] = shield_latency.through_kafka(probe.kafka, probe.kafka_config, str(SPEC), probe.rate, probe.seconds)
+    rate = probe.rate if probe is not None else 0
+    return ShieldBench(decisions, statistics.median(times["passthrough"]), statistics.median(times["shield"]), synthesis, groups, finhzn, rate, latency)

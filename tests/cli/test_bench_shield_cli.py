@@ -15,7 +15,8 @@ ENV = {"NO_COLOR": "1", "COLUMNS": "200"}
 
 
 def test_prints_both_flows_and_the_overhead_and_ratio_their_rows_give():
-    result = CliRunner().invoke(cli, ["bench", "shield", "--decisions", "1000", "--repeat", "1", "--group-horizons", "600", "--finhzn-horizons", "20,40"], env=ENV)
+    args = ["bench", "shield", "--decisions", "1000", "--repeat", "1", "--group-horizons", "600", "--finhzn-horizons", "20,40", "--no-kafka", "--latency-seconds", "1", "--latency-rate", "500"]
+    result = CliRunner().invoke(cli, args, env=ENV)
     assert result.exit_code == 0, result.output
     rows = {cells[0]: cells[1:] for cells in ([c.strip() for c in line.split("│")] for line in result.output.splitlines() if "│" in line)}
     passthrough, shielded = rows["passthrough (read, parse)"], rows["shield (read, parse, order, shield, records)"]
@@ -31,8 +32,20 @@ def test_prints_both_flows_and_the_overhead_and_ratio_their_rows_give():
     assert members == 8 and 0 < alpha < 1 and bound <= 0.05
     assert float(rows["20"][0]) > 0 and float(rows["40"][0]) > 0
     assert "largest T filled within 10 s: 40" in result.output
+    p50, p99, answered = rows["in process"]
+    assert 0 < float(p50) <= float(p99) and answered == "450"  # 500 decisions, the first tenth left out
 
 
 def test_horizons_that_are_not_whole_numbers_are_refused_with_the_option_named():
     result = CliRunner().invoke(cli, ["bench", "shield", "--finhzn-horizons", "20,x"], env=ENV)
     assert result.exit_code == 2 and "--finhzn-horizons" in result.output and "whole numbers" in result.output
+
+
+@pytest.mark.kafka
+def test_the_latency_through_kafka_is_measured_on_every_answer(kafka_bootstrap):
+    args = ["bench", "shield", "--decisions", "1000", "--repeat", "1", "--group-horizons", "", "--finhzn-horizons", "", "--latency-seconds", "2", "--latency-rate", "200", "--bootstrap", kafka_bootstrap]
+    result = CliRunner().invoke(cli, args, env=ENV)
+    assert result.exit_code == 0, result.output
+    rows = {cells[0]: cells[1:] for cells in ([c.strip() for c in line.split("│")] for line in result.output.splitlines() if "│" in line)}
+    p50, p99, answered = rows["through Kafka"]
+    assert 0 < float(p50) <= float(p99) and 350 <= int(answered) <= 360  # 400 produced, the first tenth left out

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-import click
+from contextlib import ExitStack
 
-from fairstream.bench.shield import FINHZN_HORIZONS, GROUP_HORIZONS, measure_shield
+import click
+import numpy as np
+
+from fairstream.bench.shield import FINHZN_HORIZONS, GROUP_HORIZONS, LatencyProbe, measure_shield
 from fairstream.cli import console
 from fairstream.cli.console import reports_errors
+from fairstream.cli.kafka_options import kafka_options
+from fairstream.connectors.broker import kafka_or_local
 
 
 def horizons(_context: click.Context, _param: click.Parameter, text: str) -> list[int]:
@@ -29,13 +34,30 @@ def horizons(_context: click.Context, _param: click.Parameter, text: str) -> lis
 @click.option(
     "--finhzn-horizons", default=",".join(map(str, FINHZN_HORIZONS)), show_default=True, callback=horizons, help="Horizons T of FinHzn's table (memory grows as T⁴)."
 )
+@click.option("--latency-rate", default=2_000, show_default=True, type=click.IntRange(1), help="Decisions per second in the latency probe.")
+@click.option("--latency-seconds", default=10.0, show_default=True, type=click.FloatRange(1), help="Length of the latency probe.")
+@click.option("--kafka/--no-kafka", default=True, show_default=True, help="Also probe the latency through Kafka (a local broker unless one is given).")
+@kafka_options("Kafka to probe the latency through (default: a local tansu broker started for the run).")
 @reports_errors
-def shield(decisions: int, repeat: int, group_horizons: list[int], finhzn_horizons: list[int]) -> None:
-    """Shield step vs passthrough (same source and parsing) in one run, and synthesis time vs T: one group, two groups
-    (target: under 1 s at T = 5,000) and FinHzn (the largest T it fills in 10 s)."""
-    with console.progress() as bar:
+def shield(
+    decisions: int,
+    repeat: int,
+    group_horizons: list[int],
+    finhzn_horizons: list[int],
+    latency_rate: int,
+    latency_seconds: float,
+    kafka: bool,
+    bootstrap: str | None,
+    kafka_config: str | None,
+) -> None:
+    """Shield step vs passthrough (same source and parsing) in one run, synthesis time vs T — one group, two groups
+    (target: under 1 s at T = 5,000) and FinHzn (the largest T it fills in 10 s) — and each decision's wait for its
+    answer at a steady rate, in process and through Kafka."""
+    with console.progress() as bar, ExitStack() as stack:
         task = bar.add_task("starting", total=None)
-        result = measure_shield(decisions, repeat, lambda step: bar.update(task, description=step), group_horizons, finhzn_horizons)
+        connection = stack.enter_context(kafka_or_local(bootstrap, kafka_config)) if kafka else None
+        probe = LatencyProbe(latency_rate, latency_seconds, connection, kafka_config)
+        result = measure_shield(decisions, repeat, lambda step: bar.update(task, description=step), group_horizons, finhzn_horizons, probe)
     console.table(
         f"Shield step, {result.decisions:,} hiring decisions (median of {repeat})",
         ["flow", "seconds", "decisions/s"],
@@ -68,3 +90,16 @@ def shield(decisions: int, repeat: int, group_horizons: list[int], finhzn_horizo
         )
         within = [horizon for horizon, (seconds, _size) in result.finhzn_seconds.items() if seconds <= 10]
         console.console.print(f"largest T filled within 10 s: {max(within) if within else 'none of those tried'}")
+    console.table(
+        f"Decision → shielded decision at {result.latency_rate:,} decisions/s (the first tenth left out)",
+        ["path", "p50 ms", "p99 ms", "decisions"],
+        [(path, *_quantiles(latencies), f"{len(latencies):,}") for path, latencies in result.latency_ms.items()],
+        right=(1, 2, 3),
+    )
+
+
+def _quantiles(latencies: list[float]) -> tuple[str, str]:
+    """p50 and p99 as printed, or why they are missing."""
+    if not latencies:
+        return "no answer came back", ""
+    return f"{float(np.quantile(latencies, 0.5)):.1f}", f"{float(np.quantile(latencies, 0.99)):.1f}"

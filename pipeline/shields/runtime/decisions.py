@@ -13,6 +13,8 @@ from fairstream.shields.runtime.configured import configure
 from fairstream.verdicts.alerts import stamp
 
 SHIELDED = "shield.decision"
+SHIELD_FIELD = "fairstream_shield"
+"""The field a shielded decision record gains: whether it was flipped, how it arrived, and what replays it."""
 INTERVENTION = "shield.intervention"
 STATUS = "shield.status"
 
@@ -55,8 +57,8 @@ class ShieldRun:
         if arrival:
             setattr(self, arrival, getattr(self, arrival) + 1)
         if group not in spec.groups:  # outside the two compared groups: passed through unchanged
-            facts = {"seed": spec.seed, "spec_sha256": self.spec_sha256}
-            return [{"type": SHIELDED, "monitor": self.monitor, "id": event.key, "flipped": False, **marked, "shield": facts, "record": fields}]
+            facts = {"flipped": False, **marked, "seed": spec.seed, "spec_sha256": self.spec_sha256}
+            return [{"type": SHIELDED, "monitor": self.monitor, "id": event.key, "flipped": False, **marked, "record": {**fields, SHIELD_FIELD: facts}}]
         proposed = fields[spec.decision]
         raw = int(bool(proposed))
         draw = uniform(spec.seed, event.key)
@@ -64,11 +66,10 @@ class ShieldRun:
         verdict = self.shield.decide(raw, self.state, draw, group)  # type: ignore[arg-type]
         self.state = self.shield.next_state(self.state, verdict)  # type: ignore[arg-type]
         self.decisions += 1
-        if not verdict.flipped and (proposed is True or proposed is False or proposed == raw):
-            shielded = fields  # the record already says what was decided
-        else:
-            shielded = {**fields, spec.decision: bool(verdict.shielded) if isinstance(proposed, bool) else verdict.shielded}
-        out = [{"type": SHIELDED, "monitor": self.monitor, "id": event.key, "flipped": verdict.flipped, **marked, "shield": facts, "record": shielded}]
+        shielded = {**fields, SHIELD_FIELD: {"flipped": verdict.flipped, **marked, **facts}}
+        if verdict.flipped or not (proposed is True or proposed is False or proposed == raw):  # else the record says what was decided
+            shielded[spec.decision] = bool(verdict.shielded) if isinstance(proposed, bool) else verdict.shielded
+        out = [{"type": SHIELDED, "monitor": self.monitor, "id": event.key, "flipped": verdict.flipped, **marked, "record": shielded}]
         if self.decisions % spec.status_every == 0:
             out.append(self.status(event.time))
         if verdict.flipped:
