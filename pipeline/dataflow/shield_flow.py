@@ -14,6 +14,7 @@ from bytewax.outputs import Sink
 
 from fairstream.dataflow.flow import observe, parsed_stream
 from fairstream.dataflow.lifecycle import stop_requested
+from fairstream.language.models import ShieldSpec
 from fairstream.language.plan import Plan
 from fairstream.records.chain import RecordChain
 from fairstream.records.errors import SpecError
@@ -31,8 +32,7 @@ class _ShieldLogic(StatefulLogic):
         self.chain = chain
 
     def _decide(self, released: list[Released]) -> list[dict[str, Any]]:
-        kind = self.run.spec.decisions
-        return self._chained([record for event, arrival in released if event.kind == kind for record in self.run.decide(event, arrival)])
+        return self._chained([record for event, arrival in released for record in self.run.receive(event, arrival)])
 
     def _chained(self, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for record in records:
@@ -54,6 +54,11 @@ class _ShieldLogic(StatefulLogic):
         return copy.deepcopy((self.order, self.run, self.chain))
 
 
+def answered_kinds(shield: ShieldSpec) -> frozenset[str]:
+    """The kinds the shield acts on whenever they arrive: decisions, and the labels equal opportunity counts by."""
+    return frozenset(kind for kind in (shield.decisions, shield.labels) if kind is not None)
+
+
 def build_shield_flow(
     plan: Plan,
     source: Source,
@@ -71,7 +76,7 @@ def build_shield_flow(
     def shield_logic(resume: tuple[EventOrder, ShieldRun, RecordChain] | None) -> _ShieldLogic:
         if resume is not None:
             return _ShieldLogic(*resume)
-        order = EventOrder(partitions, spec.input.lateness, spec.input.max_future, spec.input.max_ahead, plan.letter_record, answered=spec.shield.decisions)  # type: ignore[union-attr]
+        order = EventOrder(partitions, spec.input.lateness, spec.input.max_future, spec.input.max_ahead, plan.letter_record, answered=answered_kinds(spec.shield))  # type: ignore[arg-type]
         return _ShieldLogic(order, ShieldRun(spec.shield, spec.monitor, plan.sha256), RecordChain(f"shield/{spec.monitor}", plan.sha256))  # type: ignore[arg-type]
 
     flow = Dataflow(f"{spec.monitor.replace('.', '_')}-shield")

@@ -15,10 +15,12 @@ from fairstream.records.timefmt import DAY
 
 
 class ShieldSpec(SpecModel):
-    """An energy shield on the decision path (two-group demographic parity): which events carry decisions, and the target.
+    """An energy shield on the decision path (two groups): which events carry decisions, and the target.
 
     With the groups' raw acceptance `rates` the shield's steepness is synthesized: the least steep member whose
     probability of the gap leaving S over [burn_in, horizon] is at most `max_violation`. A `steepness` overrides it.
+    For equal opportunity the gap is the true-positive rates' and every count is of the qualified: `rates` are the raw
+    TPRs, `share` the first group's share of the qualified, and each decision counts once its label event says so.
     """
 
     decisions: str = Field(description="event kind that carries a decision")
@@ -51,6 +53,37 @@ class ShieldSpec(SpecModel):
     seed: int = Field(0, ge=0, description="with the decision id, fixes every random draw, so a replay makes the same flips")
     status_every: int = Field(100, ge=1, description="decisions between shield.status records (fairness value, targets and counts, beside the estimates)")
     cost: str | None = Field(None, description="optional numeric field: the cost of flipping this decision, reported with the flip")
+    criterion: Literal["demographic_parity", "equal_opportunity"] = Field(
+        "demographic_parity",
+        description="demographic_parity: the gap in acceptance rates; equal_opportunity: in true-positive rates, over the "
+        "qualified, each decision counted when its label arrives (then rates are the raw TPRs, and burn_in, horizon and "
+        "share count the qualified)",
+    )
+    labels: str | None = Field(None, description="equal opportunity: the event kind that reveals a decision's true label (same key)")
+    label: str | None = Field(None, description="equal opportunity: the field with the true label (bool, or 0/1; 1: qualified)")
+    max_pending: int = Field(
+        100_000, ge=1, description="equal opportunity: decisions kept awaiting their label; beyond, the oldest is dropped and counted"
+    )
+    label_delay: int = Field(
+        0,
+        ge=0,
+        description="equal opportunity: a label arrives within this many later decisions; the bound is synthesized for a shield "
+        "that decides without the labels of the last label_delay decisions (0: each label before the next decision)",
+    )
+
+    @model_validator(mode="after")
+    def _labels_for_equal_opportunity(self) -> ShieldSpec:
+        opportunity = self.criterion == "equal_opportunity"
+        if opportunity and (self.labels is None or self.label is None):
+            raise ValueError("equal_opportunity counts the qualified: give labels (the event kind with the true label) and label (its field)")
+        if not opportunity and (self.labels is not None or self.label is not None or self.label_delay):
+            raise ValueError("labels, label and label_delay are for criterion: equal_opportunity")
+        if opportunity and self.rates is None and self.raw_gap is None:
+            raise ValueError(
+                "equal_opportunity needs rates: [TPR_a, TPR_b] (the raw true-positive rates), or raw_gap with a steepness: "
+                "the adaptive shield estimates rates from every decision, not from the qualified"
+            )
+        return self
 
     @model_validator(mode="after")
     def _one_description_of_the_raw_gap(self) -> ShieldSpec:

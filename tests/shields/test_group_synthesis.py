@@ -23,20 +23,25 @@ from tests.conftest import SPECS
 
 
 def decided_streams(shield: GroupShield, problem: GroupProblem, runs: int, horizon: int, seed: int) -> dict[str, np.ndarray]:
-    """The runtime shield's own `decide`, stream by stream, on the draws `group_runs` makes: (3, runs) per decision."""
+    """The runtime shield's own `decide`, stream by stream, on the draws `group_runs` makes: (3, runs) per decision.
+    With `problem.delay`, it decides by the counts of all decisions but the last `delay` (their outcomes still to come),
+    as the equal-opportunity shield does with late labels; violations are of the counts of all decisions."""
     rng = np.random.default_rng(seed)
     draws = np.stack([rng.random((3, runs)) for _ in range(horizon)])  # (horizon, 3, runs)
     first_violation, violations, flips, final = (np.zeros(runs) for _ in range(4))
     for run in range(runs):
-        state = shield.start()
+        state, known, waiting = shield.start(), shield.start(), []
         for t in range(horizon):
             arrival, raw_draw, u = draws[t, :, run]
             group = "a" if arrival < problem.share else "b"
             raw = int(raw_draw < (problem.p_a if group == "a" else problem.p_b))
-            verdict = shield.decide(raw, state, float(u), group)
+            verdict = shield.decide(raw, known, float(u), group)
             state = shield.next_state(state, verdict)
+            waiting.append(verdict)
+            if len(waiting) > problem.delay:
+                known = shield.next_state(known, waiting.pop(0))
             flips[run] += verdict.flipped
-            if verdict.violation:
+            if t + 1 >= shield.target.burn_in and shield.target.outside(state.gap):
                 violations[run] += 1
                 first_violation[run] = first_violation[run] or t + 1
         final[run] = state.gap
@@ -53,10 +58,11 @@ def stepped(request, monkeypatch) -> str:
     return request.param
 
 
+@pytest.mark.parametrize("delay", [0, 7], ids=["outcomes known", "outcomes 7 decisions late"])
 @pytest.mark.parametrize("rates", [(0.65, 0.35), (0.35, 0.65), (0.51, 0.5)], ids=["push down", "push up", "inside L"])
-def test_the_simulated_streams_are_the_runtime_shields_draw_for_draw(stepped, rates):
+def test_the_simulated_streams_are_the_runtime_shields_draw_for_draw(stepped, rates, delay):
     target = Target(30, (-0.12, 0.12), (-0.05, 0.05))
-    problem = GroupProblem(*rates, 0.45, target)
+    problem = GroupProblem(*rates, 0.45, target, delay)
     energy = MonotoneEnergy(problem.raw_gap, target.settled(0.01), 0.3, domain=(-1.0, 1.0))
     streams = group_runs(energy, problem, runs=40, horizon=300, seed=5)  # past a block of draws
     expected = decided_streams(GroupShield(energy, target), problem, runs=40, horizon=300, seed=5)
@@ -65,11 +71,12 @@ def test_the_simulated_streams_are_the_runtime_shields_draw_for_draw(stepped, ra
         np.testing.assert_allclose(getattr(streams, name), values, err_msg=name)
 
 
+@pytest.mark.parametrize("delay", [0, 12])
 @pytest.mark.parametrize("alpha", [0.0, 0.37, 1.0])
-def test_the_kernel_and_numpy_take_the_same_decisions_and_held_draws_are_the_drawn_ones(monkeypatch, alpha):
+def test_the_kernel_and_numpy_take_the_same_decisions_and_held_draws_are_the_drawn_ones(monkeypatch, alpha, delay):
     if group_simulation.group_kernel is None:
         pytest.skip("the C kernel is not built here")
-    problem = GroupProblem(0.6, 0.3, 0.5, Target(50, (-0.1, 0.1), (-0.05, 0.05)))
+    problem = GroupProblem(0.6, 0.3, 0.5, Target(50, (-0.1, 0.1), (-0.05, 0.05)), delay)
     energy = member(problem, alpha, 0.01)
     held = GroupDraws(problem, 500, 700, 3).hold()
     compiled = group_runs(energy, problem, 500, 700, 3, held)

@@ -80,19 +80,27 @@ def run_block(
     long long[::1] violations,
     long long[::1] flips,
     double[::1] gap,
+    Py_ssize_t delay,
+    long long[:, ::1] known_counts,
+    double[:, ::1] known_rates,
+    double[::1] known_gap,
+    unsigned char[:, ::1] waiting,
 ):
     """Advance streams `first_run` to `end_run` by the block's steps (rows: steps from `start`, columns: streams), in
-    place: `counts` holds per stream (seen a, accepted a, seen b, accepted b), `rates` the two groups' rates."""
-    cdef Py_ssize_t step, run, group
+    place: `counts` holds per stream (seen a, accepted a, seen b, accepted b), `rates` the two groups' rates and `gap`
+    D. The shield decides by `known_gap`: D over the decisions whose label is known, all but the last `delay` (held in
+    `waiting` as bits, group a and accepted, by step modulo `delay`); with no delay, D itself."""
+    cdef Py_ssize_t step, run, group, slot
     cdef long long t
-    cdef unsigned char drawn
+    cdef unsigned char drawn, held
     cdef bint in_a, decided, favoured, flip
     cdef double d
     with nogil:
         for step in range(bits.shape[0]):
             t = start + step
+            slot = (t - 1) % delay if delay > 0 else 0
             for run in range(first_run, end_run):
-                d = gap[run]
+                d = known_gap[run]
                 drawn = bits[step, run]
                 in_a = drawn & 1
                 decided = drawn >> 1
@@ -110,3 +118,14 @@ def run_block(
                     violations[run] += 1
                     if first_violation[run] == 0:
                         first_violation[run] = t
+                if delay == 0:
+                    known_gap[run] = d
+                    continue
+                if t > delay:  # the decision `delay` steps back has its label now
+                    held = waiting[run, slot]
+                    group = 0 if held & 1 else 1
+                    known_counts[run, 2 * group] += 1
+                    known_counts[run, 2 * group + 1] += held >> 1
+                    known_rates[run, group] = <double>known_counts[run, 2 * group + 1] / <double>known_counts[run, 2 * group]
+                    known_gap[run] = known_rates[run, 0] - known_rates[run, 1]
+                waiting[run, slot] = in_a | (decided << 1)

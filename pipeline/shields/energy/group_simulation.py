@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
 from itertools import pairwise
+from typing import Any
 
 import numpy as np
 
@@ -50,10 +51,15 @@ class GroupProblem:
     p_b: float
     share: float
     target: Target
+    delay: int = 0
+    """Decisions whose outcome the shield does not know yet when it decides (equal opportunity's labels still to come):
+    it decides by the gap over all decisions but the last `delay`."""
 
     def __post_init__(self) -> None:
         if not (0 <= self.p_a <= 1 and 0 <= self.p_b <= 1 and 0 < self.share < 1):
             raise ShieldError(BAD_RATES.format(p_a=self.p_a, p_b=self.p_b, share=self.share))
+        if isinstance(self.delay, bool) or not isinstance(self.delay, int) or self.delay < 0:
+            raise ShieldError(f"the label delay is a whole number of decisions ≥ 0; got {self.delay!r}")
 
     @property
     def raw_gap(self) -> float:
@@ -151,7 +157,7 @@ def group_runs(
     if tuple(energy.domain) != TWO_GROUPS:
         raise ShieldError(NOT_TWO_GROUPS.format(domain=energy.domain))
     draws = draws if draws is not None else GroupDraws(problem, runs, horizon, seed)
-    state = _Streams.start(runs)
+    state = _Streams.start(runs, problem.delay)
     step = _compiled_steps(energy, problem) or _numpy_steps(energy, problem)
     start = 1
     for block in draws.blocks():
@@ -165,7 +171,9 @@ def group_runs(
 @dataclass
 class _Streams:
     """Per stream: decisions seen and accepted in each group (`counts`: seen a, accepted a, seen b, accepted b), the two
-    groups' rates, the first violation, violations, flips and the gap D."""
+    groups' rates, the first violation, violations, flips and the gap D; and what the shield decides by when outcomes
+    come `delay` decisions late: the counts, rates and gap of the decisions with a known outcome, and the bits (group
+    a, accepted) of those still waiting, by step modulo `delay`."""
 
     counts: np.ndarray
     rates: np.ndarray
@@ -173,14 +181,20 @@ class _Streams:
     violations: np.ndarray
     flips: np.ndarray
     gap: np.ndarray
+    delay: int
+    known_counts: np.ndarray
+    known_rates: np.ndarray
+    known_gap: np.ndarray
+    waiting: np.ndarray
 
-    def arrays(self) -> tuple[np.ndarray, ...]:
-        """The arrays in field order, as the kernel takes them (updated in place)."""
-        return self.counts, self.rates, self.first_violation, self.violations, self.flips, self.gap
+    def arrays(self) -> tuple[Any, ...]:
+        """The arrays and the delay in field order, as the kernel takes them (updated in place)."""
+        return tuple(getattr(self, name.name) for name in dataclasses.fields(self))
 
     @classmethod
-    def start(cls, runs: int) -> _Streams:
-        return cls(np.zeros((runs, 4), dtype=np.int64), np.zeros((runs, 2)), *(np.zeros(runs, dtype=np.int64) for _ in range(3)), np.zeros(runs))
+    def start(cls, runs: int, delay: int = 0) -> _Streams:
+        counts, rates, gap = np.zeros((runs, 4), dtype=np.int64), np.zeros((runs, 2)), np.zeros(runs)
+        return cls(counts, rates, *(np.zeros(runs, dtype=np.int64) for _ in range(3)), gap, delay, counts.copy(), rates.copy(), gap.copy(), np.zeros((runs, max(delay, 1)), dtype=np.uint8))
 
 
 Steps = Callable[[Block, int, _Streams], None]
@@ -221,22 +235,38 @@ def _numpy_steps(energy: Energy, problem: GroupProblem) -> Steps:
     (s_lo, s_hi), burn_in, pivot = problem.target.running, problem.target.burn_in, energy.pivot
 
     def steps(block: Block, start: int, state: _Streams) -> None:
-        counts = state.counts
+        counts, delay = state.counts, state.delay
         for offset, (bits, u) in enumerate(zip(*block)):
-            first, raw, gap = (bits & 1).astype(bool), (bits >> 1).astype(bool), state.gap
+            t = start + offset
+            first, raw, known = (bits & 1).astype(bool), (bits >> 1).astype(bool), state.known_gap
             # Below the pivot the favoured decision is 1 in group a and 0 in group b; above it the reverse.
-            favoured = (gap < pivot) == first
-            flip = (gap != pivot) & (raw != favoured) & (u < np.asarray(energy(gap)))
+            favoured = (known < pivot) == first
+            flip = (known != pivot) & (raw != favoured) & (u < np.asarray(energy(known)))
             shielded = np.where(flip, favoured, raw)
             state.flips += flip
-            counts += np.stack([first, shielded & first, ~first, shielded & ~first], axis=1)
+            counts += _added(first, shielded)
             state.gap = _gap(counts[:, 1], counts[:, 0], counts[:, 3], counts[:, 2])
-            if start + offset >= burn_in:
+            if t >= burn_in:
                 outside = (state.gap < s_lo) | (state.gap > s_hi)
                 state.violations += outside
-                state.first_violation[(state.first_violation == 0) & outside] = start + offset
+                state.first_violation[(state.first_violation == 0) & outside] = t
+            if not delay:
+                state.known_gap = state.gap
+                continue
+            slot = (t - 1) % delay
+            if t > delay:  # the decision `delay` steps back has its outcome now
+                held = state.waiting[:, slot]
+                state.known_counts += _added((held & 1).astype(bool), (held >> 1).astype(bool))
+                known_counts = state.known_counts
+                state.known_gap = _gap(known_counts[:, 1], known_counts[:, 0], known_counts[:, 3], known_counts[:, 2])
+            state.waiting[:, slot] = first | (shielded << 1)
 
     return steps
+
+
+def _added(first: np.ndarray, accepted: np.ndarray) -> np.ndarray:
+    """What one decision per stream adds to (seen a, accepted a, seen b, accepted b)."""
+    return np.stack([first, accepted & first, ~first, accepted & ~first], axis=1)
 
 
 def _gap(ones_a: np.ndarray, seen_a: np.ndarray, ones_b: np.ndarray, seen_b: np.ndarray) -> np.ndarray:

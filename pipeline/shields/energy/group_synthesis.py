@@ -178,8 +178,9 @@ def _measure(
     draws: GroupDraws | None = None,
     beyond: float | None = None,
 ) -> tuple[Assessment, Method]:
-    """Exactly when T ≤ `EXACT_HORIZON`, else from `runs` streams with 1 − δ bounds (see `simulated` for `beyond`)."""
-    if horizon <= EXACT_HORIZON:
+    """Exactly when T ≤ `EXACT_HORIZON` and outcomes are known at once, else from `runs` streams with 1 − δ bounds (see
+    `simulated` for `beyond`)."""
+    if horizon <= EXACT_HORIZON and problem.delay == 0:
         return exact(energy, problem, horizon), "exact"
     return simulated(energy, problem, horizon, runs, seed, delta, draws, beyond), "monte carlo"
 
@@ -217,7 +218,7 @@ def synthesize_groups(
     started = time.perf_counter()
     evaluated = candidates(tol)
     delta = (1 - confidence) / evaluated
-    draws = GroupDraws(problem, runs, horizon, seed).hold() if horizon > EXACT_HORIZON else None  # every member on the same streams
+    draws = GroupDraws(problem, runs, horizon, seed).hold() if horizon > EXACT_HORIZON or problem.delay else None  # every member on the same streams
 
     def judge(alpha: float, beyond: float | None = None) -> tuple[Assessment, Method]:
         return _measure(member(problem, alpha, settle_margin), problem, horizon, runs, seed, delta, draws, beyond)

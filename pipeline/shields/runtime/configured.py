@@ -37,8 +37,9 @@ class ConfiguredShield:
         if self.assessment is None:
             return f"{head}; no violation bound computed (give rates: [p_a, p_b] for one)"
         sure = "exact" if self.confidence is None else f"{self.confidence:.0%} confidence, {self.assessment.runs:,} simulated streams"
+        gap, counted = ("TPR gap", "qualified decisions") if spec.criterion == "equal_opportunity" else ("gap", "decisions")
         return (
-            f"{head}: P(gap leaves S = {list(spec.running)} during decisions {spec.burn_in}–{spec.horizon}) ≤ "
+            f"{head}: P({gap} leaves S = {list(spec.running)} during {counted} {spec.burn_in}–{spec.horizon}) ≤ "
             f"{self.assessment.probability_bound:.4f} ({sure}; λ = {spec.max_violation:g})"
         )
 
@@ -51,7 +52,7 @@ def problem_of(spec: ShieldSpec) -> GroupProblem | None:
     """The decision maker the spec describes, when it gives the rates."""
     if spec.rates is None:
         return None
-    return GroupProblem(spec.rates[0], spec.rates[1], spec.share, target_of(spec))
+    return GroupProblem(spec.rates[0], spec.rates[1], spec.share, target_of(spec), spec.label_delay)
 
 
 def configure(spec: ShieldSpec) -> ConfiguredShield:

@@ -1,7 +1,10 @@
-"""The energy shield applied to decision events in event-time order: the shielded record and, for every flip, an intervention record (pure)."""
+"""The energy shield applied to decision events in event-time order: the shielded record and, for every flip, an
+intervention record (pure). For equal opportunity the counts are of the qualified: a decision waits for its label
+event, and counts only when the label says qualified (the shield decides from the counts known by then)."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,10 +45,38 @@ class ShieldRun:
     """Decisions answered though they arrived later than the lateness allows."""
     future: int = 0
     """Decisions answered though dated implausibly far ahead."""
+    pending: OrderedDict[str, tuple[bool, int]] = field(default_factory=OrderedDict)
+    """Equal opportunity: per decision awaiting its label, whether it is of the first group and its shielded decision."""
+    dropped: int = 0
+    """Equal opportunity: decisions that left `pending` unlabelled, past `max_pending`."""
+    unmatched: int = 0
+    """Equal opportunity: labels of no decision awaiting one."""
 
     def __post_init__(self) -> None:
         self.shield = configure(self.spec).shield
         self.state = self.shield.start()
+
+    @property
+    def opportunity(self) -> bool:
+        return self.spec.criterion == "equal_opportunity"
+
+    def receive(self, event: Event, arrival: str = "") -> list[dict[str, Any]]:
+        """The records of one released event: a decision is decided; for equal opportunity a label counts its decision."""
+        if event.kind == self.spec.decisions:
+            return self.decide(event, arrival)
+        if self.opportunity and event.kind == self.spec.labels:
+            self.learn(event)
+        return []
+
+    def learn(self, event: Event) -> None:
+        """A decision's true label: a qualified one's shielded decision enters the counts."""
+        waiting = self.pending.pop(event.key, None)
+        if waiting is None:
+            self.unmatched += 1
+            return
+        first, shielded = waiting
+        if event.fields[self.spec.label] in (True, 1):  # type: ignore[index]
+            self.state = self.state.add(first, shielded)  # type: ignore[union-attr]
 
     def decide(self, event: Event, arrival: str = "") -> list[dict[str, Any]]:
         """The shielded decision record, plus an intervention record when the decision was flipped; `arrival` says
@@ -64,7 +95,13 @@ class ShieldRun:
         draw = uniform(spec.seed, event.key)
         facts = self.replay_facts(draw)
         verdict = self.shield.decide(raw, self.state, draw, group)  # type: ignore[arg-type]
-        self.state = self.shield.next_state(self.state, verdict)  # type: ignore[arg-type]
+        if self.opportunity:  # counted once the label says qualified
+            self.pending[event.key] = (group == spec.groups[0], verdict.shielded)
+            if len(self.pending) > spec.max_pending:
+                self.pending.popitem(last=False)
+                self.dropped += 1
+        else:
+            self.state = self.shield.next_state(self.state, verdict)  # type: ignore[arg-type]
         self.decisions += 1
         shielded = {**fields, SHIELD_FIELD: {"flipped": verdict.flipped, **marked, **facts}}
         if verdict.flipped or not (proposed is True or proposed is False or proposed == raw):  # else the record says what was decided
@@ -106,7 +143,8 @@ class ShieldRun:
         return facts
 
     def status(self, instant: int) -> dict[str, Any]:
-        """Where the shield stands: the fairness value of the shielded decisions against its targets, and each group's counts."""
+        """Where the shield stands: the fairness value of the shielded decisions against its targets, and each group's
+        counts (of the qualified whose label has arrived, for equal opportunity)."""
         counts = self.state.counts if isinstance(self.state, AdaptiveGroupCounts) else self.state
         first, second = self.spec.groups
         body = {
@@ -120,4 +158,6 @@ class ShieldRun:
             "future": self.future,
             "groups": {first: {"decisions": counts.seen_a, "accepted": counts.ones_a}, second: {"decisions": counts.seen_b, "accepted": counts.ones_b}},
         }
+        if self.opportunity:  # the fairness value and the groups' counts are of the qualified
+            body |= {"criterion": self.spec.criterion, "pending": len(self.pending), "dropped": self.dropped, "unmatched": self.unmatched}
         return stamp(body, self.monitor, STATUS, instant, str(self.decisions))

@@ -25,8 +25,8 @@ class EventOrder:
     """Buffers events until every input partition has moved past them, then hands them out by (time, key, arrival),
     an event out of order after those on time at the time it is ordered at.
 
-    Events of the kind `answered` (the decisions) are released even when late or too far ahead; other events that are
-    are dead letters.
+    Events of the kinds `answered` (the decisions, and the labels equal opportunity counts by) are released even when
+    late or too far ahead; other events that are are dead letters.
     """
 
     partitions: int
@@ -34,7 +34,7 @@ class EventOrder:
     max_future: int | None = None
     max_ahead: int | None = None
     letter_record: LetterRecord = DEFAULT
-    answered: str | None = None
+    answered: frozenset[str] = frozenset()
     clocks: dict[int, PartitionClock] = field(default_factory=dict)
     idle: set[int] = field(default_factory=set)
     buffer: list[tuple[int, bool, str, int, Event, str]] = field(default_factory=list)
@@ -52,7 +52,7 @@ class EventOrder:
             self._hold(event.time, event, "")
         late = []
         for out in refused:
-            if out.event.kind == self.answered:  # answered as of where its partition stood when it arrived
+            if out.event.kind in self.answered:  # answered as of where its partition stood when it arrived
                 self._hold(out.high if out.high is not None else MIN_TIME, out.event, out.reason)
             else:
                 late.append(clock.letter(out.event, out.reason, out.detail))
