@@ -91,6 +91,20 @@ def labelled_decisions(
     return out
 
 
+def group_decisions(n: int, rates: dict[str, float], seed: int, *, shares: dict[str, float] | None = None) -> list[dict[str, Any]]:
+    """`n` DECISION events (`id`, `time`, `group`, `approved`) a minute apart, each applicant of a group drawn by
+    `shares` (default equal) and approved with that group's rate; the same arguments give the same list."""
+    names = list(rates)
+    weights = np.array([shares[name] for name in names] if shares else [1.0] * len(names))
+    draws = np.random.default_rng(seed).random((n, 2))
+    chosen = np.searchsorted(np.cumsum(weights / weights.sum())[:-1], draws[:, 0], side="right")
+    origin = int(START.timestamp()) * SECOND
+    return [
+        {"event": "DECISION", "id": str(index + 1), "time": format_instant(origin + 60 * SECOND * index), "group": names[group], "approved": bool(draw < rates[names[group]])}
+        for index, (group, draw) in enumerate(zip(chosen.tolist(), draws[:, 1].tolist()))
+    ]
+
+
 @dataclass(frozen=True)
 class GenderCount:
     """Applicants and hires of one gender in a decision stream."""

@@ -26,14 +26,21 @@ class ShieldSpec(SpecModel):
     decisions: str = Field(description="event kind that carries a decision")
     group: str = Field(description="field naming the decision's group")
     decision: str = Field(description="field with the recommended decision (bool, or 0/1)")
-    groups: tuple[str, str] = Field(description="the two groups; the fairness value is rate(first) − rate(second)")
+    groups: list[str] = Field(
+        min_length=2,
+        description="the groups compared: with two, the fairness value is rate(first) − rate(second); with more, the spread "
+        "max − min of their rates (demographic parity, S = [0, s])",
+    )
     burn_in: int = Field(100, ge=1, description="decisions before the running target applies")
     running: tuple[float, float] = Field((-0.1, 0.1), description="running target S for the demographic-parity gap")
     limit: tuple[float, float] = Field((-0.05, 0.05), description="limit target L ⊆ S")
-    rates: tuple[Annotated[float, Field(ge=0, le=1)], Annotated[float, Field(ge=0, le=1)]] | None = Field(
-        None, description="the decision maker's raw acceptance rates of the two groups, in the order of `groups`"
+    rates: list[Annotated[float, Field(ge=0, le=1)]] | None = Field(
+        None, description="the decision maker's raw acceptance rates of the groups, in the order of `groups`"
     )
-    share: float = Field(0.5, gt=0, lt=1, description="the share of decisions about the first group")
+    share: float = Field(0.5, gt=0, lt=1, description="two groups: the share of decisions about the first group")
+    shares: list[Annotated[float, Field(gt=0, lt=1)]] | None = Field(
+        None, description="three or more groups: each group's share of the decisions, in the order of `groups` (default: equal)"
+    )
     raw_gap: float | None = Field(
         None,
         ge=-1,
@@ -70,6 +77,24 @@ class ShieldSpec(SpecModel):
         description="equal opportunity: a label arrives within this many later decisions; the bound is synthesized for a shield "
         "that decides without the labels of the last label_delay decisions (0: each label before the next decision)",
     )
+
+    @model_validator(mode="after")
+    def _groups_rates_and_shares_agree(self) -> ShieldSpec:
+        if len(set(self.groups)) != len(self.groups):
+            raise ValueError(f"the groups must be distinct; got {self.groups}")
+        if self.rates is not None and len(self.rates) != len(self.groups):
+            raise ValueError(f"give one rate per group: {len(self.groups)} groups, {len(self.rates)} rates")
+        if len(self.groups) == 2:
+            if self.shares is not None:
+                raise ValueError("two groups take share (the first group's); shares is for three or more")
+            return self
+        if self.shares is not None and (len(self.shares) != len(self.groups) or abs(sum(self.shares) - 1) > 1e-9):
+            raise ValueError(f"shares: one per group, summing to 1; got {self.shares} for {len(self.groups)} groups")
+        if self.criterion != "demographic_parity" or self.rates is None:
+            raise ValueError("three or more groups: the spread shield keeps demographic parity and needs rates (one per group) to synthesize its bound")
+        if self.running[0] != 0 or self.limit[0] != 0:
+            raise ValueError(f"three or more groups: the spread max − min is at least 0, so running and limit start at 0; got {list(self.running)}, {list(self.limit)}")
+        return self
 
     @model_validator(mode="after")
     def _labels_for_equal_opportunity(self) -> ShieldSpec:

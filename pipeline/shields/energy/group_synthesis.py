@@ -100,7 +100,7 @@ class GroupSynthesis:
         return self.assessment.bound(self.measure)
 
 
-def _clopper_pearson_upper(hits: int, runs: int, delta: float) -> float:
+def clopper_pearson_upper(hits: int, runs: int, delta: float) -> float:
     """The one-sided 1 − δ upper confidence bound on a binomial probability (exact, Clopper–Pearson)."""
     return 1.0 if hits == runs else float(stats.beta.ppf(1 - delta, hits + 1, runs - hits))
 
@@ -119,7 +119,7 @@ def simulated(
     streams that have left S only grow in number); the measures are then those of the streams so far."""
 
     def bound_passed(first_violation: np.ndarray) -> bool:
-        return _clopper_pearson_upper(int(np.count_nonzero(first_violation)), runs, delta) > beyond  # type: ignore[operator]
+        return clopper_pearson_upper(int(np.count_nonzero(first_violation)), runs, delta) > beyond  # type: ignore[operator]
 
     streams = group_runs(energy, problem, runs, horizon, seed, draws, bound_passed if beyond is not None else None)
     hits = int(streams.violated.sum())
@@ -127,7 +127,7 @@ def simulated(
     return Assessment(
         energy.alpha,
         hits / runs,
-        _clopper_pearson_upper(hits, runs, delta),
+        clopper_pearson_upper(hits, runs, delta),
         float(streams.violations.mean()),
         _mean_upper(streams.violations.astype(float), delta),
         float(streams.flips.mean()) / horizon,

@@ -7,6 +7,7 @@ computed; with neither, the adaptive shield estimates the rates from the raw dec
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from fairstream.language.models import ShieldSpec
@@ -14,6 +15,7 @@ from fairstream.shields.energy.drift import TWO_GROUPS
 from fairstream.shields.energy.functions import MonotoneEnergy
 from fairstream.shields.energy.group_synthesis import Assessment, GroupProblem, assess, cached_synthesis, member
 from fairstream.shields.energy.shields import AdaptiveGroupShield, GroupShield
+from fairstream.shields.energy.spread import SpreadEnergy, SpreadProblem, SpreadShield, cached_spread, spread_bound
 from fairstream.shields.energy.target import Target
 
 ADAPTIVE_STEEPNESS = 0.5
@@ -24,7 +26,7 @@ ADAPTIVE_STEEPNESS = 0.5
 class ConfiguredShield:
     """The shield, the member it uses, and the assessment of its violations over [τ, T] when the rates are known."""
 
-    shield: GroupShield | AdaptiveGroupShield
+    shield: GroupShield | AdaptiveGroupShield | SpreadShield
     alpha: float
     origin: str
     assessment: Assessment | None = None
@@ -38,6 +40,8 @@ class ConfiguredShield:
             return f"{head}; no violation bound computed (give rates: [p_a, p_b] for one)"
         sure = "exact" if self.confidence is None else f"{self.confidence:.0%} confidence, {self.assessment.runs:,} simulated streams"
         gap, counted = ("TPR gap", "qualified decisions") if spec.criterion == "equal_opportunity" else ("gap", "decisions")
+        if len(spec.groups) > 2:
+            gap = f"spread of the {len(spec.groups)} groups' rates"
         return (
             f"{head}: P({gap} leaves S = {list(spec.running)} during {counted} {spec.burn_in}–{spec.horizon}) ≤ "
             f"{self.assessment.probability_bound:.4f} ({sure}; λ = {spec.max_violation:g})"
@@ -55,8 +59,27 @@ def problem_of(spec: ShieldSpec) -> GroupProblem | None:
     return GroupProblem(spec.rates[0], spec.rates[1], spec.share, target_of(spec), spec.label_delay)
 
 
+def configure_spread(spec: ShieldSpec) -> ConfiguredShield:
+    """Three or more groups: the spread shield, its steepness synthesized (or set by hand) with a simulated bound."""
+    target, groups = target_of(spec), tuple(spec.groups)
+    shares = tuple(spec.shares) if spec.shares is not None else (1 / len(groups),) * len(groups)
+    problem = SpreadProblem(tuple(spec.rates), shares, target)  # type: ignore[arg-type]
+    if spec.steepness is None:
+        found = cached_spread(problem, spec.max_violation, spec.horizon, spec.confidence)
+        energy, probability, bound, origin = found.energy, found.probability, found.bound, f"synthesized for λ = {spec.max_violation:g}"
+        runs = found.runs
+    else:
+        energy = SpreadEnergy(spec.steepness, target.running[1])
+        probability, bound, runs = spread_bound(energy, problem, spec.horizon, spec.confidence)
+        origin = "set by hand in the spec"
+    assessment = Assessment(energy.alpha, probability, bound, math.nan, math.nan, math.nan, runs, None)
+    return ConfiguredShield(SpreadShield(energy, target, groups), energy.alpha, origin, assessment, "monte carlo", spec.confidence)
+
+
 def configure(spec: ShieldSpec) -> ConfiguredShield:
     """The shield for the spec, synthesized when it gives the rates and no steepness."""
+    if len(spec.groups) > 2:
+        return configure_spread(spec)
     target, groups = target_of(spec), tuple(spec.groups)
     problem = problem_of(spec)
     if problem is None and spec.raw_gap is None:

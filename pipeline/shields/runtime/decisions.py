@@ -12,6 +12,7 @@ from fairstream.language.models import ShieldSpec
 from fairstream.records.events import Event
 from fairstream.shields.energy.functions import MonotoneEnergy
 from fairstream.shields.energy.shields import AdaptiveGroupCounts, AdaptiveGroupShield, GroupCounts, GroupShield, uniform
+from fairstream.shields.energy.spread import SpreadCounts, SpreadEnergy, SpreadShield
 from fairstream.shields.runtime.configured import configure
 from fairstream.verdicts.alerts import stamp
 
@@ -22,9 +23,19 @@ INTERVENTION = "shield.intervention"
 STATUS = "shield.status"
 
 
-def member_of(energy: MonotoneEnergy) -> dict[str, Any]:
+def _group_counts(counts: GroupCounts | SpreadCounts, groups: list[str]) -> dict[str, dict[str, int]]:
+    """Each group's decisions and acceptances so far."""
+    if isinstance(counts, SpreadCounts):
+        return {name: {"decisions": seen, "accepted": ones} for name, seen, ones in zip(groups, counts.seen, counts.ones)}
+    first, second = groups
+    return {first: {"decisions": counts.seen_a, "accepted": counts.ones_a}, second: {"decisions": counts.seen_b, "accepted": counts.ones_b}}
+
+
+def member_of(energy: MonotoneEnergy | SpreadEnergy) -> dict[str, Any]:
     """The member's parameters, as `MonotoneEnergy(raw_gap, Target(τ, running, limit), alpha, k, domain=(-1, 1))` takes
-    them (the limit is the one the member settles in)."""
+    them (the limit is the one the member settles in), or for three or more groups `SpreadEnergy(alpha, scale, k)`."""
+    if isinstance(energy, SpreadEnergy):
+        return {"family": "spread", "alpha": energy.alpha, "scale": energy.scale, "k": energy.k}
     target = energy.target
     return {"alpha": energy.alpha, "raw_gap": energy.p, "k": energy.k, "burn_in": target.burn_in, "running": list(target.running), "limit": list(target.limit)}
 
@@ -37,8 +48,8 @@ class ShieldRun:
     monitor: str
     spec_sha256: str = ""
     """The sha256 of the spec file's bytes, in every record: with the seed and the member it replays each decision."""
-    shield: GroupShield | AdaptiveGroupShield = field(init=False)
-    state: GroupCounts | AdaptiveGroupCounts = field(init=False)
+    shield: GroupShield | AdaptiveGroupShield | SpreadShield = field(init=False)
+    state: GroupCounts | AdaptiveGroupCounts | SpreadCounts = field(init=False)
     decisions: int = 0
     flips: int = 0
     late: int = 0
@@ -87,7 +98,7 @@ class ShieldRun:
         marked = {arrival: True} if arrival else {}
         if arrival:
             setattr(self, arrival, getattr(self, arrival) + 1)
-        if group not in spec.groups:  # outside the two compared groups: passed through unchanged
+        if group not in spec.groups:  # outside the compared groups: passed through unchanged
             facts = {"flipped": False, **marked, "seed": spec.seed, "spec_sha256": self.spec_sha256}
             return [{"type": SHIELDED, "monitor": self.monitor, "id": event.key, "flipped": False, **marked, "record": {**fields, SHIELD_FIELD: facts}}]
         proposed = fields[spec.decision]
@@ -146,7 +157,6 @@ class ShieldRun:
         """Where the shield stands: the fairness value of the shielded decisions against its targets, and each group's
         counts (of the qualified whose label has arrived, for equal opportunity)."""
         counts = self.state.counts if isinstance(self.state, AdaptiveGroupCounts) else self.state
-        first, second = self.spec.groups
         body = {
             "fairness": counts.gap,
             "running": list(self.spec.running),
@@ -156,7 +166,7 @@ class ShieldRun:
             "interventions": self.flips,
             "late": self.late,
             "future": self.future,
-            "groups": {first: {"decisions": counts.seen_a, "accepted": counts.ones_a}, second: {"decisions": counts.seen_b, "accepted": counts.ones_b}},
+            "groups": _group_counts(counts, self.spec.groups),
         }
         if self.opportunity:  # the fairness value and the groups' counts are of the qualified
             body |= {"criterion": self.spec.criterion, "pending": len(self.pending), "dropped": self.dropped, "unmatched": self.unmatched}

@@ -1,0 +1,230 @@
+"""Demographic parity over k ≥ 2 groups: the fairness value is the spread D = max_g r_g − min_g r_g of the groups'
+shielded acceptance rates (over the groups seen so far; 0 until two have been), and S = [0, s] bounds it (pure).
+
+A decision of group g is favoured toward the middle: acceptance when r_g lies below the midrange (max + min)/2 of the
+rates, rejection above it, nothing at it (nor before the group has a rate). The unfavoured raw decision is flipped with
+probability ζ_α(D) = α·min(1, (D/s)^k): nothing at D = 0, and the least steep α whose probability of D leaving S over
+decisions τ … T stays within λ is synthesized by simulation (a one-sided Clopper–Pearson bound at the stated
+confidence, jointly for the members the bisection may evaluate), as for two groups. Two groups make the two-group
+shield's |D| with this family.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from fairstream.shields.energy.functions import STEEPNESS
+from fairstream.shields.energy.group_synthesis import candidates, clopper_pearson_upper
+from fairstream.shields.energy.shields import Verdict
+from fairstream.shields.energy.target import Target
+from fairstream.shields.errors import ShieldError
+
+NONE_MEETS = (
+    "no member of the spread family meets λ = {lam:g} over [τ, {horizon}]: the steepest (α = 1) only reaches a bound of "
+    "{value:.4g}; raise the burn-in, widen S or raise λ"
+)
+
+
+@dataclass(frozen=True)
+class SpreadEnergy:
+    """ζ_α(D) = α·min(1, (D/s)^k) for the spread D ≥ 0, s the upper end of S."""
+
+    alpha: float
+    scale: float
+    k: int = 2
+
+    def __post_init__(self) -> None:
+        if not STEEPNESS[0] <= self.alpha <= STEEPNESS[1]:
+            raise ShieldError(f"the steepness α lies in [0, 1]; got {self.alpha!r}")
+        if not self.scale > 0:
+            raise ShieldError(f"S = [0, s] needs s > 0; got {self.scale!r}")
+
+    def __call__(self, spread: Any) -> Any:
+        return self.alpha * np.minimum(1.0, (np.maximum(spread, 0.0) / self.scale) ** self.k)
+
+    def value(self, spread: float) -> float:
+        return self.alpha * min(1.0, (max(spread, 0.0) / self.scale) ** self.k)
+
+
+@dataclass(frozen=True)
+class SpreadCounts:
+    """Per group (in the spec's order): decisions seen and shielded acceptances."""
+
+    seen: tuple[int, ...]
+    ones: tuple[int, ...]
+
+    @classmethod
+    def start(cls, groups: int) -> SpreadCounts:
+        return cls((0,) * groups, (0,) * groups)
+
+    def rates(self) -> list[float | None]:
+        return [ones / seen if seen else None for seen, ones in zip(self.seen, self.ones)]
+
+    @property
+    def gap(self) -> float:
+        """The spread of the rates of the groups seen so far; 0 until two groups have been."""
+        known = [rate for rate in self.rates() if rate is not None]
+        return max(known) - min(known) if len(known) > 1 else 0.0
+
+    def add(self, index: int, decision: int) -> SpreadCounts:
+        seen, ones = list(self.seen), list(self.ones)
+        seen[index] += 1
+        ones[index] += decision
+        return SpreadCounts(tuple(seen), tuple(ones))
+
+
+@dataclass(frozen=True)
+class SpreadShield:
+    """The k-group shield: `decide` and `next_state` as the two-group shield's, on `SpreadCounts`."""
+
+    energy: SpreadEnergy
+    target: Target
+    groups: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.groups) < 2 or len(set(self.groups)) != len(self.groups):
+            raise ShieldError(f"the spread shield needs two or more distinct groups; got {list(self.groups)}")
+
+    def start(self) -> SpreadCounts:
+        return SpreadCounts.start(len(self.groups))
+
+    def decide(self, decision: int, state: SpreadCounts, u: float, group: str) -> Verdict:
+        index = self.groups.index(group)
+        before = state.gap
+        favoured = _favoured(state.rates(), index)
+        if favoured is None or decision == favoured:
+            shielded, probability = decision, 0.0
+        else:
+            probability = self.energy.value(before)
+            shielded = favoured if u < probability else decision
+        after = state.add(index, shielded).gap
+        seen = sum(state.seen) + 1
+        why = "flipped toward the middle of the groups' rates" if shielded != decision else "kept"
+        return Verdict(decision, shielded, shielded != decision, probability, before, after, seen >= self.target.burn_in and self.target.outside(after), why, group)
+
+    def next_state(self, state: SpreadCounts, verdict: Verdict) -> SpreadCounts:
+        return state.add(self.groups.index(verdict.group), verdict.shielded)  # type: ignore[arg-type]
+
+
+def _favoured(rates: list[float | None], index: int) -> int | None:
+    """Acceptance below the midrange of the known rates, rejection above it; None at it or without a rate for the group."""
+    known = [rate for rate in rates if rate is not None]
+    own = rates[index]
+    if own is None or len(known) < 2:
+        return None
+    middle = (max(known) + min(known)) / 2
+    return None if own == middle else int(own < middle)
+
+
+@dataclass(frozen=True)
+class SpreadProblem:
+    """A decision maker for k groups: each group's raw acceptance rate and its share of the decisions, and the target."""
+
+    rates: tuple[float, ...]
+    shares: tuple[float, ...]
+    target: Target
+
+    def __post_init__(self) -> None:
+        if len(self.rates) != len(self.shares) or len(self.rates) < 2:
+            raise ShieldError(f"give a rate and a share for each of two or more groups; got rates {list(self.rates)}, shares {list(self.shares)}")
+        if not all(0 <= rate <= 1 for rate in self.rates) or not all(share > 0 for share in self.shares) or not math.isclose(sum(self.shares), 1.0):
+            raise ShieldError(f"rates lie in [0, 1] and shares are positive and sum to 1; got rates {list(self.rates)}, shares {list(self.shares)}")
+        if self.target.running[0] != 0:
+            raise ShieldError(f"the spread is at least 0: S is [0, s]; got {list(self.target.running)}")
+
+
+def spread_runs(energy: SpreadEnergy, problem: SpreadProblem, runs: int, horizon: int, seed: int) -> np.ndarray:
+    """For `runs` seeded streams of `horizon` decisions through the spread shield: the first t ≥ τ with D_t ∉ S, 0 where none."""
+    rng = np.random.default_rng(seed)
+    groups = len(problem.rates)
+    edges = np.cumsum(problem.shares)[:-1]
+    rates = np.asarray(problem.rates)
+    seen, ones = np.zeros((runs, groups), dtype=np.int64), np.zeros((runs, groups), dtype=np.int64)
+    first_violation = np.zeros(runs, dtype=np.int64)
+    streams = np.arange(runs)
+    s_hi, burn_in = problem.target.running[1], problem.target.burn_in
+    for t in range(1, horizon + 1):
+        arrival, raw_draw, u = rng.random((3, runs))
+        group = np.searchsorted(edges, arrival, side="right")
+        raw = raw_draw < rates[group]
+        known = seen > 0
+        rate = np.divide(ones, seen, out=np.zeros(seen.shape), where=known)
+        high, low = np.where(known, rate, -np.inf).max(axis=1), np.where(known, rate, np.inf).min(axis=1)
+        several = known.sum(axis=1) > 1
+        spread = np.where(several, high - low, 0.0)
+        own = rate[streams, group]
+        with np.errstate(invalid="ignore"):  # streams with no rate yet: the midrange is nan and nothing acts
+            middle = (high + low) / 2
+        favoured = own < middle
+        acts = several & known[streams, group] & (own != middle) & (raw != favoured)
+        shielded = np.where(acts & (u < energy(spread)), favoured, raw)
+        seen[streams, group] += 1
+        ones[streams, group] += shielded
+        if t >= burn_in:
+            known = seen > 0
+            rate = np.divide(ones, seen, out=np.zeros(seen.shape), where=known)
+            after = np.where(known.sum(axis=1) > 1, np.where(known, rate, -np.inf).max(axis=1) - np.where(known, rate, np.inf).min(axis=1), 0.0)
+            first_violation[(first_violation == 0) & (after > s_hi)] = t
+    return first_violation
+
+
+@dataclass(frozen=True)
+class SpreadSynthesis:
+    """The member chosen, its simulated probability of D leaving S over [τ, T] and the bound it was certified by."""
+
+    energy: SpreadEnergy
+    probability: float
+    bound: float
+    runs: int
+    confidence: float
+    evaluated: int
+    seconds: float
+
+    @property
+    def alpha(self) -> float:
+        return self.energy.alpha
+
+
+def spread_bound(energy: SpreadEnergy, problem: SpreadProblem, horizon: int, confidence: float, runs: int = 2000, seed: int = 0) -> tuple[float, float, int]:
+    """One member's simulated probability of D leaving S over [τ, T], its one-sided bound at `confidence`, and the streams."""
+    hits = int(np.count_nonzero(spread_runs(energy, problem, runs, horizon, seed)))
+    return hits / runs, clopper_pearson_upper(hits, runs, 1 - confidence), runs
+
+
+@lru_cache(maxsize=16)
+def cached_spread(problem: SpreadProblem, lam: float, horizon: int, confidence: float) -> SpreadSynthesis:
+    """`synthesize_spread` once per process for the same problem (the command and the decision path ask alike)."""
+    return synthesize_spread(problem, lam, horizon, confidence=confidence)
+
+
+def synthesize_spread(
+    problem: SpreadProblem, lam: float, horizon: int, *, tol: float = 0.01, runs: int = 2000, confidence: float = 0.99, seed: int = 0, k: int = 2
+) -> SpreadSynthesis:
+    """Bisect α over [0, 1] for the least steep member whose bound on P(D leaves S during decisions τ … T) is at most λ."""
+    started = time.perf_counter()
+    evaluated = candidates(tol)
+    delta = (1 - confidence) / evaluated
+    scale = problem.target.running[1]
+
+    def judge(alpha: float) -> tuple[float, float]:
+        hits = int(np.count_nonzero(spread_runs(SpreadEnergy(alpha, scale, k), problem, runs, horizon, seed)))
+        return hits / runs, clopper_pearson_upper(hits, runs, delta)
+
+    best = judge(STEEPNESS[1])
+    if best[1] > lam:
+        raise ShieldError(NONE_MEETS.format(lam=lam, horizon=horizon, value=best[1]))
+    low, high = STEEPNESS
+    while high - low > tol:
+        middle = 0.5 * (low + high)
+        trial = judge(middle)
+        if trial[1] <= lam:
+            high, best = middle, trial
+        else:
+            low = middle
+    return SpreadSynthesis(SpreadEnergy(high, scale, k), best[0], best[1], runs, confidence, evaluated, time.perf_counter() - started)
