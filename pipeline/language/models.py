@@ -71,6 +71,12 @@ class ShieldSpec(SpecModel):
     max_pending: int = Field(
         100_000, ge=1, description="equal opportunity: decisions kept awaiting their label; beyond, the oldest is dropped and counted"
     )
+    rates_within: tuple[tuple[Annotated[float, Field(ge=0, le=1)], Annotated[float, Field(ge=0, le=1)]], tuple[Annotated[float, Field(ge=0, le=1)], Annotated[float, Field(ge=0, le=1)]]] | None = Field(
+        None,
+        description="adaptive shield (no rates): the ranges [[low, high], [low, high]] the groups' raw rates keep to, in the order "
+        "of groups; the bound is simulated for every decision maker on a grid over them, constant or jumping halfway between "
+        "corners, and λ is refused when it does not hold",
+    )
     label_delay: int = Field(
         0,
         ge=0,
@@ -94,6 +100,14 @@ class ShieldSpec(SpecModel):
             raise ValueError("three or more groups: the spread shield keeps demographic parity and needs rates (one per group) to synthesize its bound")
         if self.running[0] != 0 or self.limit[0] != 0:
             raise ValueError(f"three or more groups: the spread max − min is at least 0, so running and limit start at 0; got {list(self.running)}, {list(self.limit)}")
+        return self
+
+    @model_validator(mode="after")
+    def _ranges_for_the_adaptive_shield(self) -> ShieldSpec:
+        if self.rates_within is not None and (self.rates is not None or self.raw_gap is not None):
+            raise ValueError("rates_within is for the adaptive shield, which estimates the rates: give it or rates (or raw_gap), not both")
+        if self.rates_within is not None and any(low > high for low, high in self.rates_within):
+            raise ValueError(f"each range in rates_within is [low, high]; got {[list(r) for r in self.rates_within]}")
         return self
 
     @model_validator(mode="after")

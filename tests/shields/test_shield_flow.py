@@ -112,7 +112,7 @@ def test_the_scalar_energy_the_shield_calls_equals_the_vectorized_one():
 def test_without_a_raw_gap_the_shield_estimates_it_and_the_gap_settles_in_l(tmp_path):
     """The spec says nothing of the raw gap (0.45 here): the adaptive shield finds it and brings the gap to where the
     member for 0.45 settles it, L's upper end moved the settle margin inside (0.04), up to the noise of 10,000 decisions."""
-    plan = shield_spec(tmp_path, raw_gap=None)
+    plan = shield_spec(tmp_path, raw_gap=None, rates_within=[[0.55, 0.75], [0.1, 0.3]], max_violation=0.9)
     events = hiring_decisions(10000, p_male=0.65, p_female=0.2, seed=12)
     shielded = [r["record"] for r in run(plan, events) if r["type"] == SHIELDED]
     assert gap(events) > 0.4

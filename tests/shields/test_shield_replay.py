@@ -56,6 +56,7 @@ def test_every_decision_comes_back_from_the_raw_decisions_and_the_records(tmp_pa
     spec = read_yaml(SPECS / "hiring_energy_shield.yaml")
     if shield == "adaptive":
         del spec["shield"]["rates"]
+        spec["shield"] |= {"rates_within": [[0.5, 0.7], [0.2, 0.4]], "max_violation": 0.5, "horizon": 1000}
     events = hiring_decisions(2000, p_male=0.6, p_female=0.3, seed=9)
     arriving = [*events[:500], *events[520:700], *events[500:520], *events[700:]]  # twenty decisions come late
     raw = {event["id"]: event["hired"] for event in events}
@@ -85,13 +86,15 @@ def test_every_decision_comes_back_from_the_raw_decisions_and_the_records(tmp_pa
 
 
 def test_the_shield_command_states_its_member_first_and_keeps_brackets_as_written(tmp_path):
-    """The adaptive shield's first line names what to give for a bound, `[p_a, p_b]` (once swallowed as markup)."""
+    """A shield told the raw gap alone names in its first line what to give for a bound, `[p_a, p_b]` (once swallowed
+    as markup)."""
     spec = read_yaml(SPECS / "hiring_energy_shield.yaml")
     del spec["shield"]["rates"]
+    spec["shield"] |= {"raw_gap": 0.3, "steepness": 0.5}
     (tmp_path / "shield.yaml").write_text(yaml.safe_dump(spec))
     write_jsonl(tmp_path / "decisions.jsonl", hiring_decisions(50, p_male=0.6, p_female=0.3, seed=1))
     args = ["shield", "run", str(tmp_path / "shield.yaml"), "--input", str(tmp_path / "decisions.jsonl"), "--out", str(tmp_path / "out")]
     result = CliRunner().invoke(cli, args, env={"NO_COLOR": "1", "COLUMNS": "200"})
     assert result.exit_code == 0, result.output
-    assert result.output.splitlines()[0].startswith("energy shield: member α = 0.5000 (adaptive")
+    assert result.output.splitlines()[0].startswith("energy shield: member α = 0.5000 (set by hand for the raw gap)")
     assert "(give rates: [p_a, p_b] for one)" in result.output.splitlines()[0]

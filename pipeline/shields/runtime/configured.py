@@ -11,15 +11,23 @@ import math
 from dataclasses import dataclass
 
 from fairstream.language.models import ShieldSpec
+from fairstream.shields.energy.adaptive_bound import GRID, NONE_KEEPS, DecisionMakers, cached_adaptive_bound, named
 from fairstream.shields.energy.drift import TWO_GROUPS
 from fairstream.shields.energy.functions import MonotoneEnergy
 from fairstream.shields.energy.group_synthesis import Assessment, GroupProblem, assess, cached_synthesis, member
 from fairstream.shields.energy.shields import AdaptiveGroupShield, GroupShield
 from fairstream.shields.energy.spread import SpreadEnergy, SpreadProblem, SpreadShield, cached_spread, spread_bound
 from fairstream.shields.energy.target import Target
+from fairstream.shields.errors import ShieldError
 
-ADAPTIVE_STEEPNESS = 0.5
-"""The adaptive shield's member when the spec sets none: it has no fixed raw gap to synthesize for."""
+ADAPTIVE_STEEPNESS = 1.0
+"""The adaptive shield's member when the spec sets none: the steepest, which keeps the gap in S best while the estimates
+are still wrong; its bound over `rates_within` is simulated, and λ refused where it does not hold."""
+
+NO_RANGES = (
+    "the adaptive shield estimates the rates, so it can keep λ = {lam:g} only for decision makers it is told of: give "
+    "rates_within: [[low, high], [low, high]] (the ranges the groups' raw rates keep to), or the rates themselves"
+)
 
 
 @dataclass(frozen=True)
@@ -39,6 +47,8 @@ class ConfiguredShield:
         if self.assessment is None:
             return f"{head}; no violation bound computed (give rates: [p_a, p_b] for one)"
         sure = "exact" if self.confidence is None else f"{self.confidence:.0%} confidence, {self.assessment.runs:,} simulated streams"
+        if isinstance(self.shield, AdaptiveGroupShield):
+            sure = f"{self.confidence:.0%} confidence, {self.assessment.runs:,} simulated streams per decision maker"
         gap, counted = ("TPR gap", "qualified decisions") if spec.criterion == "equal_opportunity" else ("gap", "decisions")
         if len(spec.groups) > 2:
             gap = f"spread of the {len(spec.groups)} groups' rates"
@@ -76,6 +86,26 @@ def configure_spread(spec: ShieldSpec) -> ConfiguredShield:
     return ConfiguredShield(SpreadShield(energy, target, groups), energy.alpha, origin, assessment, "monte carlo", spec.confidence)
 
 
+def configure_adaptive(spec: ShieldSpec) -> ConfiguredShield:
+    """The adaptive shield with its bound over the decision makers `rates_within` describes; λ refused where it does
+    not hold (a `ShieldError` naming what the shield keeps)."""
+    if spec.rates_within is None:
+        raise ShieldError(NO_RANGES.format(lam=spec.max_violation))
+    target, groups = target_of(spec), tuple(spec.groups)
+    alpha = ADAPTIVE_STEEPNESS if spec.steepness is None else spec.steepness
+    makers = DecisionMakers(spec.rates_within, spec.share, target)  # type: ignore[arg-type]
+    found = cached_adaptive_bound(alpha, makers, spec.max_violation, spec.horizon, spec.confidence, spec.settle_margin)
+    if found.bound > spec.max_violation:
+        raise ShieldError(
+            NONE_KEEPS.format(lam=spec.max_violation, ranges=[list(r) for r in spec.rates_within], grid=GRID, value=found.bound, worst=named(found.worst))
+            .replace("its steepest member keeps", f"its member α = {alpha:g} keeps")
+        )
+    shield = AdaptiveGroupShield(target, alpha, groups, settle_margin=spec.settle_margin)  # type: ignore[arg-type]
+    assessment = Assessment(alpha, math.nan, found.bound, math.nan, math.nan, math.nan, found.runs, None)
+    origin = f"adaptive: the raw rates are estimated online, bounded for rates within {[list(r) for r in spec.rates_within]}"
+    return ConfiguredShield(shield, alpha, origin, assessment, "monte carlo", spec.confidence)
+
+
 def configure(spec: ShieldSpec) -> ConfiguredShield:
     """The shield for the spec, synthesized when it gives the rates and no steepness."""
     if len(spec.groups) > 2:
@@ -83,9 +113,7 @@ def configure(spec: ShieldSpec) -> ConfiguredShield:
     target, groups = target_of(spec), tuple(spec.groups)
     problem = problem_of(spec)
     if problem is None and spec.raw_gap is None:
-        alpha = ADAPTIVE_STEEPNESS if spec.steepness is None else spec.steepness
-        shield = AdaptiveGroupShield(target, alpha, groups, settle_margin=spec.settle_margin)  # type: ignore[arg-type]
-        return ConfiguredShield(shield, alpha, "adaptive: the raw rates are estimated online")
+        return configure_adaptive(spec)
     if problem is None:
         energy = MonotoneEnergy(spec.raw_gap, target.settled(spec.settle_margin), spec.steepness, domain=TWO_GROUPS)  # type: ignore[arg-type]
         return ConfiguredShield(GroupShield(energy, target, groups), spec.steepness, "set by hand for the raw gap")  # type: ignore[arg-type]
