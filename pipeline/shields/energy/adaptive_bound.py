@@ -19,8 +19,8 @@ from functools import lru_cache
 import numpy as np
 
 from fairstream.shields.energy.drift import TWO_GROUPS
-from fairstream.shields.energy.functions import STEEPNESS, MonotoneEnergy
-from fairstream.shields.energy.group_synthesis import candidates, clopper_pearson_upper
+from fairstream.shields.energy.functions import MonotoneEnergy
+from fairstream.shields.energy.group_synthesis import candidates, clopper_pearson_upper, least_steep
 from fairstream.shields.energy.shields import ESTIMATE_STEP
 from fairstream.shields.energy.target import Target
 from fairstream.shields.errors import ShieldError
@@ -171,18 +171,10 @@ def adaptive_bound(
     if alpha is not None:
         bound, worst = judge(alpha)
         return AdaptiveBound(alpha, bound, worst, len(settings), runs, time.perf_counter() - started)
-    best = judge(STEEPNESS[1])
-    if best[0] > lam:
+    found, best = least_steep(judge, lambda judged: judged[0] <= lam, tol)
+    if found is None:
         raise ShieldError(NONE_KEEPS.format(lam=lam, ranges=[list(r) for r in makers.ranges], grid=GRID, value=best[0], worst=named(best[1])))
-    low, high = STEEPNESS
-    while high - low > tol:
-        middle = 0.5 * (low + high)
-        trial = judge(middle)
-        if trial[0] <= lam:
-            high, best = middle, trial
-        else:
-            low = middle
-    return AdaptiveBound(high, best[0], best[1], len(settings), runs, time.perf_counter() - started)
+    return AdaptiveBound(found, best[0], best[1], len(settings), runs, time.perf_counter() - started)
 
 
 @lru_cache(maxsize=8)

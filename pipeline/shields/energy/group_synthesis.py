@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, TypeVar
 
 import numpy as np
 from scipy import stats
@@ -28,6 +29,9 @@ from fairstream.shields.energy.functions import STEEPNESS, MonotoneEnergy
 from fairstream.shields.energy.group_simulation import GroupDraws, GroupProblem, group_runs
 from fairstream.shields.energy.group_violations import group_violations
 from fairstream.shields.errors import ShieldError
+
+J = TypeVar("J")
+"""A member's judgement, whatever a bisection compares."""
 
 Measure = Literal["probability", "expected"]
 Method = Literal["exact", "monte carlo"]
@@ -163,6 +167,28 @@ def member(problem: GroupProblem, alpha: float, settle_margin: float, k: int = 2
     return MonotoneEnergy(problem.raw_gap, problem.target.settled(settle_margin), alpha, k, domain=TWO_GROUPS)
 
 
+def method_for(problem: GroupProblem, horizon: int) -> Method:
+    """Exact dynamic programming for short horizons with outcomes known at once; simulation otherwise."""
+    return "exact" if horizon <= EXACT_HORIZON and problem.delay == 0 else "monte carlo"
+
+
+def least_steep(judge: Callable[[float], J], meets: Callable[[J], bool], tol: float) -> tuple[float | None, J]:
+    """Bisect α over [0, 1] for the least steep member whose judgement meets the bound, to within `tol`: (α, its
+    judgement), or (None, the steepest's judgement) when even the steepest (α = 1) does not meet it."""
+    best = judge(STEEPNESS[1])
+    if not meets(best):
+        return None, best
+    low, high = STEEPNESS
+    while high - low > tol:
+        middle = 0.5 * (low + high)
+        trial = judge(middle)
+        if meets(trial):
+            high, best = middle, trial
+        else:
+            low = middle
+    return high, best
+
+
 def candidates(tol: float) -> int:
     """How many members the bisection evaluates: the steepest, then one per halving of [0, 1] down to `tol`."""
     return 1 + max(0, math.ceil(math.log2((STEEPNESS[1] - STEEPNESS[0]) / tol)))
@@ -180,7 +206,7 @@ def _measure(
 ) -> tuple[Assessment, Method]:
     """Exactly when T ≤ `EXACT_HORIZON` and outcomes are known at once, else from `runs` streams with 1 − δ bounds (see
     `simulated` for `beyond`)."""
-    if horizon <= EXACT_HORIZON and problem.delay == 0:
+    if method_for(problem, horizon) == "exact":
         return exact(energy, problem, horizon), "exact"
     return simulated(energy, problem, horizon, runs, seed, delta, draws, beyond), "monte carlo"
 
@@ -218,24 +244,19 @@ def synthesize_groups(
     started = time.perf_counter()
     evaluated = candidates(tol)
     delta = (1 - confidence) / evaluated
-    draws = GroupDraws(problem, runs, horizon, seed).hold() if horizon > EXACT_HORIZON or problem.delay else None  # every member on the same streams
+    draws = GroupDraws(problem, runs, horizon, seed).hold() if method_for(problem, horizon) == "monte carlo" else None  # every member on the same streams
 
-    def judge(alpha: float, beyond: float | None = None) -> tuple[Assessment, Method]:
-        return _measure(member(problem, alpha, settle_margin), problem, horizon, runs, seed, delta, draws, beyond)
+    give_up = lam if measure == "probability" else None  # a member below the steepest whose bound has passed λ fails: its streams stop there
+    method = method_for(problem, horizon)
 
-    give_up = lam if measure == "probability" else None  # a member whose bound has passed λ fails: its streams stop there
-    best, method = judge(STEEPNESS[1])
-    if best.bound(measure) > lam:
+    def judge(alpha: float) -> Assessment:
+        beyond = give_up if alpha < STEEPNESS[1] else None
+        return _measure(member(problem, alpha, settle_margin), problem, horizon, runs, seed, delta, draws, beyond)[0]
+
+    alpha, best = least_steep(judge, lambda found: found.bound(measure) <= lam, tol)
+    if alpha is None:
         raise ShieldError(NONE_MEETS.format(lam=lam, horizon=horizon, value=best.bound(measure), method=method))
-    low, high = STEEPNESS
-    while high - low > tol:
-        middle = 0.5 * (low + high)
-        trial, _ = judge(middle, give_up)
-        if trial.bound(measure) <= lam:
-            high, best = middle, trial
-        else:
-            low = middle
-    energy = member(problem, high, settle_margin)
+    energy = member(problem, alpha, settle_margin)
     return GroupSynthesis(
         energy=energy,
         assessment=best,

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from fairstream.shields.energy.functions import STEEPNESS
-from fairstream.shields.energy.group_synthesis import candidates, clopper_pearson_upper
+from fairstream.shields.energy.group_synthesis import candidates, clopper_pearson_upper, least_steep
 from fairstream.shields.energy.shields import Verdict
 from fairstream.shields.energy.target import Target
 from fairstream.shields.errors import ShieldError
@@ -216,15 +216,7 @@ def synthesize_spread(
         hits = int(np.count_nonzero(spread_runs(SpreadEnergy(alpha, scale, k), problem, runs, horizon, seed)))
         return hits / runs, clopper_pearson_upper(hits, runs, delta)
 
-    best = judge(STEEPNESS[1])
-    if best[1] > lam:
+    alpha, best = least_steep(judge, lambda found: found[1] <= lam, tol)
+    if alpha is None:
         raise ShieldError(NONE_MEETS.format(lam=lam, horizon=horizon, value=best[1]))
-    low, high = STEEPNESS
-    while high - low > tol:
-        middle = 0.5 * (low + high)
-        trial = judge(middle)
-        if trial[1] <= lam:
-            high, best = middle, trial
-        else:
-            low = middle
-    return SpreadSynthesis(SpreadEnergy(high, scale, k), best[0], best[1], runs, confidence, evaluated, time.perf_counter() - started)
+    return SpreadSynthesis(SpreadEnergy(alpha, scale, k), best[0], best[1], runs, confidence, evaluated, time.perf_counter() - started)
