@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from fairstream.language.models import ShieldSpec
@@ -31,9 +32,11 @@ def _group_counts(counts: GroupCounts | SpreadCounts, groups: list[str]) -> dict
     return {first: {"decisions": counts.seen_a, "accepted": counts.ones_a}, second: {"decisions": counts.seen_b, "accepted": counts.ones_b}}
 
 
+@lru_cache(maxsize=4096)
 def member_of(energy: MonotoneEnergy | SpreadEnergy) -> dict[str, Any]:
     """The member's parameters, as `MonotoneEnergy(raw_gap, Target(τ, running, limit), alpha, k, domain=(-1, 1))` takes
-    them (the limit is the one the member settles in), or for three or more groups `SpreadEnergy(alpha, scale, k)`."""
+    them (the limit is the one the member settles in), or for three or more groups `SpreadEnergy(alpha, scale, k)`;
+    remembered per member, and shared by the records that name it (never changed)."""
     if isinstance(energy, SpreadEnergy):
         return {"family": "spread", "alpha": energy.alpha, "scale": energy.scale, "k": energy.k}
     target = energy.target
@@ -147,7 +150,7 @@ class ShieldRun:
         the member was chosen by."""
         adaptive = isinstance(self.shield, AdaptiveGroupShield)
         energy = self.shield.energy(self.state) if adaptive else self.shield.energy  # type: ignore[arg-type, union-attr]
-        facts: dict[str, Any] = {"member": member_of(energy), "groups": list(self.spec.groups), "seed": self.spec.seed, "draw": draw, "spec_sha256": self.spec_sha256}
+        facts: dict[str, Any] = {"member": member_of(energy), "groups": self.spec.groups, "seed": self.spec.seed, "draw": draw, "spec_sha256": self.spec_sha256}
         if adaptive:
             first, second = self.spec.groups
             facts["rates"] = {first: self.state.rate_a, second: self.state.rate_b}  # type: ignore[union-attr]
