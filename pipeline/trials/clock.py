@@ -134,7 +134,7 @@ class PartitionClock:
         """Split a batch (in partition order) into the events now due, in event-time order, and dead letters for late
         and future ones; with a lateness, admitted events are held until the watermark passes them (see `release_all`)."""
         accepted, refused = self._classify(events)
-        rejected = [self.letter(event.event, event.reason, event.detail) for event in refused]
+        rejected = [self.letter(out.event, out.reason, out.detail) for out in refused]
         if self.buffer is None:
             return accepted, rejected
         self.buffer.hold(accepted)

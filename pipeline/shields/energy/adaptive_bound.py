@@ -4,9 +4,9 @@ on a grid over its range, or jumping halfway from one corner of the ranges to an
 the estimates still remember the old rates) — by simulating the shield as it runs, estimates included (pure).
 
 The simulated streams follow `AdaptiveGroupShield` decision for decision: each decision uses the member for the
-rounded estimate p̂_a − p̂_b, and the raw decision then moves its group's estimate. A steepness is synthesized as the
-least α whose largest bound over the set is at most λ (one-sided Clopper–Pearson, jointly over the set and the
-members the bisection may evaluate); where even α = 1 does not, the shield refuses λ and names what it keeps.
+rounded estimate p̂_a − p̂_b, and the raw decision then moves its group's estimate. The bound is the largest
+one-sided Clopper–Pearson bound over the set (jointly over it); where it exceeds λ, the shield refuses λ and names
+what it keeps.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import numpy as np
 
 from fairstream.shields.energy.drift import TWO_GROUPS
 from fairstream.shields.energy.functions import MonotoneEnergy
-from fairstream.shields.energy.group_synthesis import candidates, clopper_pearson_upper, least_steep
+from fairstream.shields.energy.group_synthesis import clopper_pearson_upper
 from fairstream.shields.energy.shields import ESTIMATE_STEP
 from fairstream.shields.energy.target import Target
 from fairstream.shields.errors import ShieldError
@@ -30,28 +30,26 @@ GRID = 4
 
 NONE_KEEPS = (
     "the adaptive shield cannot keep λ = {lam:g} for every decision maker with rates in {ranges} (a grid of {grid} per "
-    "group, constant, or jumping halfway between corners): its steepest member keeps {value:.4g}, worst for {worst}; "
+    "group, constant, or jumping halfway between corners): its member α = {alpha:g} keeps {value:.4g}, worst for {worst}; "
     "give the rates, narrow rates_within, widen S, raise the burn-in, or set max_violation to at least {value:.3g}"
 )
 
 
 @dataclass(frozen=True)
 class DecisionMakers:
-    """The set the bound holds for: each group's raw rate within its range (on a grid of `GRID`), the share of group a,
-    and whether the rates may jump halfway through the horizon, from any corner of the ranges to any other."""
+    """The set the bound holds for: each group's raw rate within its range (on a grid of `GRID`), constant or jumping
+    halfway through the horizon from any corner of the ranges to any other; the share of group a; the target."""
 
     ranges: tuple[tuple[float, float], tuple[float, float]]
     share: float
     target: Target
-    changes: bool = True
 
     def members(self) -> list[tuple[float, float, float, float]]:
         """(p_a before, p_b before, p_a after, p_b after) of every decision maker simulated."""
         grids = [np.linspace(low, high, GRID).round(12).tolist() if high > low else [low] for low, high in self.ranges]
         static = [(a, b, a, b) for a, b in itertools.product(*grids)]
         corners = list(dict.fromkeys(itertools.product(*self.ranges)))
-        jumps = [(*before, *after) for before, after in itertools.permutations(corners, 2)] if self.changes else []
-        return static + jumps
+        return static + [(*before, *after) for before, after in itertools.permutations(corners, 2)]
 
 
 class _Members:
@@ -133,51 +131,31 @@ def named(maker: tuple[float, float, float, float]) -> str:
 
 @dataclass(frozen=True)
 class AdaptiveBound:
-    """The steepness, the largest bound over the decision makers, the one it belongs to, and how it was computed."""
+    """The member's largest bound over the decision makers, the one it belongs to, and how it was computed."""
 
     alpha: float
     bound: float
     worst: tuple[float, float, float, float]
-    makers: int
+    makers: DecisionMakers
     runs: int
     seconds: float
 
-
-def adaptive_bound(
-    alpha: float | None,
-    makers: DecisionMakers,
-    lam: float,
-    horizon: int,
-    *,
-    runs: int = 400,
-    confidence: float = 0.99,
-    tol: float = 0.02,
-    seed: int = 0,
-    settle_margin: float = 0.01,
-) -> AdaptiveBound:
-    """The bound of the member α over the decision makers (α given), or the least steep α whose bound is at most λ
-    (α None: synthesized, a `ShieldError` naming what the steepest keeps when none does)."""
-    started = time.perf_counter()
-    settings = makers.members()
-    evaluated = 1 if alpha is not None else candidates(tol)
-    delta = (1 - confidence) / (evaluated * len(settings))
-
-    def judge(member: float) -> tuple[float, tuple[float, float, float, float]]:
-        hits = np.count_nonzero(adaptive_runs(member, makers, runs, horizon, seed, settle_margin=settle_margin), axis=1)
-        bounds = [clopper_pearson_upper(int(h), runs, delta) for h in hits]
-        worst = int(np.argmax(bounds))
-        return bounds[worst], settings[worst]
-
-    if alpha is not None:
-        bound, worst = judge(alpha)
-        return AdaptiveBound(alpha, bound, worst, len(settings), runs, time.perf_counter() - started)
-    found, best = least_steep(judge, lambda judged: judged[0] <= lam, tol)
-    if found is None:
-        raise ShieldError(NONE_KEEPS.format(lam=lam, ranges=[list(r) for r in makers.ranges], grid=GRID, value=best[0], worst=named(best[1])))
-    return AdaptiveBound(found, best[0], best[1], len(settings), runs, time.perf_counter() - started)
+    def require(self, lam: float) -> None:
+        """A `ShieldError` naming what the member keeps, and for which decision maker, unless it keeps λ."""
+        if self.bound > lam:
+            ranges = [list(r) for r in self.makers.ranges]
+            raise ShieldError(NONE_KEEPS.format(lam=lam, ranges=ranges, grid=GRID, alpha=self.alpha, value=self.bound, worst=named(self.worst)))
 
 
 @lru_cache(maxsize=8)
-def cached_adaptive_bound(alpha: float | None, makers: DecisionMakers, lam: float, horizon: int, confidence: float, settle_margin: float) -> AdaptiveBound:
-    """`adaptive_bound` once per process for the same question (the command and the decision path ask alike)."""
-    return adaptive_bound(alpha, makers, lam, horizon, confidence=confidence, settle_margin=settle_margin)
+def adaptive_bound(
+    alpha: float, makers: DecisionMakers, horizon: int, *, runs: int = 400, confidence: float = 0.99, seed: int = 0, settle_margin: float = 0.01
+) -> AdaptiveBound:
+    """The member α's probability of the gap leaving S over [τ, T], bounded over the decision makers (once per process
+    for the same question: the command and the decision path ask alike)."""
+    started = time.perf_counter()
+    settings = makers.members()
+    hits = np.count_nonzero(adaptive_runs(alpha, makers, runs, horizon, seed, settle_margin=settle_margin), axis=1)
+    bounds = [clopper_pearson_upper(int(h), runs, (1 - confidence) / len(settings)) for h in hits]
+    worst = int(np.argmax(bounds))
+    return AdaptiveBound(alpha, bounds[worst], settings[worst], makers, runs, time.perf_counter() - started)

@@ -69,8 +69,7 @@ class SpreadCounts:
     @property
     def gap(self) -> float:
         """The spread of the rates of the groups seen so far; 0 until two groups have been."""
-        known = [rate for rate in self.rates() if rate is not None]
-        return max(known) - min(known) if len(known) > 1 else 0.0
+        return _spread(self.rates())
 
     def add(self, index: int, decision: int) -> SpreadCounts:
         seen, ones = list(self.seen), list(self.ones)
@@ -95,9 +94,9 @@ class SpreadShield:
         return SpreadCounts.start(len(self.groups))
 
     def decide(self, decision: int, state: SpreadCounts, u: float, group: str) -> Verdict:
-        index = self.groups.index(group)
-        before = state.gap
-        favoured = _favoured(state.rates(), index)
+        index, rates = self.groups.index(group), state.rates()
+        before = _spread(rates)
+        favoured = _favoured(rates, index)
         if favoured is None or decision == favoured:
             shielded, probability = decision, 0.0
         else:
@@ -110,6 +109,11 @@ class SpreadShield:
 
     def next_state(self, state: SpreadCounts, verdict: Verdict) -> SpreadCounts:
         return state.add(self.groups.index(verdict.group), verdict.shielded)  # type: ignore[arg-type]
+
+
+def _spread(rates: list[float | None]) -> float:
+    known = [rate for rate in rates if rate is not None]
+    return max(known) - min(known) if len(known) > 1 else 0.0
 
 
 def _favoured(rates: list[float | None], index: int) -> int | None:
@@ -139,6 +143,15 @@ class SpreadProblem:
             raise ShieldError(f"the spread is at least 0: S is [0, s]; got {list(self.target.running)}")
 
 
+def _spreads(seen: np.ndarray, ones: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per stream (rows) of per-group counts: the rates, which groups have one, the highest and lowest rate (∓inf
+    without any) and the spread (0 until two groups have a rate)."""
+    known = seen > 0
+    rate = np.divide(ones, seen, out=np.zeros(seen.shape), where=known)
+    high, low = np.where(known, rate, -np.inf).max(axis=1), np.where(known, rate, np.inf).min(axis=1)
+    return rate, known, high, low, np.where(known.sum(axis=1) > 1, high - low, 0.0)
+
+
 def spread_runs(energy: SpreadEnergy, problem: SpreadProblem, runs: int, horizon: int, seed: int) -> np.ndarray:
     """For `runs` seeded streams of `horizon` decisions through the spread shield: the first t ≥ τ with D_t ∉ S, 0 where none."""
     rng = np.random.default_rng(seed)
@@ -149,28 +162,23 @@ def spread_runs(energy: SpreadEnergy, problem: SpreadProblem, runs: int, horizon
     first_violation = np.zeros(runs, dtype=np.int64)
     streams = np.arange(runs)
     s_hi, burn_in = problem.target.running[1], problem.target.burn_in
-    for t in range(1, horizon + 1):
+    for t in range(1, horizon + 2):
+        rate, known, high, low, spread = _spreads(seen, ones)  # D after decision t − 1: judged, then decided by
+        if t - 1 >= burn_in:
+            first_violation[(first_violation == 0) & (spread > s_hi)] = t - 1
+        if t > horizon:
+            break
         arrival, raw_draw, u = rng.random((3, runs))
         group = np.searchsorted(edges, arrival, side="right")
         raw = raw_draw < rates[group]
-        known = seen > 0
-        rate = np.divide(ones, seen, out=np.zeros(seen.shape), where=known)
-        high, low = np.where(known, rate, -np.inf).max(axis=1), np.where(known, rate, np.inf).min(axis=1)
-        several = known.sum(axis=1) > 1
-        spread = np.where(several, high - low, 0.0)
         own = rate[streams, group]
         with np.errstate(invalid="ignore"):  # streams with no rate yet: the midrange is nan and nothing acts
             middle = (high + low) / 2
         favoured = own < middle
-        acts = several & known[streams, group] & (own != middle) & (raw != favoured)
+        acts = (known.sum(axis=1) > 1) & known[streams, group] & (own != middle) & (raw != favoured)
         shielded = np.where(acts & (u < energy(spread)), favoured, raw)
         seen[streams, group] += 1
         ones[streams, group] += shielded
-        if t >= burn_in:
-            known = seen > 0
-            rate = np.divide(ones, seen, out=np.zeros(seen.shape), where=known)
-            after = np.where(known.sum(axis=1) > 1, np.where(known, rate, -np.inf).max(axis=1) - np.where(known, rate, np.inf).min(axis=1), 0.0)
-            first_violation[(first_violation == 0) & (after > s_hi)] = t
     return first_violation
 
 

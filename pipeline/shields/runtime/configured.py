@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 
 from fairstream.language.models import ShieldSpec
-from fairstream.shields.energy.adaptive_bound import GRID, NONE_KEEPS, DecisionMakers, cached_adaptive_bound, named
+from fairstream.shields.energy.adaptive_bound import DecisionMakers, adaptive_bound
 from fairstream.shields.energy.drift import TWO_GROUPS
 from fairstream.shields.energy.functions import MonotoneEnergy
 from fairstream.shields.energy.group_synthesis import Assessment, GroupProblem, assess, cached_synthesis, member
@@ -94,12 +94,8 @@ def configure_adaptive(spec: ShieldSpec) -> ConfiguredShield:
     target, groups = target_of(spec), tuple(spec.groups)
     alpha = ADAPTIVE_STEEPNESS if spec.steepness is None else spec.steepness
     makers = DecisionMakers(spec.rates_within, spec.share, target)  # type: ignore[arg-type]
-    found = cached_adaptive_bound(alpha, makers, spec.max_violation, spec.horizon, spec.confidence, spec.settle_margin)
-    if found.bound > spec.max_violation:
-        raise ShieldError(
-            NONE_KEEPS.format(lam=spec.max_violation, ranges=[list(r) for r in spec.rates_within], grid=GRID, value=found.bound, worst=named(found.worst))
-            .replace("its steepest member keeps", f"its member α = {alpha:g} keeps")
-        )
+    found = adaptive_bound(alpha, makers, spec.horizon, confidence=spec.confidence, settle_margin=spec.settle_margin)
+    found.require(spec.max_violation)
     shield = AdaptiveGroupShield(target, alpha, groups, settle_margin=spec.settle_margin)  # type: ignore[arg-type]
     assessment = Assessment(alpha, math.nan, found.bound, math.nan, math.nan, math.nan, found.runs, None)
     origin = f"adaptive: the raw rates are estimated online, bounded for rates within {[list(r) for r in spec.rates_within]}"

@@ -99,8 +99,8 @@ class ShieldRun:
         fields = event.fields
         group = str(fields[spec.group])
         marked = {arrival: True} if arrival else {}
-        if arrival:
-            setattr(self, arrival, getattr(self, arrival) + 1)
+        self.late += arrival == "late"
+        self.future += arrival == "future"
         if group not in spec.groups:  # outside the compared groups: passed through unchanged
             facts = {"flipped": False, **marked, "seed": spec.seed, "spec_sha256": self.spec_sha256}
             return [{"type": SHIELDED, "monitor": self.monitor, "id": event.key, "flipped": False, **marked, "record": {**fields, SHIELD_FIELD: facts}}]
