@@ -33,6 +33,7 @@ from fairstream.shields.periodic.finhzn import _layer, _rank, check_problem, fai
 BAD_QUALIFIED = "qualified needs 4 probabilities P(z = 1 | g, r) for (a,0) (a,1) (b,0) (b,1); got {qualified!r}"
 PAST_HORIZON = "no candidate is left in the horizon T = {horizon}; got {seen} candidates"
 BAD_KIND = "kind must be one of static-fair, static-bw, dynamic; got {kind!r}"
+WELFARE_KIND = "welfare bounds belong to static-bw; got them for kind {kind!r}"
 
 Rates = tuple[float, float, float, float]
 NOTHING = GroupCounts()
@@ -183,9 +184,8 @@ def _period_shield(model: ArrivalModel, qualified: Rates, period: int, kappa: fl
 @dataclass(frozen=True)
 class OpportunityPeriodic:
     """Static-Fair, Static-BW or Dynamic (`kind`) for equal opportunity: a FinHzn shield per period of `period`
-    candidates, with its counters reset (Static-Fair), with both TPRs held in welfare bounds of width κ around the
-    qualified's proposed acceptance rate (Static-BW), or conditioned on the history's qualified counts, standing aside
-    when no shield can end the period fair (Dynamic)."""
+    candidates, with its counters reset (Static-Fair), with both TPRs held in welfare bounds of width ≤ κ (Static-BW),
+    or conditioned on the history's qualified counts, standing aside when no shield can end the period fair (Dynamic)."""
 
     model: ArrivalModel
     qualified: Rates
@@ -193,13 +193,16 @@ class OpportunityPeriodic:
     kappa: float
     kind: str = "dynamic"
     groups: tuple[str, str] = ("a", "b")
-    welfare: tuple[float, float] | None = field(init=False, default=None)
+    welfare: tuple[float, float] | None = None
+    """Static-BW's welfare bounds [l, u] on both TPRs; by default width κ around the qualified's proposed acceptance rate."""
 
     def __post_init__(self) -> None:
         if self.kind not in ("static-fair", "static-bw", "dynamic"):
             raise ShieldError(BAD_KIND.format(kind=self.kind))
         _check_qualified(self.qualified)
-        if self.kind == "static-bw":
+        if self.kind != "static-bw" and self.welfare is not None:
+            raise ShieldError(WELFARE_KIND.format(kind=self.kind))
+        if self.kind == "static-bw" and self.welfare is None:
             rows = self.model.array().sum(axis=1) * np.array(self.qualified)  # P(g, r, z = 1)
             centre = float((rows[1] + rows[3]) / rows.sum()) if rows.sum() > 0 else 0.5
             low = min(max(centre - self.kappa / 2, 0.0), 1.0 - self.kappa)
@@ -212,9 +215,13 @@ class OpportunityPeriodic:
         offset = state.before if self.kind == "dynamic" else GroupCounts()
         return _period_shield(self.model, self.qualified, self.period, self.kappa, self.groups, offset, self.welfare)
 
+    def assumption_holds(self, state: OpportunityPeriodState) -> bool:
+        """Dynamic's Assumption 2: some shield ends the current period with a TPR gap ≤ κ over the whole history."""
+        return math.isfinite(self.shield(state).expected_cost)
+
     def decide(self, decision: int, state: OpportunityPeriodState, u: float, group: str, cost: float = 1.0) -> Verdict:
         shield = self.shield(state)
-        if self.kind == "dynamic" and not math.isfinite(shield.expected_cost):
+        if self.kind == "dynamic" and not self.assumption_holds(state):
             after = merge(state.before, state.within.qualified.add(is_first(self.groups, group), check_decision(decision)))
             reason = f"kept: no shield can end this period with a TPR gap ≤ {self.kappa} over the whole history; standing aside"
             return flip_verdict(decision, False, u, merge(state.before, state.within.qualified).gap, after.gap, False, reason, group)

@@ -1,0 +1,193 @@
+"""The fairness-shield paper's (AAAI 2025) experimental setup: its environments (data set and sensitive attribute, read
+as the Fair Fairness Benchmark it builds on reads them) and its ERM classifier, a 512-256-64 ReLU network trained with
+Adam at learning rate 0.01 for 150 steps (batches of 1,024; 128 on German Credit). Needs the `studies` extra.
+
+Each environment's rows are split once, stratified on the label, into 40 % for training and 60 % held out (the paper's
+`test_size = 0.6`); runs stream shuffles of the held-out rows. Group a is the attribute's value coded 0 in the paper
+(female; non-White or non-Caucasian; age ≤ 25), group b the value coded 1; the label the decisions guess is the paper's:
+income > 50K, good credit, and for COMPAS two-year recidivism.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import train_test_split
+from sklearn.neural_network import MLPClassifier
+from sklearn.preprocessing import StandardScaler
+
+from fairstream.paths import SHARED_DATA
+from fairstream.records.errors import InputError
+from fairstream.studies.shields import ADULT_COLUMNS, NO_FILE
+
+HELD_OUT = 0.6
+"""Share of an environment's rows held out for the runtime streams (the paper's `test_size`)."""
+LAYERS = (512, 256, 64)
+STEPS = 150
+LEARNING_RATE = 0.01
+SPLIT_SEED = 1314
+"""The benchmark's default seed: the split and the network's initial weights."""
+UNKNOWN_ENVIRONMENT = "unknown environment {name!r}; known: {known}"
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One environment's rows: features (numbers and categories), the label (1 = the paper's positive class) and the
+    sensitive attribute (1 = group b)."""
+
+    features: pd.DataFrame
+    labels: np.ndarray
+    sensitive: np.ndarray
+
+
+def _adult(path: Path, attribute: str) -> Frame:
+    frame = pd.read_csv(path, header=None, names=ADULT_COLUMNS, skipinitialspace=True, na_values="?").drop(columns="fnlwgt").dropna()
+    if attribute == "race":
+        frame = frame[frame["race"].isin(["White", "Black"])]
+        sensitive = frame["race"] == "White"
+    else:
+        sensitive = frame["sex"] == "Male"
+    labels = frame["income"].str.startswith(">50K")
+    return Frame(frame.drop(columns=["income", attribute]), labels.to_numpy(int), sensitive.to_numpy(int))
+
+
+COMPAS_KEPT = ["sex", "age", "age_cat", "race", "juv_fel_count", "juv_misd_count", "juv_other_count", "priors_count", "c_charge_degree", "c_charge_desc", "two_year_recid"]  # fmt: skip
+
+
+def _compas(path: Path, attribute: str) -> Frame:
+    """ProPublica's filter (screening within 30 days of arrest, a known recidivism outcome, no ordinary traffic offence,
+    a score) and AIF360's features."""
+    frame = pd.read_csv(path)
+    frame = frame[
+        frame["days_b_screening_arrest"].between(-30, 30) & (frame["is_recid"] != -1) & (frame["c_charge_degree"] != "O") & (frame["score_text"] != "N/A")
+    ][COMPAS_KEPT]
+    sensitive = frame["sex"] == "Male" if attribute == "sex" else frame["race"] == "Caucasian"
+    return Frame(frame.drop(columns=["two_year_recid", attribute]), frame["two_year_recid"].to_numpy(int), sensitive.to_numpy(int))
+
+
+def _german(path: Path, attribute: str) -> Frame:
+    """Age as ≤ 25 against > 25; sex from the personal status; label 1 = good credit."""
+    frame = pd.read_csv(path)
+    frame = frame.assign(Age13=np.where(frame["Age13"] > 25, "x>25", "x<=25")).rename(columns={"sex9": "sex", "Age13": "age"})
+    sensitive = frame["sex"] == "male" if attribute == "sex" else frame["age"] == "x>25"
+    return Frame(frame.drop(columns=["classlabel21", attribute]), (frame["classlabel21"] == 1).to_numpy(int), sensitive.to_numpy(int))
+
+
+@dataclass(frozen=True)
+class Environment:
+    """A data set and its sensitive attribute, named as in the paper's tables ("compas, race")."""
+
+    dataset: str
+    attribute: str
+    file: str
+    read: Callable[[Path, str], Frame]
+    groups: tuple[str, str]
+    """Names of group a and group b."""
+    batch: int = 1024
+
+    @property
+    def label(self) -> str:
+        """The attribute as the paper's tables name it."""
+        return "gender" if self.attribute == "sex" else self.attribute
+
+    @property
+    def key(self) -> str:
+        """The environment's name on the command line, e.g. compas-race."""
+        return f"{self.dataset}-{self.label}"
+
+    @property
+    def name(self) -> str:
+        """The environment as the paper's tables name it, e.g. "compas, race"."""
+        return f"{self.dataset}, {self.label}"
+
+
+ENVIRONMENTS = {
+    env.key: env
+    for env in (
+        Environment("adult", "sex", "adult.data", _adult, ("Female", "Male")),
+        Environment("adult", "race", "adult.data", _adult, ("Black", "White")),
+        Environment("compas", "sex", "compas-scores-two-years.csv", _compas, ("Female", "Male")),
+        Environment("compas", "race", "compas-scores-two-years.csv", _compas, ("not Caucasian", "Caucasian")),
+        Environment("german", "age", "german-credit.csv", _german, ("age ≤ 25", "age > 25"), batch=128),
+        Environment("german", "sex", "german-credit.csv", _german, ("female", "male"), batch=128),
+    )
+}
+"""The paper's environments but Bank Marketing, in the order of its tables."""
+
+
+def environment(name: str) -> Environment:
+    """The environment called `name` (compas-race), or an `InputError` naming the known ones."""
+    if name not in ENVIRONMENTS:
+        raise InputError(UNKNOWN_ENVIRONMENT.format(name=name, known=", ".join(ENVIRONMENTS)))
+    return ENVIRONMENTS[name]
+
+
+def read(env: Environment, data_dir: Path = SHARED_DATA) -> Frame:
+    """The environment's rows, or an `InputError` when its file is missing."""
+    path = data_dir / env.file
+    if not path.is_file():
+        raise InputError(NO_FILE.format(name=env.dataset, path=path))
+    return env.read(path, env.attribute)
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """The held-out rows of an environment with the trained network's view of them."""
+
+    scores: np.ndarray
+    """P(label 1) by the network; it proposes 1 where the score exceeds ½."""
+    labels: np.ndarray
+    sensitive: np.ndarray
+    share_b: float
+    """Share of group b over all the environment's rows (the paper's P(g))."""
+    label_rate: float
+    """Share of label 1 over all rows (ȳ, which centres Static-BW's welfare bounds)."""
+    train_accuracy: float
+
+    @property
+    def proposed(self) -> np.ndarray:
+        return (self.scores > 0.5).astype(int)
+
+    @property
+    def accuracy(self) -> float:
+        return float((self.proposed == self.labels).mean())
+
+
+def _encode(features: pd.DataFrame, train: np.ndarray) -> np.ndarray:
+    """Categories one-hot, numbers standardized on the training rows."""
+    numbers = features.select_dtypes("number").columns
+    encoded = pd.get_dummies(features, columns=[c for c in features.columns if c not in numbers], dtype=float)
+    scaler = StandardScaler().fit(encoded.loc[train, numbers])
+    encoded[numbers] = scaler.transform(encoded[numbers])
+    return encoded.to_numpy(float)
+
+
+@lru_cache(maxsize=8)
+def held_out(name: str, data_dir: Path = SHARED_DATA) -> HeldOut:
+    """Split the environment's rows (stratified, seed `SPLIT_SEED`), train the ERM network on 40 % and score the other 60 %."""
+    env = environment(name)
+    frame = read(env, data_dir)
+    rows = np.arange(len(frame.labels))
+    train, test = train_test_split(rows, test_size=HELD_OUT, stratify=frame.labels, random_state=SPLIT_SEED)
+    features = _encode(frame.features.reset_index(drop=True), np.isin(rows, train))
+    epochs = max(1, round(STEPS * env.batch / len(train)))
+    network = MLPClassifier(LAYERS, learning_rate_init=LEARNING_RATE, batch_size=env.batch, max_iter=epochs, random_state=SPLIT_SEED)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # a fixed number of steps, as the paper trains
+        network.fit(features[train], frame.labels[train])
+    scores = network.predict_proba(features[test])[:, 1]
+    return HeldOut(
+        scores=scores,
+        labels=frame.labels[test],
+        sensitive=frame.sensitive[test],
+        share_b=float(frame.sensitive.mean()),
+        label_rate=float(frame.labels.mean()),
+        train_accuracy=float(network.score(features[train], frame.labels[train])),
+    )
