@@ -47,8 +47,13 @@ class Frame:
     sensitive: np.ndarray
 
 
+ADULT_MISSING = ["?", "MissingValue"]
+"""How UCI's file, and the copy in the shared data, mark an unknown value; rows with one are dropped, as the benchmark does."""
+
+
 def _adult(path: Path, attribute: str) -> Frame:
-    frame = pd.read_csv(path, header=None, names=ADULT_COLUMNS, skipinitialspace=True, na_values="?").drop(columns="fnlwgt").dropna()
+    """Race as White against Black (other races dropped); sex as male against female; label 1 = income > 50K."""
+    frame = pd.read_csv(path, header=None, names=ADULT_COLUMNS, skipinitialspace=True, na_values=ADULT_MISSING).drop(columns="fnlwgt").dropna()
     if attribute == "race":
         frame = frame[frame["race"].isin(["White", "Black"])]
         sensitive = frame["race"] == "White"
