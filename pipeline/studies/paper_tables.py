@@ -15,6 +15,10 @@ runs whose shield's assumption held in every period, and of runs fair at every p
 - assumptions: Static-Fair's is equal group counts (qualified counts for equal opportunity) in every period (Thm 2),
   Static-BW's at least N = ⌈1/κ⌉ of each group in every period (Assumption 1), Dynamic's a finite value at every
   period start (Assumption 2).
+
+A group without a member counted (without a qualified member, for equal opportunity) leaves the gap vacuous, φ = 0, as
+the paper's text defines it; `empty="zero"` reads its rate as 0 instead, as the authors' code computes it, in the shields
+and in the measured gaps alike.
 """
 
 from __future__ import annotations
@@ -77,6 +81,8 @@ class Setting:
     environment: str
     fairness: str
     kappa: float
+    empty: str = "vacuous"
+    """How a gap reads while a group has no member counted: "vacuous" (0) or "zero" (that group's rate is 0)."""
 
 
 @dataclass(frozen=True)
@@ -123,18 +129,18 @@ def welfare(data: HeldOut, kappa: float) -> tuple[float, float]:
 
 def shield_for(kind: str, setting: Setting, data: HeldOut):
     """The FinHzn or periodic shield of `kind` synthesized for the setting."""
-    model, kappa = arrival_model(data), setting.kappa
+    model, kappa, empty = arrival_model(data), setting.kappa, setting.empty
     if setting.fairness == "equal_opportunity":
         rates = qualified_rates(data)
         if kind == "finhzn":
-            return OpportunityFinHzn(model, rates, HORIZON[setting.fairness], kappa, groups=GROUPS)
+            return OpportunityFinHzn(model, rates, HORIZON[setting.fairness], kappa, groups=GROUPS, empty=empty)
         bounds = welfare(data, kappa) if kind == "static-bw" else None
-        return OpportunityPeriodic(model, rates, PERIOD, kappa, kind, GROUPS, bounds)
+        return OpportunityPeriodic(model, rates, PERIOD, kappa, kind, GROUPS, bounds, empty)
     if kind == "finhzn":
-        return FinHznShield(model, HORIZON[setting.fairness], kappa, groups=GROUPS)
+        return FinHznShield(model, HORIZON[setting.fairness], kappa, groups=GROUPS, empty=empty)
     if kind == "static-bw":
-        return StaticBW(model, PERIOD, kappa, GROUPS, welfare(data, kappa))
-    return (StaticFair if kind == "static-fair" else Dynamic)(model, PERIOD, kappa, GROUPS)
+        return StaticBW(model, PERIOD, kappa, GROUPS, welfare(data, kappa), empty)
+    return (StaticFair if kind == "static-fair" else Dynamic)(model, PERIOD, kappa, GROUPS, empty)
 
 
 def play(shield, scores: np.ndarray, first: np.ndarray, labels: np.ndarray | None) -> tuple[np.ndarray, list[bool]]:
@@ -210,7 +216,7 @@ def run_setting(setting: Setting, runs: int = RUNS, horizon_runs: int = HORIZON_
             ends = PERIOD if layout == "periodic" else length
             for kind in kinds:
                 shielded, held = (proposed, []) if kind == "unshielded" else play(shields[kind], scores, first, labels if opportunity else None)
-                gaps = parity_path(shielded, first, counted)
+                gaps = parity_path(shielded, first, counted, setting.empty)
                 bounds = getattr(shields.get(kind), "welfare", None)
                 outcomes.append(
                     Outcome(
@@ -230,9 +236,12 @@ def run_setting(setting: Setting, runs: int = RUNS, horizon_runs: int = HORIZON_
     return outcomes
 
 
-def settings(environments: Iterable[str] = ENVIRONMENTS, fairness: Iterable[str] = FAIRNESS, kappas: Iterable[float] = KAPPAS) -> list[Setting]:
+def settings(
+    environments: Iterable[str] = ENVIRONMENTS, fairness: Iterable[str] = FAIRNESS, kappas: Iterable[float] = KAPPAS, empty: str = "vacuous"
+) -> list[Setting]:
     """Every (environment, property, κ), equal-opportunity ones first (they take longest)."""
-    return sorted((Setting(e, f, k) for e in environments for f in fairness for k in kappas), key=lambda s: (s.fairness != "equal_opportunity", s.environment, s.kappa))
+    every = (Setting(e, f, k, empty) for e in environments for f in fairness for k in kappas)
+    return sorted(every, key=lambda s: (s.fairness != "equal_opportunity", s.environment, s.kappa))
 
 
 def _mean(values: Sequence[float]) -> float:

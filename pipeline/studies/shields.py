@@ -213,19 +213,22 @@ def run_stream(shield, decisions: Sequence[int], groups: Sequence[str], seed: in
     return out
 
 
-def parity_path(decisions: np.ndarray, first: np.ndarray, counted: np.ndarray | None = None) -> np.ndarray:
+def parity_path(decisions: np.ndarray, first: np.ndarray, counted: np.ndarray | None = None, empty: str = "vacuous") -> np.ndarray:
     """|r_a − r_b| after each decision over the decisions `counted` (default all; the qualified for equal opportunity,
-    whose rates are TPRs); 0 while a group is empty, as in `parity_gap`.
+    whose rates are TPRs); 0 while a group is empty, or with `empty="zero"` an empty group's rate read as 0, as in
+    `parity_gap`.
 
     >>> parity_path(np.array([1, 0, 1, 1]), np.array([True, False, False, True])).tolist()
     [0.0, 1.0, 0.5, 0.5]
+    >>> parity_path(np.array([1, 0, 1, 1]), np.array([True, False, False, True]), empty="zero").tolist()
+    [1.0, 1.0, 0.5, 0.5]
     """
     counted = np.ones(len(decisions), dtype=bool) if counted is None else counted.astype(bool)
     seen_a, seen_b = np.cumsum(first & counted), np.cumsum(~first & counted)
     ones_a, ones_b = np.cumsum(decisions * (first & counted)), np.cumsum(decisions * (~first & counted))
     both = (seen_a > 0) & (seen_b > 0)
-    rate_a = np.divide(ones_a, seen_a, out=np.zeros(len(decisions)), where=both)
-    rate_b = np.divide(ones_b, seen_b, out=np.zeros(len(decisions)), where=both)
+    rate_a = np.divide(ones_a, seen_a, out=np.zeros(len(decisions)), where=both if empty == "vacuous" else seen_a > 0)
+    rate_b = np.divide(ones_b, seen_b, out=np.zeros(len(decisions)), where=both if empty == "vacuous" else seen_b > 0)
     return np.abs(rate_a - rate_b)
 
 

@@ -170,6 +170,25 @@ def test_finhzn_is_fair_at_the_horizon_on_every_run(kappa):
     assert max(phi(s.seen_a, s.ones_a, s.seen_b, s.ones_b) for s in layer) <= kappa
 
 
+def phi_zero(seen_a: int, ones_a: int, seen_b: int, ones_b: int) -> float:
+    """The gap as the fairness-shield paper's code reads it: an empty group's rate is 0."""
+    return abs((ones_a / seen_a if seen_a else 0.0) - (ones_b / seen_b if seen_b else 0.0))
+
+
+@pytest.mark.parametrize("kappa", [0.0, 0.2])
+def test_finhzn_reading_an_empty_group_as_rate_zero_is_fair_at_the_horizon_on_every_run(kappa):
+    horizon = 8
+    layers = {}
+    for empty in ("zero", "vacuous"):
+        shield = FinHznShield(BIASED, horizon, kappa, empty=empty)
+        layer = {shield.start()}
+        for _ in range(horizon):
+            layer = {shield.next_state(s, shield.decide(d, s, 0.5, g, c)) for s in layer for g in "ab" for d in (0, 1) for c in (0.0, 0.3, 100.0)}
+        layers[empty] = layer
+    assert max(phi_zero(s.seen_a, s.ones_a, s.seen_b, s.ones_b) for s in layers["zero"]) <= kappa
+    assert max(phi_zero(s.seen_a, s.ones_a, s.seen_b, s.ones_b) for s in layers["vacuous"]) > kappa  # all b, some accepted
+
+
 SCENARIOS = {
     "as modelled": (BIASED, dict(accept_a=0.9, accept_b=0.1), False),
     "modelled fair, run biased": (ArrivalModel.bernoulli(0.5, 0.5, 0.5), dict(accept_a=0.9, accept_b=0.1), False),

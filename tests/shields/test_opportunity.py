@@ -18,7 +18,18 @@ from fairstream.shields.periodic.opportunity_finhzn import OpportunityFinHzn, Op
 ROWS = (("a", 0), ("a", 1), ("b", 0), ("b", 1))
 
 
-def least_cost(model: ArrivalModel, qualified, horizon: int, kappa: float) -> float:
+def tpr_gap(history, empty: str) -> float:
+    """|TPR_a − TPR_b| over the history's qualified; 0 while a group has none, or with `empty="zero"` its TPR read as 0."""
+    rates = {}
+    for group in ("a", "b"):
+        decisions = [decision for g, decision, label in history if g == group and label]
+        rates[group] = sum(decisions) / len(decisions) if decisions else None
+    if None in rates.values() and empty == "vacuous":
+        return 0.0
+    return abs((rates["a"] or 0.0) - (rates["b"] or 0.0))
+
+
+def least_cost(model: ArrivalModel, qualified, horizon: int, kappa: float, empty: str = "vacuous") -> float:
     """The least expected flip cost by recursion over whole histories of (group, shielded decision, label), with the
     same adversarial reading: ∞ when some arrival leaves no way to end with a TPR gap ≤ κ."""
     weights = model.array()
@@ -26,11 +37,7 @@ def least_cost(model: ArrivalModel, qualified, horizon: int, kappa: float) -> fl
     @functools.cache
     def walk(history: tuple[tuple[str, int, int], ...]) -> float:
         if len(history) == horizon:
-            counts = GroupCounts()
-            for group, decision, label in history:
-                if label:
-                    counts = counts.add(group == "a", decision)
-            return 0.0 if parity_gap(counts) <= kappa else math.inf
+            return 0.0 if tpr_gap(history, empty) <= kappa + 1e-12 else math.inf
         value = 0.0
         for group in ("a", "b"):
             options = {y: [walk((*history, (group, y, z))) for z in (0, 1)] for y in (0, 1)}
@@ -57,9 +64,10 @@ def least_cost(model: ArrivalModel, qualified, horizon: int, kappa: float) -> fl
         (ArrivalModel.bernoulli(0.3, 0.6, 0.5, cost=0.5), (0.1, 0.9, 0.4, 0.5), 0.0),
     ],
 )
-def test_the_programme_over_counters_is_the_recursion_over_histories(model, qualified, kappa):
-    shield = OpportunityFinHzn(model, qualified, horizon=5, kappa=kappa)
-    assert shield.expected_cost == pytest.approx(least_cost(model, qualified, 5, kappa), rel=1e-12)
+@pytest.mark.parametrize("empty", ["vacuous", "zero"])
+def test_the_programme_over_counters_is_the_recursion_over_histories(model, qualified, kappa, empty):
+    shield = OpportunityFinHzn(model, qualified, horizon=5, kappa=kappa, empty=empty)
+    assert shield.expected_cost == pytest.approx(least_cost(model, qualified, 5, kappa, empty), rel=1e-12)
 
 
 def _stream(rng: np.random.Generator, n: int, share: float, rates, qualified):

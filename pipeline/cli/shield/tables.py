@@ -18,6 +18,7 @@ from fairstream.cli import console
 from fairstream.cli.console import reports_errors
 from fairstream.cli.shield.compare import NameList
 from fairstream.report.paper_tables import write_table_2
+from fairstream.shields.periodic.finhzn import EMPTY
 from fairstream.studies.paper_setup import ENVIRONMENTS, held_out, read
 from fairstream.studies.paper_tables import (
     FAIRNESS,
@@ -101,11 +102,21 @@ def _write(outcomes: Sequence[Outcome], out_dir: Path, summary: dict) -> list[Pa
 @click.option("--runs", default=RUNS, show_default=True, type=click.IntRange(1), help=f"Runs of the periodic shields ({PERIODS} periods of {PERIOD}) per setting.")
 @click.option("--horizon-runs", default=HORIZON_RUNS, show_default=True, type=click.IntRange(1), help="Runs of FinHzn over one horizon (T = 100 DP, 75 EqOpp) per setting.")
 @click.option("--periods", default=PERIODS, show_default=True, type=click.IntRange(1), help=f"Periods of {PERIOD} decisions per periodic run.")
+@click.option(
+    "--empty-group",
+    "empty",
+    default="vacuous",
+    show_default=True,
+    type=click.Choice(EMPTY),
+    help="A gap while a group has no member counted (no qualified member, for EqOpp): vacuous, 0 as the paper's text defines it; zero, that group's rate read as 0 as the authors' code computes it.",
+)
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the runs' shuffles (run r draws from the pair (SEED, r)).")
 @click.option("--jobs", default=os.cpu_count() or 1, show_default="the CPU count", type=click.IntRange(1), help="Worker processes, one setting each at a time.")
 @click.option("--out", "out_dir", default="out/shield-tables", show_default=True, type=click.Path(file_okay=False), help="Directory for runs.csv, tables.json and table2.png.")
 @reports_errors
-def tables_command(environments: tuple[str, ...], fairness: tuple[str, ...], kappas: tuple[float, ...], runs: int, horizon_runs: int, periods: int, seed: int, jobs: int, out_dir: str) -> None:
+def tables_command(
+    environments: tuple[str, ...], fairness: tuple[str, ...], kappas: tuple[float, ...], runs: int, horizon_runs: int, periods: int, empty: str, seed: int, jobs: int, out_dir: str
+) -> None:
     """Regenerate the fairness-shield paper's Table 2 (utility loss at κ = 0.1 of FinHzn and of the periodic shields on
     the ERM network's decisions) and Table 3 (how often each periodic shield's assumption and fairness held), each cell
     beside the paper's; † marks a cell more than 2× from the paper's.
@@ -117,7 +128,7 @@ def tables_command(environments: tuple[str, ...], fairness: tuple[str, ...], kap
     started = time.perf_counter()
     for name in environments:
         read(ENVIRONMENTS[name])  # a missing data file fails here, in one line, before any work
-    work = settings(environments, fairness, kappas)
+    work = settings(environments, fairness, kappas, empty)
     outcomes: list[Outcome] = []
     with console.progress() as progress:
         task = progress.add_task("settings", total=len(work))
@@ -167,7 +178,7 @@ def tables_command(environments: tuple[str, ...], fairness: tuple[str, ...], kap
         "table_2": [{"environment": e, "fairness": f, "shield": s, "utility_loss": v, "paper": paper_table_2(e, f, s)} for (e, f, s), v in losses.items()],
         "table_3": [{"fairness": f, "shield": s, "assumption": a, "fair": p, "runs": n, "paper": PAPER_TABLE_3.get((f, s))} for (f, s), (a, p, n) in pooled.items()],
         "horizon_violations": violations,
-        "setup": {"kappas": list(kappas), "runs": runs, "horizon_runs": horizon_runs, "periods": periods, "period": PERIOD, "seed": seed},
+        "setup": {"kappas": list(kappas), "runs": runs, "horizon_runs": horizon_runs, "periods": periods, "period": PERIOD, "empty_group": empty, "seed": seed},
     }
     for path in _write(outcomes, Path(out_dir), summary):
         console.console.print(f"wrote {path}", markup=False, soft_wrap=True)

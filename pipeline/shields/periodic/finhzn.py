@@ -17,6 +17,9 @@ v(μ + (g,r)) ≤ c + v(μ + (g,1−r)), else flip (ties kept). The cost c is th
 cost levels of θ.
 
 `offset` adds counts from before the horizon to the final gap: the history a Dynamic periodic shield conditions on.
+`empty` says how the gap reads when a group has no member: "vacuous" (φ = 0, the paper's text) or "zero" (that group's
+rate read as 0, as the authors' code computes it, so a horizon without a member of one group must end with the other's
+rate ≤ κ).
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ from fairstream.shields.periodic.baseline import check_cost, check_decision, che
 BAD_HORIZON = "horizon T must be an integer ≥ 1; got {horizon!r}"
 BAD_KAPPA = "threshold κ must lie in [0, 1]; got {kappa!r}; φ is a difference of two rates"
 BAD_WELFARE = "welfare bounds [l, u] need 0 ≤ l < u ≤ 1 and u − l ≤ κ = {kappa}; got {welfare}"
+BAD_EMPTY = "empty must be 'vacuous' (φ = 0 while a group is empty) or 'zero' (an empty group's rate is 0); got {empty!r}"
+EMPTY = ("vacuous", "zero")
 PAST_HORIZON = (
     "no candidate is left in the horizon T = {horizon}; got counts of {total} candidates; hint: use a periodic shield on longer streams"
 )
@@ -60,15 +65,16 @@ def _layer(t: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return seen_a, within // width, within % width
 
 
-def parity_gap(counts: GroupCounts) -> float:
-    """φ = |r_a − r_b| of the fairness-shield paper, 0 while either group is empty (parity is vacuous then).
+def parity_gap(counts: GroupCounts, empty: str = "vacuous") -> float:
+    """φ = |r_a − r_b| of the fairness-shield paper: 0 while either group is empty (parity is vacuous then), or with
+    `empty="zero"` an empty group's rate read as 0.
 
-    >>> parity_gap(GroupCounts(4, 3, 4, 1)), parity_gap(GroupCounts(4, 3, 0, 0))
-    (0.5, 0.0)
+    >>> parity_gap(GroupCounts(4, 3, 4, 1)), parity_gap(GroupCounts(4, 3, 0, 0)), parity_gap(GroupCounts(4, 3, 0, 0), "zero")
+    (0.5, 0.0, 0.75)
     """
-    if counts.seen_a == 0 or counts.seen_b == 0:
+    if empty == "vacuous" and (counts.seen_a == 0 or counts.seen_b == 0):
         return 0.0
-    return abs(counts.ones_a / counts.seen_a - counts.ones_b / counts.seen_b)
+    return abs(counts.gap)
 
 
 def balance(welfare: tuple[float, float]) -> int:
@@ -77,14 +83,14 @@ def balance(welfare: tuple[float, float]) -> int:
     return math.ceil(1 / (high - low) - 1e-9)
 
 
-def fair_mask(seen_a, ones_a, seen_b, ones_b, kappa: float, welfare: tuple[float, float] | None = None) -> np.ndarray:
+def fair_mask(seen_a, ones_a, seen_b, ones_b, kappa: float, welfare: tuple[float, float] | None = None, empty: str = "vacuous") -> np.ndarray:
     """0 where the counts end a horizon fairly, else ∞: `parity_gap` ≤ κ (the same float operations, so the same answers).
 
     With `welfare` = [l, u] (Static-BW, Def. 5): 0 where the counts are not N-balanced (a group has fewer than N members)
     or both groups' rates lie in [l, u], else ∞."""
-    both = (seen_a > 0) & (seen_b > 0)
-    rate_a = np.divide(ones_a, seen_a, out=np.zeros(len(seen_a)), where=both)
-    rate_b = np.divide(ones_b, seen_b, out=np.zeros(len(seen_b)), where=both)
+    counted = ((seen_a > 0) & (seen_b > 0),) * 2 if empty == "vacuous" else (seen_a > 0, seen_b > 0)
+    rate_a = np.divide(ones_a, seen_a, out=np.zeros(len(seen_a)), where=counted[0])
+    rate_b = np.divide(ones_b, seen_b, out=np.zeros(len(seen_b)), where=counted[1])
     if welfare is not None:
         low, high = welfare
         least = balance(welfare)
@@ -93,11 +99,11 @@ def fair_mask(seen_a, ones_a, seen_b, ones_b, kappa: float, welfare: tuple[float
     return np.where(np.abs(rate_a - rate_b) <= kappa, 0.0, np.inf)
 
 
-def _terminal(horizon: int, kappa: float, offset: GroupCounts, welfare: tuple[float, float] | None = None) -> np.ndarray:
+def _terminal(horizon: int, kappa: float, offset: GroupCounts, welfare: tuple[float, float] | None = None, empty: str = "vacuous") -> np.ndarray:
     """`fair_mask` over every count after the horizon, the offset added."""
     seen_a, ones_a, ones_b = _layer(horizon)
     seen_b = horizon - seen_a + offset.seen_b
-    return fair_mask(seen_a + offset.seen_a, ones_a + offset.ones_a, seen_b, ones_b + offset.ones_b, kappa, welfare)
+    return fair_mask(seen_a + offset.seen_a, ones_a + offset.ones_a, seen_b, ones_b + offset.ones_b, kappa, welfare, empty)
 
 
 def _group_cost(accept: np.ndarray, reject: np.ndarray, weights: np.ndarray, row: int, costs: np.ndarray) -> np.ndarray:
@@ -108,11 +114,11 @@ def _group_cost(accept: np.ndarray, reject: np.ndarray, weights: np.ndarray, row
 
 
 def value_table(
-    model: ArrivalModel, horizon: int, kappa: float, offset: GroupCounts, welfare: tuple[float, float] | None = None
+    model: ArrivalModel, horizon: int, kappa: float, offset: GroupCounts, welfare: tuple[float, float] | None = None, empty: str = "vacuous"
 ) -> tuple[np.ndarray, ...]:
     """v over every layer t = 0 … T, each a flat array in `_rank` order."""
     weights, costs = model.array(), np.array(model.costs)
-    values = [_terminal(horizon, kappa, offset, welfare)]
+    values = [_terminal(horizon, kappa, offset, welfare, empty)]
     for t in range(horizon - 1, -1, -1):
         seen_a, ones_a, ones_b = _layer(t)
         later = values[-1]
@@ -130,14 +136,17 @@ def value_table(
     return tuple(reversed(values))
 
 
-def check_problem(horizon: int, kappa: float, welfare: tuple[float, float] | None, groups: tuple[str, str]) -> None:
-    """A `ShieldError` unless the horizon, the threshold, the welfare bounds and the pair of groups make a FinHzn problem."""
+def check_problem(horizon: int, kappa: float, welfare: tuple[float, float] | None, groups: tuple[str, str], empty: str = "vacuous") -> None:
+    """A `ShieldError` unless the horizon, the threshold, the welfare bounds, the pair of groups and the reading of an
+    empty group make a FinHzn problem."""
     if isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1:
         raise ShieldError(BAD_HORIZON.format(horizon=horizon))
     if not 0 <= kappa <= 1:
         raise ShieldError(BAD_KAPPA.format(kappa=kappa))
     if welfare is not None and not (0 <= welfare[0] < welfare[1] <= 1 and welfare[1] - welfare[0] <= kappa + 1e-12):
         raise ShieldError(BAD_WELFARE.format(welfare=welfare, kappa=kappa))
+    if empty not in EMPTY:
+        raise ShieldError(BAD_EMPTY.format(empty=empty))
     check_groups(groups)
 
 
@@ -163,11 +172,13 @@ class FinHznShield:
     groups: tuple[str, str] = ("a", "b")
     welfare: tuple[float, float] | None = None
     """Static-BW's welfare bounds [l, u] (u − l ≤ κ): the horizon must end with both rates in [l, u] when N-balanced."""
+    empty: str = "vacuous"
+    """How φ reads while a group is empty: "vacuous" (0) or "zero" (its rate is 0)."""
     values: tuple[np.ndarray, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        check_problem(self.horizon, self.kappa, self.welfare, self.groups)
-        object.__setattr__(self, "values", value_table(self.model, self.horizon, self.kappa, self.offset, self.welfare))
+        check_problem(self.horizon, self.kappa, self.welfare, self.groups, self.empty)
+        object.__setattr__(self, "values", value_table(self.model, self.horizon, self.kappa, self.offset, self.welfare, self.empty))
 
     def start(self) -> GroupCounts:
         """The counts before the first candidate of the horizon."""
@@ -194,7 +205,7 @@ class FinHznShield:
         keep, flip = self.value(state.add(first, proposed)), self.value(state.add(first, 1 - proposed))
         flips = keep > cost + flip
         after = merge(self.offset, state.add(first, 1 - proposed if flips else proposed))
-        violation = t + 1 == self.horizon and parity_gap(after) > self.kappa
+        violation = t + 1 == self.horizon and parity_gap(after, self.empty) > self.kappa
         goal = f"end the horizon of {self.horizon} with φ ≤ {self.kappa}" if self.welfare is None else f"end the horizon of {self.horizon} with both rates in {list(self.welfare)}"
         if not flips and math.isinf(keep):
             reason = f"kept: no decision can {goal} from these counts"

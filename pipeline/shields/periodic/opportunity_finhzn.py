@@ -68,12 +68,13 @@ def opportunity_values(
     kappa: float,
     offset: GroupCounts = NOTHING,
     welfare: tuple[float, float] | None = None,
+    empty: str = "vacuous",
 ) -> tuple[np.ndarray, ...]:
     """v_t for t = 0 … T, each over the first C(t + 4, 4) states."""
     q, seen_a, ones_a, ones_b = _states(horizon)
     seen_b = q - seen_a
     values = [
-        fair_mask(seen_a + offset.seen_a, ones_a + offset.ones_a, seen_b + offset.seen_b, ones_b + offset.ones_b, kappa, welfare)
+        fair_mask(seen_a + offset.seen_a, ones_a + offset.ones_a, seen_b + offset.seen_b, ones_b + offset.ones_b, kappa, welfare, empty)
     ]
     weights, costs = model.array(), np.array(model.costs)
     for t in range(horizon - 1, -1, -1):
@@ -130,12 +131,16 @@ class OpportunityFinHzn:
     groups: tuple[str, str] = ("a", "b")
     welfare: tuple[float, float] | None = None
     """Static-BW's welfare bounds [l, u] on both TPRs."""
+    empty: str = "vacuous"
+    """How the TPR gap reads while a group has no qualified member: "vacuous" (0) or "zero" (its TPR is 0)."""
     values: tuple[np.ndarray, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        check_problem(self.horizon, self.kappa, self.welfare, self.groups)
+        check_problem(self.horizon, self.kappa, self.welfare, self.groups, self.empty)
         _check_qualified(self.qualified)
-        object.__setattr__(self, "values", opportunity_values(self.model, self.qualified, self.horizon, self.kappa, self.offset, self.welfare))
+        object.__setattr__(
+            self, "values", opportunity_values(self.model, self.qualified, self.horizon, self.kappa, self.offset, self.welfare, self.empty)
+        )
 
     def start(self) -> OpportunityState:
         return OpportunityState()
@@ -158,7 +163,7 @@ class OpportunityFinHzn:
         flips = keep > cost + flip
         shielded = 1 - proposed if flips else proposed
         after = merge(self.offset, state.qualified.add(first, shielded))
-        violation = state.seen + 1 == self.horizon and parity_gap(after) > self.kappa
+        violation = state.seen + 1 == self.horizon and parity_gap(after, self.empty) > self.kappa
         reason = "flipped" if flips else "kept"
         reason += f": expected cost to end the horizon of {self.horizon} with a TPR gap ≤ {self.kappa}"
         return flip_verdict(proposed, flips, u, merge(self.offset, state.qualified).gap, after.gap, violation, reason, group)
@@ -177,8 +182,10 @@ class OpportunityPeriodState:
 
 
 @lru_cache(maxsize=8)
-def _period_shield(model: ArrivalModel, qualified: Rates, period: int, kappa: float, groups: tuple[str, str], offset: GroupCounts, welfare: tuple[float, float] | None) -> OpportunityFinHzn:
-    return OpportunityFinHzn(model, qualified, period, kappa, offset, groups, welfare)
+def _period_shield(
+    model: ArrivalModel, qualified: Rates, period: int, kappa: float, groups: tuple[str, str], offset: GroupCounts, welfare: tuple[float, float] | None, empty: str
+) -> OpportunityFinHzn:
+    return OpportunityFinHzn(model, qualified, period, kappa, offset, groups, welfare, empty)
 
 
 @dataclass(frozen=True)
@@ -195,6 +202,8 @@ class OpportunityPeriodic:
     groups: tuple[str, str] = ("a", "b")
     welfare: tuple[float, float] | None = None
     """Static-BW's welfare bounds [l, u] on both TPRs; by default width κ around the qualified's proposed acceptance rate."""
+    empty: str = "vacuous"
+    """How the TPR gap reads while a group has no qualified member (see `OpportunityFinHzn`)."""
 
     def __post_init__(self) -> None:
         if self.kind not in ("static-fair", "static-bw", "dynamic"):
@@ -213,7 +222,7 @@ class OpportunityPeriodic:
 
     def shield(self, state: OpportunityPeriodState) -> OpportunityFinHzn:
         offset = state.before if self.kind == "dynamic" else GroupCounts()
-        return _period_shield(self.model, self.qualified, self.period, self.kappa, self.groups, offset, self.welfare)
+        return _period_shield(self.model, self.qualified, self.period, self.kappa, self.groups, offset, self.welfare, self.empty)
 
     def assumption_holds(self, state: OpportunityPeriodState) -> bool:
         """Dynamic's Assumption 2: some shield ends the current period with a TPR gap ≤ κ over the whole history."""

@@ -83,10 +83,12 @@ class StaticFair:
     period: int
     kappa: float
     groups: tuple[str, str] = ("a", "b")
+    empty: str = "vacuous"
+    """How φ reads while a group is empty (see `FinHznShield`)."""
     shield: FinHznShield = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "shield", FinHznShield(self.model, self.period, self.kappa, groups=self.groups))
+        object.__setattr__(self, "shield", FinHznShield(self.model, self.period, self.kappa, groups=self.groups, empty=self.empty))
 
     def start(self) -> PeriodState:
         """The state before any decision."""
@@ -122,6 +124,8 @@ class StaticBW:
     kappa: float
     groups: tuple[str, str] = ("a", "b")
     welfare: tuple[float, float] | None = None
+    empty: str = "vacuous"
+    """How φ reads while a group is empty (see `FinHznShield`)."""
     shield: FinHznShield = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -130,7 +134,7 @@ class StaticBW:
             centre = float(weights[1] + weights[3])
             low = min(max(centre - self.kappa / 2, 0.0), 1.0 - self.kappa)
             object.__setattr__(self, "welfare", (round(low, 12), round(low + self.kappa, 12)))
-        object.__setattr__(self, "shield", FinHznShield(self.model, self.period, self.kappa, groups=self.groups, welfare=self.welfare))
+        object.__setattr__(self, "shield", FinHznShield(self.model, self.period, self.kappa, groups=self.groups, welfare=self.welfare, empty=self.empty))
 
     @property
     def balance(self) -> int:
@@ -152,9 +156,9 @@ class StaticBW:
 
 
 @lru_cache(maxsize=4)
-def _conditioned(model: ArrivalModel, period: int, kappa: float, groups: tuple[str, str], history: GroupCounts) -> FinHznShield:
+def _conditioned(model: ArrivalModel, period: int, kappa: float, groups: tuple[str, str], history: GroupCounts, empty: str) -> FinHznShield:
     """The FinHzn shield of one period given the history before it (cached: one synthesis per period)."""
-    return FinHznShield(model, period, kappa, offset=history, groups=groups)
+    return FinHznShield(model, period, kappa, offset=history, groups=groups, empty=empty)
 
 
 @dataclass(frozen=True)
@@ -171,9 +175,11 @@ class Dynamic:
     period: int
     kappa: float
     groups: tuple[str, str] = ("a", "b")
+    empty: str = "vacuous"
+    """How φ reads while a group is empty (see `FinHznShield`)."""
 
     def __post_init__(self) -> None:
-        _conditioned(self.model, self.period, self.kappa, self.groups, GroupCounts())  # the first period's; checks the parameters
+        _conditioned(self.model, self.period, self.kappa, self.groups, GroupCounts(), self.empty)  # the first period's; checks the parameters
 
     def start(self) -> PeriodState:
         """The state before any decision."""
@@ -182,7 +188,7 @@ class Dynamic:
     def shield(self, state: PeriodState) -> FinHznShield:
         """The FinHzn shield of the current period, conditioned on the periods before it."""
         _check(state, self.period)
-        return _conditioned(self.model, self.period, self.kappa, self.groups, state.before)
+        return _conditioned(self.model, self.period, self.kappa, self.groups, state.before, self.empty)
 
     def assumption_holds(self, state: PeriodState) -> bool:
         """Whether some shield ends the current period with φ ≤ κ over the whole history, whatever arrives."""
@@ -193,7 +199,7 @@ class Dynamic:
         if self.assumption_holds(state):
             return self.shield(state).decide(decision, state.within, u, group, cost)
         after = merge(state.before, state.within.add(is_first(self.groups, group), check_decision(decision)))
-        violation = total(state.within) + 1 == self.period and parity_gap(after) > self.kappa
+        violation = total(state.within) + 1 == self.period and parity_gap(after, self.empty) > self.kappa
         reason = f"kept: no shield can end this period with φ ≤ {self.kappa} over the whole history (Assumption 2 fails); standing aside"
         return flip_verdict(decision, False, u, state.overall.gap, after.gap, violation, reason, group)
 
