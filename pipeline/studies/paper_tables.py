@@ -16,9 +16,9 @@ runs whose shield's assumption held in every period, and of runs fair at every p
   Static-BW's at least N = ⌈1/κ⌉ of each group in every period (Assumption 1), Dynamic's a finite value at every
   period start (Assumption 2).
 
-A group without a member counted (without a qualified member, for equal opportunity) leaves the gap vacuous, φ = 0, as
-the paper's text defines it; `empty="zero"` reads its rate as 0 instead, as the authors' code computes it, in the shields
-and in the measured gaps alike.
+A group without a member counted (without a qualified member, for equal opportunity) has rate 0 (`empty="zero"`), as
+the authors' code computes it, in the shields and in the measured gaps alike; `empty="vacuous"` leaves the gap 0 then,
+as the paper's text defines it.
 """
 
 from __future__ import annotations
@@ -81,8 +81,8 @@ class Setting:
     environment: str
     fairness: str
     kappa: float
-    empty: str = "vacuous"
-    """How a gap reads while a group has no member counted: "vacuous" (0) or "zero" (that group's rate is 0)."""
+    empty: str = "zero"
+    """How a gap reads while a group has no member counted: "zero" (that group's rate is 0) or "vacuous" (the gap is 0)."""
 
 
 @dataclass(frozen=True)
@@ -237,7 +237,7 @@ def run_setting(setting: Setting, runs: int = RUNS, horizon_runs: int = HORIZON_
 
 
 def settings(
-    environments: Iterable[str] = ENVIRONMENTS, fairness: Iterable[str] = FAIRNESS, kappas: Iterable[float] = KAPPAS, empty: str = "vacuous"
+    environments: Iterable[str] = ENVIRONMENTS, fairness: Iterable[str] = FAIRNESS, kappas: Iterable[float] = KAPPAS, empty: str = "zero"
 ) -> list[Setting]:
     """Every (environment, property, κ), equal-opportunity ones first (they take longest)."""
     every = (Setting(e, f, k, empty) for e in environments for f in fairness for k in kappas)
