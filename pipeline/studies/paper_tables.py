@@ -5,11 +5,13 @@ parity, 75 for equal opportunity; 30 runs) and the periodic shields Static-Fair,
 T = 50 (20 runs). Table 3 pools the periodic runs of every environment and κ ∈ {0.05, 0.1, 0.15, 0.2}: the share of
 runs whose shield's assumption held in every period, and of runs fair at every period end. As in the paper's code:
 
-- a run streams a shuffle of the held-out rows, one individual a decision, each individual once;
+- a run streams a shuffle of every row of the environment, 40 % of them the network's training rows (the authors'
+  simulation re-splits at random before streaming its 60 %), or of the held-out rows alone (`stream="held-out"`); one
+  individual a decision, each individual once;
 - the network proposes 1 where its score exceeds ½, and flipping costs |score − ½|;
 - the shields are synthesized for its constant-cost model: group b with its share of the rows, a proposed 1 with
   probability ½ in both groups, every flip costing ¼; equal opportunity's P(label 1 | group, proposed) is counted on
-  the held-out rows;
+  the streamed rows;
 - Static-BW's welfare bounds are [l, l + κ] with l = max(0, ȳ − κ/2), ȳ the environment's share of label 1;
 - utility loss is 100 · (correct proposals − correct shielded decisions) / correct proposals over the run;
 - assumptions: Static-Fair's is equal group counts (qualified counts for equal opportunity) in every period (Thm 2),
@@ -34,7 +36,7 @@ from fairstream.shields import Dynamic, StaticBW, StaticFair
 from fairstream.shields.periodic.arrivals import ArrivalModel
 from fairstream.shields.periodic.finhzn import FinHznShield, balance
 from fairstream.shields.periodic.opportunity_finhzn import OpportunityFinHzn, OpportunityPeriodic
-from fairstream.studies.paper_setup import ENVIRONMENTS, HeldOut, held_out
+from fairstream.studies.paper_setup import ENVIRONMENTS, Scored, scored
 from fairstream.studies.shields import parity_path
 
 FAIRNESS = ("demographic_parity", "equal_opportunity")
@@ -83,6 +85,8 @@ class Setting:
     kappa: float
     empty: str = "zero"
     """How a gap reads while a group has no member counted: "zero" (that group's rate is 0) or "vacuous" (the gap is 0)."""
+    stream: str = "every-row"
+    """What runs stream: "every-row" or "held-out" (see `paper_setup.STREAMS`)."""
 
 
 @dataclass(frozen=True)
@@ -106,13 +110,13 @@ class Outcome:
     """The gap at the end of the run."""
 
 
-def arrival_model(data: HeldOut) -> ArrivalModel:
+def arrival_model(data: Scored) -> ArrivalModel:
     """The paper's constant-cost θ: group a with its share of the rows, a proposed 1 with probability ½, flips cost ¼."""
     return ArrivalModel.bernoulli(1 - data.share_b, 0.5, 0.5, CONSTANT_COST)
 
 
-def qualified_rates(data: HeldOut) -> tuple[float, float, float, float]:
-    """P(label 1 | group, proposed) for (a,0) (a,1) (b,0) (b,1) over the held-out rows; ½ for an empty row."""
+def qualified_rates(data: Scored) -> tuple[float, float, float, float]:
+    """P(label 1 | group, proposed) for (a,0) (a,1) (b,0) (b,1) over the streamed rows; ½ for an empty row."""
     rates = []
     for group in (0, 1):
         for proposed in (0, 1):
@@ -121,13 +125,13 @@ def qualified_rates(data: HeldOut) -> tuple[float, float, float, float]:
     return tuple(rates)  # type: ignore[return-value]
 
 
-def welfare(data: HeldOut, kappa: float) -> tuple[float, float]:
+def welfare(data: Scored, kappa: float) -> tuple[float, float]:
     """Static-BW's bounds [l, l + κ] with l = max(0, ȳ − κ/2), kept inside [0, 1]."""
     low = min(max(0.0, data.label_rate - kappa / 2), 1.0 - kappa)
     return round(low, 12), round(low + kappa, 12)
 
 
-def shield_for(kind: str, setting: Setting, data: HeldOut):
+def shield_for(kind: str, setting: Setting, data: Scored):
     """The FinHzn or periodic shield of `kind` synthesized for the setting."""
     model, kappa, empty = arrival_model(data), setting.kappa, setting.empty
     if setting.fairness == "equal_opportunity":
@@ -181,8 +185,8 @@ def utility_loss(proposed: np.ndarray, shielded: np.ndarray, labels: np.ndarray)
     return 100 * (right - int((shielded == labels).sum())) / right if right else 0.0
 
 
-def rejecting_all_loss(data: HeldOut) -> float:
-    """The utility loss of a shield that turns every proposal to 0, over the held-out rows."""
+def rejecting_all_loss(data: Scored) -> float:
+    """The utility loss of a shield that turns every proposal to 0, over the streamed rows."""
     return utility_loss(data.proposed, np.zeros_like(data.proposed), data.labels)
 
 
@@ -202,7 +206,7 @@ def run_setting(setting: Setting, runs: int = RUNS, horizon_runs: int = HORIZON_
     """Every shield's runs in one setting: FinHzn and the unshielded stream over one horizon, `horizon_runs` times, and
     the periodic shields and the unshielded stream over `periods` periods, `runs` times. Run r streams the shuffle drawn
     by the seed pair (seed, r) in both layouts, so every shield of a run sees the same individuals."""
-    data = held_out(setting.environment, data_dir)
+    data = scored(setting.environment, setting.stream, data_dir)
     opportunity = setting.fairness == "equal_opportunity"
     shields = {kind: shield_for(kind, setting, data) for kind in ("finhzn", *PERIODIC)}
     layouts = (("finhzn", HORIZON[setting.fairness], horizon_runs, ("unshielded", "finhzn")), ("periodic", PERIOD * periods, runs, ("unshielded", *PERIODIC)))
@@ -237,10 +241,14 @@ def run_setting(setting: Setting, runs: int = RUNS, horizon_runs: int = HORIZON_
 
 
 def settings(
-    environments: Iterable[str] = ENVIRONMENTS, fairness: Iterable[str] = FAIRNESS, kappas: Iterable[float] = KAPPAS, empty: str = "zero"
+    environments: Iterable[str] = ENVIRONMENTS,
+    fairness: Iterable[str] = FAIRNESS,
+    kappas: Iterable[float] = KAPPAS,
+    empty: str = "zero",
+    stream: str = "every-row",
 ) -> list[Setting]:
     """Every (environment, property, κ), equal-opportunity ones first (they take longest)."""
-    every = (Setting(e, f, k, empty) for e in environments for f in fairness for k in kappas)
+    every = (Setting(e, f, k, empty, stream) for e in environments for f in fairness for k in kappas)
     return sorted(every, key=lambda s: (s.fairness != "equal_opportunity", s.environment, s.kappa))
 
 
