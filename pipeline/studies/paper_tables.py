@@ -147,15 +147,13 @@ def shield_for(kind: str, setting: Setting, data: Scored):
     return (StaticFair if kind == "static-fair" else Dynamic)(model, PERIOD, kappa, GROUPS, empty)
 
 
-def play(shield, scores: np.ndarray, first: np.ndarray, labels: np.ndarray | None) -> tuple[np.ndarray, list[bool]]:
-    """The shielded decisions of one stream (labels revealed after each decision for equal opportunity) and, for a
-    shield with an assumption to check at each period start (Dynamic), whether it held there."""
+def play(shield, scores: np.ndarray, first: np.ndarray, labels: np.ndarray | None, dynamic: bool = False) -> tuple[np.ndarray, list[bool]]:
+    """The shielded decisions of one stream (labels revealed after each decision for equal opportunity) and, for
+    Dynamic (`dynamic`), whether its assumption held at each period start."""
     state = shield.start()
-    period = getattr(shield, "period", None)
-    checks = hasattr(shield, "assumption_holds") and getattr(shield, "kind", "dynamic") == "dynamic"
     held, out = [], np.empty(len(scores), dtype=int)
     for index, score in enumerate(scores.tolist()):
-        if checks and index % period == 0:
+        if dynamic and index % shield.period == 0:
             held.append(shield.assumption_holds(state))
         group = GROUPS[0] if first[index] else GROUPS[1]
         verdict = shield.decide(int(score > 0.5), state, DRAW, group, abs(score - 0.5))
@@ -219,7 +217,7 @@ def run_setting(setting: Setting, runs: int = RUNS, horizon_runs: int = HORIZON_
             counted = labels == 1 if opportunity else np.ones(length, dtype=bool)
             ends = PERIOD if layout == "periodic" else length
             for kind in kinds:
-                shielded, held = (proposed, []) if kind == "unshielded" else play(shields[kind], scores, first, labels if opportunity else None)
+                shielded, held = (proposed, []) if kind == "unshielded" else play(shields[kind], scores, first, labels if opportunity else None, kind == "dynamic")
                 gaps = parity_path(shielded, first, counted, setting.empty)
                 bounds = getattr(shields.get(kind), "welfare", None)
                 outcomes.append(

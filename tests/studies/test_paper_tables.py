@@ -93,7 +93,7 @@ def test_dynamic_is_fair_at_every_period_end_while_its_assumption_holds(german, 
     shield = shield_for("dynamic", Setting("german-gender", fairness, KAPPA), german)
     for run in range(3):
         scores, labels, first = _stream(german, run, 4 * PERIOD)
-        shielded, held = play(shield, scores, first, labels if fairness == "equal_opportunity" else None)
+        shielded, held = play(shield, scores, first, labels if fairness == "equal_opportunity" else None, dynamic=True)
         assert len(held) == 4
         for period in range(4):
             end = (period + 1) * PERIOD
