@@ -102,6 +102,8 @@ class Outcome:
     utility_loss: float
     """Percent of the proposals' correct decisions lost."""
     interventions: int
+    accepted: int
+    """Shielded decisions of 1 (acceptances) over the run."""
     fair: bool
     """The gap ≤ κ at every period end (at the horizon for `finhzn`)."""
     assumption: bool | None
@@ -230,6 +232,7 @@ def run_setting(setting: Setting, runs: int = RUNS, horizon_runs: int = HORIZON_
                         run=run,
                         utility_loss=utility_loss(proposed, shielded, labels),
                         interventions=int((shielded != proposed).sum()),
+                        accepted=int(shielded.sum()),
                         fair=bool((gaps[ends - 1 :: ends] <= setting.kappa + 1e-12).all()),
                         assumption=_assumption(kind, held, first, counted, bounds) if layout == "periodic" else None,
                         gap=float(gaps[-1]),
