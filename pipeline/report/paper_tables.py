@@ -41,7 +41,7 @@ def draw_table_2(ours: Mapping[tuple[str, str, str], float], empty: str = "vacuo
         xscale="symlog",
         yscale="symlog",
         xlim=(0, 1.1 * top),
-        ylim=(min(0.0, *ours.values()) * 1.1, 1.1 * top),
+        ylim=(min([0.0, *ours.values()]) * 1.1, 1.1 * top),
         xlabel="the paper's utility loss (%), Table 2, κ = 0.1",
         ylabel="ours (%), same setup",
     )

@@ -267,25 +267,26 @@ def table_2(outcomes: Sequence[Outcome], kappa: float = TABLE_KAPPA) -> dict[tup
     return {key: _mean(values) for key, values in cells.items()}
 
 
-def table_3(outcomes: Sequence[Outcome]) -> dict[tuple[str, str], tuple[float, float, int]]:
+def table_3(outcomes: Sequence[Outcome]) -> dict[tuple[str, str], tuple[float | None, float, int]]:
     """Per (property, periodic shield): % of runs whose assumption held in every period, % fair at every period end, and
-    the runs pooled (every environment and κ). The unshielded stream's row has no assumption (nan)."""
+    the runs pooled (every environment and κ). The unshielded stream's row has no assumption (None)."""
     cells: dict[tuple[str, str], list[Outcome]] = {}
     for o in outcomes:
         if o.layout == "periodic":
             cells.setdefault((o.fairness, o.shield), []).append(o)
     return {
-        key: (100 * _mean([bool(o.assumption) for o in runs]) if key[1] != "unshielded" else float("nan"), 100 * _mean([o.fair for o in runs]), len(runs))
+        key: (100 * _mean([bool(o.assumption) for o in runs]) if key[1] != "unshielded" else None, 100 * _mean([o.fair for o in runs]), len(runs))
         for key, runs in cells.items()
     }
 
 
 def horizon_violations(outcomes: Sequence[Outcome]) -> dict[str, float]:
-    """Per property, % of unshielded one-horizon runs that end with the gap above κ (the paper: 44 % DP, 65 % EqOpp)."""
-    return {
-        fairness: 100 * _mean([not o.fair for o in outcomes if o.layout == "finhzn" and o.shield == "unshielded" and o.fairness == fairness])
-        for fairness in FAIRNESS
-    }
+    """Per property run, % of unshielded one-horizon runs that end with the gap above κ (the paper: 44 % DP, 65 % EqOpp)."""
+    unfair: dict[str, list[bool]] = {}
+    for o in outcomes:
+        if o.layout == "finhzn" and o.shield == "unshielded":
+            unfair.setdefault(o.fairness, []).append(not o.fair)
+    return {fairness: 100 * _mean(runs) for fairness, runs in unfair.items()}
 
 
 def records(outcomes: Iterable[Outcome]) -> list[dict]:

@@ -163,3 +163,14 @@ def test_an_unknown_environment_is_refused_in_one_line(tmp_path):
     result = CliRunner(env=ENV).invoke(cli, ["shield", "tables", "--environments", "bank-age", "--out", str(tmp_path)])
     assert result.exit_code == 2
     assert "unknown environment 'bank-age'; known: adult-gender, adult-race, compas-gender, compas-race, german-age, german-gender" in result.stderr
+
+
+def test_a_part_without_table_2s_threshold_leaves_its_cells_empty_and_writes_strict_json(tmp_path):
+    args = ["--environments", "german-gender", "--fairness", "demographic_parity", "--kappas", "0.2", "--runs", "1", "--horizon-runs", "1", "--periods", "2"]
+    result = CliRunner(env=ENV).invoke(cli, ["shield", "tables", *args, "--jobs", "1", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    row = next(line for line in result.stdout.splitlines() if line.lstrip().startswith("german, gender"))
+    assert row.count("–") == 4  # no cell at κ = 0.1
+    tables = json.loads((tmp_path / "tables.json").read_text(), parse_constant=lambda name: pytest.fail(f"{name} in tables.json"))
+    assert tables["table_2"] == [] and set(tables["horizon_violations"]) == {"demographic_parity"}
+    assert next(c for c in tables["table_3"] if c["shield"] == "unshielded")["assumption"] is None

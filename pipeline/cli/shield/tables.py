@@ -91,7 +91,7 @@ def _write(outcomes: Sequence[Outcome], out_dir: Path, summary: dict) -> list[Pa
         writer.writeheader()
         writer.writerows(rows)
     tables = out_dir / "tables.json"
-    tables.write_text(json.dumps(summary, indent=2) + "\n")
+    tables.write_text(json.dumps(summary, indent=2, allow_nan=False) + "\n")
     return [runs, tables, write_table_2(table_2(outcomes), out_dir / "table2.png", summary["setup"]["empty_group"])]
 
 
