@@ -178,10 +178,15 @@ def _encode(features: pd.DataFrame, train: np.ndarray) -> np.ndarray:
     return encoded.to_numpy(float)
 
 
-@lru_cache(maxsize=8)
 def scored(name: str, stream: str = "every-row", data_dir: Path = SHARED_DATA) -> Scored:
     """Split the environment's rows (stratified, seed `SPLIT_SEED`), train the ERM network on 40 % and score the rows
-    `stream` names: every row, or the held-out 60 %."""
+    `stream` names: every row, or the held-out 60 %. Each network is trained once per process (and shared by the
+    processes forked after)."""
+    return _scored(name, stream, Path(data_dir))
+
+
+@lru_cache(maxsize=16)
+def _scored(name: str, stream: str, data_dir: Path) -> Scored:
     env = environment(name)
     frame = read(env, data_dir)
     rows = np.arange(len(frame.labels))

@@ -37,7 +37,7 @@ from fairstream.shields.periodic.arrivals import ArrivalModel
 from fairstream.shields.periodic.finhzn import FinHznShield, balance
 from fairstream.shields.periodic.opportunity_finhzn import OpportunityFinHzn, OpportunityPeriodic
 from fairstream.studies.paper_setup import ENVIRONMENTS, Scored, scored
-from fairstream.studies.shields import parity_path
+from fairstream.studies.shields import label_rates, parity_path
 
 FAIRNESS = ("demographic_parity", "equal_opportunity")
 KAPPAS = (0.05, 0.1, 0.15, 0.2)
@@ -119,12 +119,7 @@ def arrival_model(data: Scored) -> ArrivalModel:
 
 def qualified_rates(data: Scored) -> tuple[float, float, float, float]:
     """P(label 1 | group, proposed) for (a,0) (a,1) (b,0) (b,1) over the streamed rows; ½ for an empty row."""
-    rates = []
-    for group in (0, 1):
-        for proposed in (0, 1):
-            rows = (data.sensitive == group) & (data.proposed == proposed)
-            rates.append(float(data.labels[rows].mean()) if rows.any() else 0.5)
-    return tuple(rates)  # type: ignore[return-value]
+    return label_rates(data.sensitive == 0, data.proposed, data.labels)
 
 
 def welfare(data: Scored, kappa: float) -> tuple[float, float]:

@@ -36,6 +36,7 @@ from fairstream.shields import (
 )
 from fairstream.shields.energy.group_simulation import GroupProblem
 from fairstream.shields.energy.group_synthesis import cached_synthesis, member
+from fairstream.shields.periodic.finhzn import group_rates
 from fairstream.shields.periodic.opportunity import OpportunityShield
 from fairstream.shields.periodic.opportunity_finhzn import OpportunityPeriodic
 
@@ -170,15 +171,24 @@ def build_shields(data: Dataset, recommendations: Recommendations, horizon: int)
     }
 
 
-def qualified_rates(data: Dataset, recommendations: Recommendations) -> tuple[float, float, float, float]:
-    """P(label 1 | group, proposed decision) on the training half, rows (a,0) (a,1) (b,0) (b,1); ½ for an empty row."""
-    groups, decisions, labels = recommendations.train_groups, recommendations.train_decisions, recommendations.train_labels
+def label_rates(first: np.ndarray, proposed: np.ndarray, labels: np.ndarray) -> tuple[float, float, float, float]:
+    """P(label 1 | group, proposed decision), rows (a,0) (a,1) (b,0) (b,1), group a where `first`; ½ for an empty row.
+
+    >>> label_rates(np.array([1, 1, 0, 0], bool), np.array([0, 1, 1, 1]), np.array([0, 1, 1, 0]))
+    (0.0, 1.0, 0.5, 0.5)
+    """
     rates = []
-    for group in data.groups:
-        for proposed in (0, 1):
-            rows = (groups == group) & (decisions == proposed)
+    for in_group in (first, ~first):
+        for decision in (0, 1):
+            rows = in_group & (proposed == decision)
             rates.append(float(labels[rows].mean()) if rows.any() else 0.5)
     return tuple(rates)  # type: ignore[return-value]
+
+
+def qualified_rates(data: Dataset, recommendations: Recommendations) -> tuple[float, float, float, float]:
+    """P(label 1 | group, proposed decision) on the training half, rows (a,0) (a,1) (b,0) (b,1); ½ for an empty row."""
+    first = recommendations.train_groups == data.groups[0]
+    return label_rates(first, recommendations.train_decisions, recommendations.train_labels)
 
 
 def build_opportunity_shields(data: Dataset, recommendations: Recommendations, horizon: int) -> dict[str, object]:
@@ -226,9 +236,7 @@ def parity_path(decisions: np.ndarray, first: np.ndarray, counted: np.ndarray | 
     counted = np.ones(len(decisions), dtype=bool) if counted is None else counted.astype(bool)
     seen_a, seen_b = np.cumsum(first & counted), np.cumsum(~first & counted)
     ones_a, ones_b = np.cumsum(decisions * (first & counted)), np.cumsum(decisions * (~first & counted))
-    both = (seen_a > 0) & (seen_b > 0)
-    rate_a = np.divide(ones_a, seen_a, out=np.zeros(len(decisions)), where=both if empty == "vacuous" else seen_a > 0)
-    rate_b = np.divide(ones_b, seen_b, out=np.zeros(len(decisions)), where=both if empty == "vacuous" else seen_b > 0)
+    rate_a, rate_b = group_rates(seen_a, ones_a, seen_b, ones_b, empty)
     return np.abs(rate_a - rate_b)
 
 

@@ -83,14 +83,25 @@ def balance(welfare: tuple[float, float]) -> int:
     return math.ceil(1 / (high - low) - 1e-9)
 
 
+def group_rates(seen_a, ones_a, seen_b, ones_b, empty: str = "vacuous") -> tuple[np.ndarray, np.ndarray]:
+    """Both groups' rates over arrays of counts: 0 for both while either group is empty ("vacuous", so the gap is 0),
+    or ("zero") 0 for an empty group alone.
+
+    >>> [r.tolist() for r in group_rates(np.array([4, 4]), np.array([3, 3]), np.array([4, 0]), np.array([1, 0]), "zero")]
+    [[0.75, 0.75], [0.25, 0.0]]
+    """
+    counted = ((seen_a > 0) & (seen_b > 0),) * 2 if empty == "vacuous" else (seen_a > 0, seen_b > 0)
+    rate_a = np.divide(ones_a, seen_a, out=np.zeros(len(seen_a)), where=counted[0])
+    rate_b = np.divide(ones_b, seen_b, out=np.zeros(len(seen_b)), where=counted[1])
+    return rate_a, rate_b
+
+
 def fair_mask(seen_a, ones_a, seen_b, ones_b, kappa: float, welfare: tuple[float, float] | None = None, empty: str = "vacuous") -> np.ndarray:
     """0 where the counts end a horizon fairly, else ∞: `parity_gap` ≤ κ (the same float operations, so the same answers).
 
     With `welfare` = [l, u] (Static-BW, Def. 5): 0 where the counts are not N-balanced (a group has fewer than N members)
     or both groups' rates lie in [l, u], else ∞."""
-    counted = ((seen_a > 0) & (seen_b > 0),) * 2 if empty == "vacuous" else (seen_a > 0, seen_b > 0)
-    rate_a = np.divide(ones_a, seen_a, out=np.zeros(len(seen_a)), where=counted[0])
-    rate_b = np.divide(ones_b, seen_b, out=np.zeros(len(seen_b)), where=counted[1])
+    rate_a, rate_b = group_rates(seen_a, ones_a, seen_b, ones_b, empty)
     if welfare is not None:
         low, high = welfare
         least = balance(welfare)
