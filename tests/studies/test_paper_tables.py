@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-from fairlearn.metrics import MetricFrame, selection_rate, true_positive_rate
+from fairlearn.metrics import MetricFrame, demographic_parity_difference, selection_rate, true_positive_rate
 from matplotlib.image import imread
 from sklearn.metrics import accuracy_score
 
@@ -119,7 +119,7 @@ def test_assumption_flags_are_the_plain_period_counts():
 
 
 def _invoke(tmp_path, *extra):
-    args = ["shield", "tables", "--environments", "german-gender", "--kappas", "0.1,0.2", "--runs", "2", "--horizon-runs", "2", "--periods", "3"]
+    args = ["shield", "tables", "--environments", "german-gender", "--classifiers", "diffdp,erm", "--kappas", "0.1,0.2", "--runs", "2", "--horizon-runs", "2", "--periods", "3"]
     return CliRunner(env=ENV).invoke(cli, [*args, "--out", str(tmp_path), *extra])
 
 
@@ -127,22 +127,27 @@ def test_tables_are_the_means_of_the_runs_beside_the_paper(tmp_path):
     result = _invoke(tmp_path / "one", "--jobs", "1")
     assert result.exit_code == 0, result.output + repr(result.exception)
     runs = pd.read_csv(tmp_path / "one" / "runs.csv")
-    assert len(runs) == 2 * 2 * (2 * 2 + 2 * 4)  # properties × κ × (FinHzn runs × 2 + periodic runs × 4)
-    proposals = runs[runs.shield == "unshielded"].set_index(["fairness", "kappa", "layout", "run"]).accepted
-    moved = (runs.accepted - proposals.loc[list(zip(runs.fairness, runs.kappa, runs.layout, runs.run, strict=True))].to_numpy()).abs()
+    erm, diffdp = runs[runs.classifier == "erm"], runs[runs.classifier == "diffdp"]
+    assert len(erm) == 2 * 2 * (2 * 2 + 2 * 4)  # properties × κ × (FinHzn runs × 2 + periodic runs × 4)
+    assert len(diffdp) == 2 * 2 * 2 * 2 and set(diffdp.layout) == {"finhzn"}  # the periodic shields run on ERM alone
+    key = ["classifier", "fairness", "kappa", "layout", "run"]
+    proposals = runs[runs.shield == "unshielded"].set_index(key).accepted
+    moved = (runs.accepted - proposals.loc[list(runs[key].itertuples(index=False, name=None))].to_numpy()).abs()
     assert (moved <= runs.interventions).all() and (moved > 0).any()  # a flip moves one acceptance
     tables = json.loads((tmp_path / "one" / "tables.json").read_text())
     assert tables["setup"]["empty_group"] == "zero"  # the authors' code's reading, which made the published tables
     shielded = runs[(runs.kappa == 0.1) & (runs.shield != "unshielded")]
-    losses = shielded.groupby(["fairness", "shield"]).utility_loss.mean()
+    losses = shielded.assign(column=np.where(shielded.shield == "finhzn", shielded.classifier, shielded.shield)).groupby(["fairness", "column"]).utility_loss.mean()
+    assert len(tables["table_2"]) == 2 * 5  # per property: FinHzn on DiffDP and on ERM, then the three periodic shields
     lines = result.stdout.splitlines()
-    row = next(line for line in lines if line.lstrip().startswith("german, gender"))
     for cell in tables["table_2"]:
-        ours, paper = losses[(cell["fairness"], cell["shield"])], cell["paper"]
+        ours, paper = losses[(cell["fairness"], cell["column"])], cell["paper"]
         assert cell["utility_loss"] == pytest.approx(ours)
-        index = ["finhzn", "static-fair", "static-bw", "dynamic"].index(cell["shield"])
+        index = ["diffdp", "erm", "hsic", "laftr", "pr", "static-fair", "static-bw", "dynamic"].index(cell["column"])
         assert paper == PAPER_TABLE_2["german-gender"][cell["fairness"] == "equal_opportunity"][index]
-        far = ours * paper <= 0 or max(abs(ours), paper) > 2 * min(abs(ours), paper)
+        far = ours * paper <= 0 or max(abs(ours), abs(paper)) > 2 * min(abs(ours), abs(paper))
+        title = lines.index(next(line for line in lines if line.startswith(f"Table 2, {'DP' if cell['fairness'] == 'demographic_parity' else 'EqOpp'}:")))
+        row = next(line for line in lines[title:] if line.lstrip().startswith("german, gender"))
         assert f"{ours:.2f} / {paper:.2f}{' †' if far else ''}" in row
     periodic = runs[runs.layout == "periodic"]
     for cell in tables["table_3"]:
@@ -152,7 +157,12 @@ def test_tables_are_the_means_of_the_runs_beside_the_paper(tmp_path):
         if cell["shield"] != "unshielded":
             assert cell["assumption"] == pytest.approx(100 * pooled.assumption.astype(bool).mean())
             assert cell["paper"] == list(PAPER_TABLE_3[(cell["fairness"], cell["shield"])])
-    assert "Table 3: periodic shields, runs pooled over 1 environment(s) and κ ∈ {0.1, 0.2}" in " ".join(result.stdout.split())
+    assert "Table 3: periodic shields on ERM, runs pooled over 1 environment(s) and κ ∈ {0.1, 0.2}" in " ".join(result.stdout.split())
+    proposals = {(classifier, stream): scored("german-gender", stream, classifier=classifier) for classifier in ("erm", "diffdp") for stream in ("every-row",)}
+    for (classifier, _), data in proposals.items():
+        row = next(line for line in lines if line.lstrip().startswith("german, gender") and ("DiffDP" if classifier == "diffdp" else "ERM") in line)
+        parity = demographic_parity_difference(data.labels, data.proposed, sensitive_features=data.sensitive)
+        assert f"{accuracy_score(data.labels, data.proposed):.3f}" in row and f"{parity:.3f}" in row
     assert imread(tmp_path / "one" / "table2.png").shape[2] in (3, 4)
     again = _invoke(tmp_path / "two", "--jobs", "2")
     assert again.exit_code == 0, again.output
@@ -166,11 +176,13 @@ def test_an_unknown_environment_is_refused_in_one_line(tmp_path):
 
 
 def test_a_part_without_table_2s_threshold_leaves_its_cells_empty_and_writes_strict_json(tmp_path):
-    args = ["--environments", "german-gender", "--fairness", "demographic_parity", "--kappas", "0.2", "--runs", "1", "--horizon-runs", "1", "--periods", "2"]
+    args = ["--environments", "german-gender", "--classifiers", "erm", "--fairness", "demographic_parity", "--kappas", "0.2", "--runs", "1", "--horizon-runs", "1", "--periods", "2"]
     result = CliRunner(env=ENV).invoke(cli, ["shield", "tables", *args, "--jobs", "1", "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output + repr(result.exception)
-    row = next(line for line in result.stdout.splitlines() if line.lstrip().startswith("german, gender"))
-    assert row.count("–") == 4  # no cell at κ = 0.1
+    lines = result.stdout.splitlines()
+    title = lines.index(next(line for line in lines if line.startswith("Table 2, DP:")))
+    row = next(line for line in lines[title:] if line.lstrip().startswith("german, gender"))
+    assert row.count("–") == 4  # FinHzn on ERM and the three periodic shields: no cell at κ = 0.1
     tables = json.loads((tmp_path / "tables.json").read_text(), parse_constant=lambda name: pytest.fail(f"{name} in tables.json"))
     assert tables["table_2"] == [] and set(tables["horizon_violations"]) == {"demographic_parity"}
     assert next(c for c in tables["table_3"] if c["shield"] == "unshielded")["assumption"] is None
