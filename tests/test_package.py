@@ -3,6 +3,7 @@ and a `--help` that imports none of the heavy libraries."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import zipfile
@@ -14,22 +15,24 @@ from tests.conftest import SHARED_DATA
 
 PROJECT = Path(__file__).resolve().parents[1]
 
-WITHOUT_STUDIES = """
-import importlib.abc, sys
+WITHOUT = """
+import importlib.abc, os, sys
 class Missing(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
-        if name.partition(".")[0] in {"pandas", "sklearn", "fairlearn"}:
+        if name.partition(".")[0] in os.environ["HIDDEN"].split(","):
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
 sys.meta_path.insert(0, Missing())
 from fairstream.cli import main
 sys.argv = ["fairstream", *sys.argv[1:]]
 main()
 """
-"""Runs the CLI as if pandas, scikit-learn and fairlearn were not installed."""
+"""Runs the CLI as if the top-level modules named in $HIDDEN were not installed."""
 
 
-def without_studies(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", WITHOUT_STUDIES, *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+def without_studies(*args: str, cwd: Path, hidden: str = "pandas,sklearn,fairlearn") -> subprocess.CompletedProcess:
+    """The CLI run as if the `studies` extra's libraries (or those `hidden` names) were not installed."""
+    env = {**os.environ, "HIDDEN": hidden}
+    return subprocess.run([sys.executable, "-c", WITHOUT, *args], capture_output=True, text=True, cwd=cwd, timeout=120, env=env)
 
 
 @pytest.fixture(scope="module")
@@ -95,3 +98,9 @@ def test_a_command_that_needs_the_studies_extra_says_how_to_install_it(tmp_path)
     compare = without_studies("shield", "compare", cwd=tmp_path)
     assert compare.returncode == 1
     assert compare.stderr.strip() == "error: fairstream shield compare needs pandas: pip install 'fairstream[studies]'"
+
+
+def test_the_paper_tables_without_pytorch_say_how_to_install_it(tmp_path):
+    tables = without_studies("shield", "tables", cwd=tmp_path, hidden="torch")
+    assert tables.returncode == 1
+    assert tables.stderr.strip() == "error: fairstream shield tables needs torch: pip install 'fairstream[classifiers]'"
