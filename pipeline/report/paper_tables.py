@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+import numpy as np
 from matplotlib.figure import Figure
 
 from fairstream.report.shields import DPI, write_png
@@ -22,32 +23,25 @@ def write_table_2(ours: Mapping[tuple[str, str, str], float], path: Path, empty:
 
 
 def draw_table_2(ours: Mapping[tuple[str, str, str], float], empty: str = "vacuous") -> Figure:
-    """Our utility loss (y) against the paper's (x), each property in its colour and each column in its marker."""
-    figure = Figure(figsize=(9, 8), dpi=DPI, layout="constrained")
-    axes = figure.subplots()
-    top, low = 1.0, 0.0
-    for (environment, fairness, column), loss in sorted(ours.items()):
-        paper = paper_table_2(environment, fairness, column)
-        if paper is None:
-            continue
-        top, low = max(top, loss, paper), min(low, loss, paper)
-        axes.scatter(paper, loss, marker=MARKERS[column], color=COLORS[fairness], s=60, alpha=0.8)
-    line = [0.05, 1.1 * top]
-    axes.plot(line, line, color="black", linewidth=1, label="ours = paper")
-    axes.fill_between(line, [v / 2 for v in line], [2 * v for v in line], color="grey", alpha=0.15, label="within 2×")
-    for column, marker in MARKERS.items():
-        axes.scatter([], [], marker=marker, color="grey", label=f"FinHzn on {PAPER_NAMES[column]}" if column in PAPER_NAMES else column)
-    for fairness in FAIRNESS:
-        axes.scatter([], [], marker="o", color=COLORS[fairness], label=fairness.replace("_", " "))
-    axes.set(
-        xscale="symlog",
-        yscale="symlog",
-        xlim=(1.1 * low - 0.05, 1.1 * top),
-        ylim=(1.1 * low - 0.05, 1.1 * top),
-        xlabel="the paper's utility loss (%), Table 2, κ = 0.1",
-        ylabel="ours (%), same setup",
-    )
+    """Our utility loss (y) against the paper's (x), one panel per property (linear axes: the paper has a negative cell),
+    each column in its marker."""
+    shown = [fairness for fairness in FAIRNESS if any(key[1] == fairness for key in ours)] or list(FAIRNESS)
+    figure = Figure(figsize=(6.5 * len(shown), 6.5), dpi=DPI, layout="constrained")
+    panels = dict(zip(shown, figure.subplots(1, len(shown), squeeze=False)[0], strict=True))
+    for fairness, axes in panels.items():
+        points = [(paper, loss, column) for (environment, property_, column), loss in sorted(ours.items()) if property_ == fairness and (paper := paper_table_2(environment, fairness, column)) is not None]
+        top = max([1.0, *(max(paper, loss) for paper, loss, _ in points)]) * 1.08
+        low = min([0.0, *(min(paper, loss) for paper, loss, _ in points)]) - 0.03 * top
+        for paper, loss, column in points:
+            axes.scatter(paper, loss, marker=MARKERS[column], color=COLORS[fairness], s=60, alpha=0.8)
+        line = np.array([0.0, top])
+        axes.plot([low, top], [low, top], color="black", linewidth=1, label="ours = paper")
+        axes.fill_between(line, line / 2, 2 * line, color="grey", alpha=0.15, label="within 2×")
+        axes.set(xlim=(low, top), ylim=(low, top), xlabel="the paper's utility loss (%), Table 2, κ = 0.1", ylabel="ours (%), same setup")
+        axes.set_title(fairness.replace("_", " "), fontsize=11)
+        for column, marker in MARKERS.items():
+            axes.scatter([], [], marker=marker, color="grey", label=f"FinHzn on {PAPER_NAMES[column]}" if column in PAPER_NAMES else column)
+        axes.legend(loc="upper left", fontsize=9)
     reading = "an empty group's gap vacuous" if empty == "vacuous" else "an empty group's rate 0"
-    axes.set_title(f"Fairness shields (AAAI 2025), Table 2 ({reading})", fontsize=12)
-    axes.legend(loc="upper left", fontsize=9)
+    figure.suptitle(f"Fairness shields (AAAI 2025), Table 2 ({reading})", fontsize=12)
     return figure
