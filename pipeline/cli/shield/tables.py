@@ -135,7 +135,15 @@ def tables_command(
     environments: tuple[str, ...],
     fairness: tuple[str, ...],
     classifiers: tuple[str, ...],
-    kappas: tuple[float, ...], runs: int, horizon_runs: int, periods: int, empty: str, stream: str, seed: int, jobs: int, out_dir: str
+    kappas: tuple[float, ...],
+    runs: int,
+    horizon_runs: int,
+    periods: int,
+    empty: str,
+    stream: str,
+    seed: int,
+    jobs: int,
+    out_dir: str,
 ) -> None:
     """Regenerate the fairness-shield paper's Table 2 (utility loss at κ = 0.1 of FinHzn on each classifier's decisions
     and of the periodic shields on ERM's) and Table 3 (how often each periodic shield's assumption and fairness held),
