@@ -2,13 +2,14 @@
 
 Table 2 is the utility loss at κ = 0.1: FinHzn over one horizon (T = 100 for demographic parity, 75 for equal
 opportunity; 30 runs) on the decisions of each of the five classifiers (`fair_training`), and the periodic shields
-Static-Fair, Static-BW and Dynamic on the ERM network's decisions over 10 periods of T = 50 (20 runs). Table 3 pools the periodic runs of every environment and κ ∈ {0.05, 0.1, 0.15, 0.2}: the share of
-runs whose shield's assumption held in every period, and of runs fair at every period end. As in the paper's code:
+Static-Fair, Static-BW and Dynamic on the ERM network's decisions over 10 periods of T = 50 (20 runs). Table 3 pools
+the periodic runs of every environment and κ ∈ {0.05, 0.1, 0.15, 0.2}: the share of runs whose shield's assumption
+held in every period, and of runs fair at every period end. As in the paper's code:
 
-- a run streams a shuffle of every row of the environment, 40 % of them the network's training rows (the authors'
+- a run streams a shuffle of every row of the environment, 40 % of them the classifier's training rows (the authors'
   simulation re-splits at random before streaming its 60 %), or of the held-out rows alone (`stream="held-out"`); one
   individual a decision, each individual once;
-- the network proposes 1 where its score exceeds ½, and flipping costs |score − ½|;
+- the classifier proposes 1 where its score exceeds ½, and flipping costs |score − ½|;
 - the shields are synthesized for its constant-cost model: group b with its share of the rows, a proposed 1 with
   probability ½ in both groups, every flip costing ¼; equal opportunity's P(label 1 | group, proposed) is counted on
   the streamed rows;

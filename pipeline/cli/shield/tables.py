@@ -125,7 +125,7 @@ def _write(outcomes: Sequence[Outcome], out_dir: Path, summary: dict) -> list[Pa
     default="every-row",
     show_default=True,
     type=click.Choice(STREAMS),
-    help="What runs stream: every-row, 40 % of them the network's training rows, as the authors' simulation (it re-splits at random); held-out, the 60 % the network never saw.",
+    help="What runs stream: every-row, 40 % of them the classifiers' training rows, as the authors' simulation (it re-splits at random); held-out, the 60 % the classifiers never saw.",
 )
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the runs' shuffles (run r draws from the pair (SEED, r)).")
 @click.option("--jobs", default=os.cpu_count() or 1, show_default="the CPU count", type=click.IntRange(1), help="Worker processes, one setting each at a time.")
