@@ -156,7 +156,7 @@ def train(classifier: str, features: np.ndarray, labels: np.ndarray, sensitive: 
     """Train `classifier` on the rows given (features encoded as numbers) and return its scorer: rows → P(label 1)."""
     if classifier not in CLASSIFIERS:
         raise InputError(UNKNOWN_CLASSIFIER.format(name=classifier, known=", ".join(CLASSIFIERS)))
-    with _one_thread():
+    with _one_thread(), torch.random.fork_rng(devices=[]):  # the seed sets weights and dropout, not the caller's RNG
         torch.manual_seed(seed)
         x = torch.as_tensor(features, dtype=torch.float32)
         y = torch.as_tensor(labels, dtype=torch.float32).reshape(-1, 1)
