@@ -24,8 +24,6 @@ from fairstream.records.errors import InputError
 CLASSIFIERS = ("diffdp", "erm", "hsic", "laftr", "pr")
 """The paper's classifiers, in the order of its Table 2's columns."""
 PAPER_NAMES = {"diffdp": "DiffDP", "erm": "ERM", "hsic": "HSIC", "laftr": "LAFTR", "pr": "PRemover"}
-PENALTY_WEIGHT = {"diffdp": 1.0, "hsic": 100.0, "pr": 0.06}
-"""The benchmark's λ per penalized classifier (the authors' fork's defaults)."""
 LAFTR_WEIGHTS = (8.0, 4.0, 2.1)
 """LAFTR's A_x (reconstruction), A_y (label) and A_z (adversary), as the authors' fork sets them."""
 LAYERS = (512, 256, 64)
@@ -68,11 +66,12 @@ def prejudice_index(scores: torch.Tensor, sensitive: torch.Tensor) -> torch.Tens
     return index
 
 
-PENALTIES: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
-    "diffdp": parity_penalty,
-    "hsic": hsic,
-    "pr": prejudice_index,
+PENALTIES: dict[str, tuple[Callable[[torch.Tensor, torch.Tensor], torch.Tensor], float]] = {
+    "diffdp": (parity_penalty, 1.0),
+    "hsic": (hsic, 100.0),
+    "pr": (prejudice_index, 0.06),
 }
+"""Each penalized classifier's penalty and its λ (the authors' fork's defaults)."""
 
 
 class Network(nn.Module):
@@ -173,7 +172,8 @@ def train(classifier: str, features: np.ndarray, labels: np.ndarray, sensitive: 
                 scores = model(x[rows])[1]
                 loss = functional.binary_cross_entropy(scores, y[rows])
                 if classifier in PENALTIES:
-                    loss = loss + PENALTY_WEIGHT[classifier] * PENALTIES[classifier](scores, s[rows])
+                    penalty, weight = PENALTIES[classifier]
+                    loss = loss + weight * penalty(scores, s[rows])
             loss.backward()
             optimizer.step()
             schedule.step()

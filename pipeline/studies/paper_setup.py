@@ -175,20 +175,10 @@ def encode(features: pd.DataFrame, train: np.ndarray) -> np.ndarray:
 
 def scored(name: str, stream: str = "every-row", data_dir: Path = SHARED_DATA, classifier: str = "erm") -> Scored:
     """Split the environment's rows (stratified, seed `SPLIT_SEED`), train `classifier` on 40 % and score the rows
-    `stream` names: every row, or the held-out 60 %. Each network is trained once per process (and shared by the
-    processes forked after)."""
-    return _scored(name, stream, Path(data_dir), classifier)
-
-
-@lru_cache(maxsize=64)
-def _scored(name: str, stream: str, data_dir: Path, classifier: str) -> Scored:
-    env = environment(name)
-    frame = read(env, data_dir)
-    rows = np.arange(len(frame.labels))
-    train, test = train_test_split(rows, test_size=HELD_OUT, stratify=frame.labels, random_state=SPLIT_SEED)
-    features = encode(frame.features.reset_index(drop=True), np.isin(rows, train))
-    scores = fair_training.train(classifier, features[train], frame.labels[train], frame.sensitive[train], env.batch, SPLIT_SEED)(features)
-    streamed = rows if stream == "every-row" else test
+    `stream` names: every row, or the held-out 60 %. Each network is trained once per process, for either stream (and
+    shared by the processes forked after)."""
+    frame, scores, train, test = _trained(name, Path(data_dir), classifier)
+    streamed = np.arange(len(frame.labels)) if stream == "every-row" else test
     return Scored(
         scores=scores[streamed],
         labels=frame.labels[streamed],
@@ -197,3 +187,21 @@ def _scored(name: str, stream: str, data_dir: Path, classifier: str) -> Scored:
         label_rate=float(frame.labels.mean()),
         train_accuracy=float(((scores[train] > 0.5) == frame.labels[train]).mean()),
     )
+
+
+@lru_cache(maxsize=8)
+def _prepared(name: str, data_dir: Path) -> tuple[Frame, np.ndarray, np.ndarray, np.ndarray]:
+    """The environment's rows, their encoded features, and the training and held-out row indices: read once for every
+    classifier."""
+    frame = read(environment(name), data_dir)
+    rows = np.arange(len(frame.labels))
+    train, test = train_test_split(rows, test_size=HELD_OUT, stratify=frame.labels, random_state=SPLIT_SEED)
+    return frame, encode(frame.features.reset_index(drop=True), np.isin(rows, train)), train, test
+
+
+@lru_cache(maxsize=64)
+def _trained(name: str, data_dir: Path, classifier: str) -> tuple[Frame, np.ndarray, np.ndarray, np.ndarray]:
+    """The environment's rows, `classifier`'s score of every row, and the training and held-out row indices."""
+    frame, features, train, test = _prepared(name, data_dir)
+    scores = fair_training.train(classifier, features[train], frame.labels[train], frame.sensitive[train], environment(name).batch, SPLIT_SEED)(features)
+    return frame, scores, train, test

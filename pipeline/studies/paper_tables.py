@@ -213,9 +213,9 @@ def run_setting(setting: Setting, runs: int = RUNS, horizon_runs: int = HORIZON_
     opportunity = setting.fairness == "equal_opportunity"
     periodic = PERIODIC if setting.classifier == "erm" else ()
     shields = {kind: shield_for(kind, setting, data) for kind in ("finhzn", *periodic)}
-    layouts = (("finhzn", HORIZON[setting.fairness], horizon_runs, ("unshielded", "finhzn")), ("periodic", PERIOD * periods, runs, ("unshielded", *periodic)))
-    if not periodic:
-        layouts = layouts[:1]
+    layouts = [("finhzn", HORIZON[setting.fairness], horizon_runs, ("unshielded", "finhzn"))]
+    if periodic:
+        layouts.append(("periodic", PERIOD * periods, runs, ("unshielded", *periodic)))
     outcomes = []
     for layout, length, count, kinds in layouts:
         for run in range(count):
