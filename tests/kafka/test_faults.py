@@ -105,7 +105,7 @@ def kill_at_random_moments(scenario: Scenario, kills: int, seed: int) -> int:
 
 
 def test_killed_four_times_at_random_moments_loses_nothing(kafka_bootstrap, tmp_path):
-    scenario = Scenario(kafka_bootstrap, tmp_path, f"kill3-{tmp_path.name}", per_day=400)
+    scenario = Scenario(kafka_bootstrap, tmp_path, f"kill3-{tmp_path.name}", per_day=800)
     assert kill_at_random_moments(scenario, kills=4, seed=1) >= 3, "the monitor finished before it could be killed; use a longer stream"
     scenario.assert_nothing_lost()
 
