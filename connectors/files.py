@@ -70,11 +70,12 @@ class FileEncoder:
 
 
 class _RecordPartition(StatefulSourcePartition[RawRecord, int]):
-    def __init__(self, partition: int, records: Iterator[Any], start: int, batch_size: int):
+    def __init__(self, partition: int, records: Iterator[Any], start: int, batch_size: int, positioned: bool):
         self._partition = partition
         self._records = itertools.islice(records, start, None)
         self._offset = start
         self._batch_size = batch_size
+        self._positioned = positioned
 
     def next_batch(self) -> list[RawRecord]:
         if stop_requested():
@@ -84,6 +85,8 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, int]):
         if not payloads:
             raise StopIteration
         self._offset += len(payloads)
+        if self._positioned:  # (line index, payload): the record keeps its place in the file as its offset
+            return [_new_record(RawRecord, (partition, offset, payload, "")) for offset, payload in payloads]
         return [_new_record(RawRecord, (partition, offset, payload, "")) for offset, payload in zip(range(start, self._offset), payloads)]
 
     def snapshot(self) -> int:
@@ -92,7 +95,8 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, int]):
 
 class RecordSource(FixedPartitionedSource[RawRecord, int]):
     """Input partitions over the records each factory yields (one factory: one partition), parts named
-    `<partition>-<name>`; a resume skips the records already read."""
+    `<partition>-<name>`; a resume skips the records already read. `positioned`: the factories yield (offset, payload)
+    pairs (a file read in event-time order, see `event_order`), else each record's offset is its position."""
 
     def __init__(
         self,
@@ -100,8 +104,10 @@ class RecordSource(FixedPartitionedSource[RawRecord, int]):
         *,
         names: Sequence[str] | None = None,
         batch_size: int = 5000,
+        positioned: bool = False,
     ):
         self._factories = [open_records] if callable(open_records) else list(open_records)
+        self._positioned = positioned
         self._names = list(names) if names is not None else ["records"] * len(self._factories)
         self._batch_size = batch_size
 
@@ -110,7 +116,7 @@ class RecordSource(FixedPartitionedSource[RawRecord, int]):
 
     def build_part(self, step_id: str, for_part: str, resume_state: int | None) -> _RecordPartition:
         partition = int(for_part.split("-", 1)[0])
-        return _RecordPartition(partition, iter(self._factories[partition]()), resume_state or 0, self._batch_size)
+        return _RecordPartition(partition, iter(self._factories[partition]()), resume_state or 0, self._batch_size, self._positioned)
 
 
 def _existing(path: str | Path) -> Path:

@@ -5,6 +5,7 @@ The same reports feed this process's `RunTally`, which the run's summary and exi
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -17,7 +18,7 @@ from fairstream.language.metric import tests_ratio
 from fairstream.records.timefmt import time_parser
 from fairstream.verdicts.alerts import ALERT_TYPES
 from fairstream.verdicts.summary import rested_on
-from fairstream.verdicts.tally import RunTally
+from fairstream.verdicts.tally import LATE_SHARE, RunTally, late_line
 
 REGISTRY = CollectorRegistry(auto_describe=True)
 """The job's own registry (not the client library's global one), so nothing but these metrics is served."""
@@ -36,12 +37,15 @@ ALERTS = Counter("fairstream_alerts", "Alert records written, per monitor and ty
 SHIELD_DECISIONS = Counter(
     "fairstream_shield_decisions", "Decisions the shield answered, per monitor and arrival: on_time, late (past the lateness) or future", ["monitor", "arrival"], registry=REGISTRY
 )
+LATE = Gauge("fairstream_late_share", "Share of an input partition's records that came late (beyond input.lateness)", ["partition"], registry=REGISTRY)
 STATUSES = ("violated", "certified", "satisfied", "inconclusive")
 
 _open: dict[tuple[str, int], int] = {}
 _tally = RunTally()
 _tally_lock = threading.Lock()  # the worker threads of one process share the tally
 _parse_iso = time_parser("iso")
+_late_warned: set[int] = set()
+log = logging.getLogger("fairstream.input")
 
 
 ESTIMATE_GAUGES = {
@@ -107,6 +111,7 @@ def start_tally() -> RunTally:
     global _tally
     with _tally_lock:
         _tally = RunTally()
+        _late_warned.clear()
     return _tally
 
 
@@ -119,6 +124,7 @@ def read(partition: int, records: int, latest_time_ms: int | None) -> None:
     EVENTS_READ.labels(str(partition)).inc(records)
     with _tally_lock:
         _tally.read += records
+        _tally.read_by_partition[partition] = _tally.read_by_partition.get(partition, 0) + records
     if latest_time_ms is not None:
         PARTITION_TIME.labels(str(partition)).set(latest_time_ms / 1000)
 
@@ -146,9 +152,20 @@ def observe(record: dict[str, Any]) -> None:
     kind = record.get("type")
     if kind == "pipeline.dead_letter":
         DEAD_LETTERS.labels(record["reason"]).inc()
+        if record["reason"] == "late":
+            _late(record["partition"])
     elif kind == "fairness.estimate":
         _estimates.latest[record["monitor"]] = record
     elif kind in (*ALERT_TYPES, "shield.intervention"):
         ALERTS.labels(record.get("monitor", ""), kind).inc()
     elif kind == "shield.decision":
         SHIELD_DECISIONS.labels(record["monitor"], "late" if record.get("late") else "future" if record.get("future") else "on_time").inc()
+
+
+def _late(partition: int) -> None:
+    """Update a partition's late share; the first time it passes `LATE_SHARE` (with ten late records at least), say so once."""
+    late, read = _tally.late_by_partition.get(partition, 0), max(_tally.read_by_partition.get(partition, 0), 1)
+    LATE.labels(str(partition)).set(late / read)
+    if partition not in _late_warned and late >= 10 and late > LATE_SHARE * read:
+        _late_warned.add(partition)
+        log.warning(late_line(partition, late, read))

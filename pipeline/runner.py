@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from fairstream import metrics
 from fairstream.connectors.broker import free_ports
 from fairstream.connectors.compas import compas_records
+from fairstream.connectors.event_order import time_ordered, time_reader
 from fairstream.connectors.files import OUTPUT_FILES, FileEncoder, RecordSource, csv_rows, jsonl_lines, output_sink
 from fairstream.connectors.kafka import (
     dead_letter_topic,
@@ -60,6 +61,8 @@ class FileInput(_Model):
     format: InputFormat
     columns: list[str] | None = None
     """A CSV file without a header line: its column names (else the spec's input.columns, else the header)."""
+    sorted: bool = False
+    """The files are in event-time order already: read them as they are (else each is sorted first, see `event_order`)."""
 
 
 class KafkaInput(_Model):
@@ -146,6 +149,18 @@ def records_of(path: str | Path, fmt: InputFormat, columns: list[str] | None = N
     return jsonl_lines(path)
 
 
+def file_source(files: list[str], job_input: FileInput, plan: Plan) -> RecordSource:
+    """The input files as partitions, each read in event-time order unless the job or the spec says it is sorted (the
+    COMPAS mapping orders its events itself)."""
+    columns = job_input.columns or plan.spec.input.columns
+    factories = [records_of(path, job_input.format, columns) for path in files]
+    names = [Path(path).name for path in files]
+    if job_input.sorted or plan.spec.input.sorted or job_input.format == "compas":
+        return RecordSource(factories, names=names)
+    time_of = time_reader(plan.spec.input)
+    return RecordSource([time_ordered(factory, time_of) for factory in factories], names=names, positioned=True)
+
+
 def kafka_of(job: Job, end: FileInput | KafkaInput | FileOutput | KafkaOutput) -> KafkaConnection:
     """The connection to the Kafka of a job's input or output: its bootstrap servers with the job's client settings."""
     assert isinstance(end, KafkaInput | KafkaOutput)
@@ -165,8 +180,7 @@ def job_flow(job: Job, wrap_source: Callable[[FixedPartitionedSource], FixedPart
     plans = job_plans(job)
     if isinstance(job.input, FileInput):
         files = input_files(job.input.path)
-        columns = job.input.columns or plans[0].spec.input.columns
-        source = RecordSource([records_of(path, job.input.format, columns) for path in files], names=[Path(path).name for path in files])
+        source = file_source(files, job.input, plans[0])
         partitions, strings, topics = len(files), job.input.format == "csv", []
     else:
         kafka = kafka_of(job, job.input)
@@ -339,11 +353,12 @@ def run_file(
     fmt: InputFormat | None = None,
     workers: int = 1,
     processes: int = 1,
+    presorted: bool = False,
 ) -> FileRun:
-    """Monitor one input file into `out_dir`."""
+    """Monitor one input file into `out_dir` (`presorted`: it is in event-time order, read it without sorting)."""
     job = Job(
         spec=str(spec_path),
-        input=FileInput(path=str(input_path), format=fmt or guess_format(input_path)),
+        input=FileInput(path=str(input_path), format=fmt or guess_format(input_path), sorted=presorted),
         output=FileOutput(out_dir=str(out_dir)),
     )
     execute(job, workers=workers, processes=processes)

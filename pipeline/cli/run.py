@@ -16,7 +16,7 @@ from fairstream.language.metric import tests_ratio
 from fairstream.records.errors import InputError
 from fairstream.runner import FORMATS, FileInput, FileOutput, Job, KafkaInput, KafkaOutput, execute, guess_format, job_plans
 from fairstream.verdicts.summary import final_rates
-from fairstream.verdicts.tally import MonitorTally, RunTally
+from fairstream.verdicts.tally import MonitorTally, RunTally, late_line
 
 
 def print_summary(monitor: MonitorTally, dead_letters: dict[str, int], unwritten: int = 0) -> None:
@@ -99,6 +99,8 @@ def print_run(tally: RunTally, monitors: list[str]) -> None:
         if len(monitors) > 1:
             console.console.rule(f"monitor {name}")
         print_summary(tally.monitors.get(name, MonitorTally()), tally.dead_letters, tally.unwritten)
+    for partition, late, read in tally.late_shares():
+        console.warning(late_line(partition, late, read))
 
 
 @click.command()
@@ -111,6 +113,7 @@ def print_run(tally: RunTally, monitors: list[str]) -> None:
     "for several files, each one input partition (split by key: see `fairstream split`).",
 )
 @click.option("--format", "fmt", type=click.Choice(FORMATS), help="Input file format; guessed from the file name when omitted.")
+@click.option("--sorted", "presorted", is_flag=True, help="The input files are in event-time order already: read them as they are instead of sorting each first (as the spec's input.sorted).")
 @click.option("--columns", help="A CSV input without a header line: its column names, comma-separated (default: the spec's input.columns).")
 @click.option("--out", "out_dir", default="out", show_default=True, type=click.Path(file_okay=False), help="With --input: directory for alerts.jsonl, estimates.jsonl, dead_letters.jsonl.")
 @kafka_options("Kafka bootstrap servers, HOST:PORT: read --topic, write to --alerts.")
@@ -140,6 +143,7 @@ def run(
     specs: tuple[str, ...],
     input_paths: tuple[str, ...],
     fmt: str | None,
+    presorted: bool,
     columns: str | None,
     out_dir: str,
     bootstrap: str | None,
@@ -175,6 +179,7 @@ def run(
                 path=input_paths[0] if len(input_paths) == 1 else list(input_paths),
                 format=fmt or guess_format(input_paths[0]),
                 columns=columns.split(",") if columns else None,
+                sorted=presorted,
             ),
             output=FileOutput(out_dir=out_dir),
             recovery=recovery,

@@ -28,7 +28,10 @@ class InputSchema(SpecModel):
         description="per event kind, the fields (or dotted paths) it must carry and their types", min_length=1
     )
     columns: list[str] | None = Field(None, description="a CSV input without a header line: its column names, in order")
-    lateness: Duration = Field(0, description="how far event time may run backwards before an event is late")
+    lateness: Duration = Field(0, description="how far event time may run backwards before an event is late (on a stream; a file is read in event-time order)")
+    sorted: bool = Field(
+        False, description="an input file is in event-time order already: read it as it is, without sorting it first (a later row older than the lateness is then late)"
+    )
     max_future: Duration | None = Field(
         HOUR, description="an event dated more than this after the wall clock is a dead letter (future); null: no limit"
     )

@@ -55,6 +55,18 @@ class MonitorTally(BaseModel):
                 self.first[key] = violation
 
 
+LATE_SHARE = 0.01
+"""A partition more of whose records than this came late (beyond input.lateness) is named in a warning and the summary."""
+
+
+def late_line(partition: int, late: int, read: int) -> str:
+    """The one line that names a partition losing records to lateness, and what to change."""
+    return (
+        f"input partition {partition}: {late / read:.1%} of its records ({late:,} of {read:,}) came older than input.lateness "
+        "allows and are late dead letters; raise input.lateness (a file: leave out --sorted and input.sorted, so it is sorted)"
+    )
+
+
 class RunTally(BaseModel):
     """Everything a run's summary and exit code rest on."""
 
@@ -62,6 +74,9 @@ class RunTally(BaseModel):
     """The run went on from a recovery store's snapshot: what it read is what came after it."""
     read: int = 0
     """Input records read, valid or not."""
+    read_by_partition: dict[int, int] = Field(default_factory=dict)
+    late_by_partition: dict[int, int] = Field(default_factory=dict)
+    """Late dead letters per input partition: its share of what the partition read is checked against `LATE_SHARE`."""
     dead_letters: dict[str, int] = Field(default_factory=dict)
     """Records rejected, per reason."""
     unwritten: int = 0
@@ -84,6 +99,8 @@ class RunTally(BaseModel):
         kind = record.get("type")
         if kind == "pipeline.dead_letter":
             self.dead_letters[record["reason"]] = self.dead_letters.get(record["reason"], 0) + 1
+            if record["reason"] == "late":
+                self.late_by_partition[record["partition"]] = self.late_by_partition.get(record["partition"], 0) + 1
         elif kind == "fairness.estimate":
             self._monitor(record["monitor"]).observe_estimate(record)
         elif kind == VIOLATION:
@@ -98,6 +115,14 @@ class RunTally(BaseModel):
             self.shielded += 1
         elif kind == "shield.intervention":
             self.interventions += 1
+
+    def late_shares(self) -> list[tuple[int, int, int]]:
+        """(partition, late, read) of each partition whose late share passes `LATE_SHARE`."""
+        return [
+            (partition, late, read)
+            for partition, late in sorted(self.late_by_partition.items())
+            if late > LATE_SHARE * (read := max(self.read_by_partition.get(partition, 0), late))
+        ]
 
     def _monitor(self, name: str) -> MonitorTally:
         tally = self.monitors.get(name)
@@ -114,5 +139,8 @@ class RunTally(BaseModel):
         self.interventions += other.interventions
         for reason, count in other.dead_letters.items():
             self.dead_letters[reason] = self.dead_letters.get(reason, 0) + count
+        for mine, theirs in ((self.read_by_partition, other.read_by_partition), (self.late_by_partition, other.late_by_partition)):
+            for partition, count in theirs.items():
+                mine[partition] = mine.get(partition, 0) + count
         for name, tally in other.monitors.items():
             self._monitor(name).merge(tally)

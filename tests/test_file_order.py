@@ -1,0 +1,96 @@
+"""A file is read in event-time order: German credit with its dates cycling through January gives exactly the records of
+the same file sorted by pandas, and read as it is (--sorted) it names the share it lost to lateness."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from fairstream.cli import cli
+from fairstream.connectors.event_order import UNREADABLE, time_ordered
+from fairstream.paths import SHARED_DATA
+from tests.test_compas_reference import without_emitted_at
+
+ENV = {"NO_COLOR": "1", "COLUMNS": "200"}
+SPEC = """\
+monitor: german-parity
+input: {time: date, time_format: "%Y-%m-%d", key: id, kinds: {DECISION: {sex: str, approved: bool}}}
+trial: {close_on: [DECISION]}
+variables:
+  group: {first: DECISION, field: sex}
+  approved: {first: DECISION, field: approved}
+metric: {type: demographic_parity, group: group, prediction: approved, groups: [male, female], threshold: 0.1}
+estimator: {prior: 0.5, confidence: 10}
+evaluate: {every: 1d}
+"""
+
+
+@pytest.fixture(scope="module")
+def german(tmp_path_factory) -> tuple[Path, pd.DataFrame]:
+    """German credit as decisions dated 2024-01-01, 01-02, … 01-31, 01-01, … in file order; a spec for it."""
+    folder = tmp_path_factory.mktemp("german")
+    raw = pd.read_csv(SHARED_DATA / "german-credit.csv")
+    frame = pd.DataFrame(
+        {
+            "id": range(len(raw)),
+            "date": [f"2024-01-{index % 31 + 1:02d}" for index in range(len(raw))],
+            "sex": raw["sex9"],
+            "approved": (raw["classlabel21"] == 1).astype(int),
+        }
+    )
+    frame.to_csv(folder / "unsorted.csv", index=False)
+    frame.sort_values("date", kind="stable").to_csv(folder / "sorted.csv", index=False)
+    (folder / "spec.yaml").write_text(SPEC)
+    return folder, frame
+
+
+def run(folder: Path, name: str, out: str, *extra: str):
+    result = CliRunner().invoke(cli, ["run", str(folder / "spec.yaml"), "--input", str(folder / name), "--out", str(folder / out), *extra], env=ENV)
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    return result
+
+
+def read(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_an_unsorted_file_gives_the_sorted_files_records(german):
+    folder, frame = german
+    unsorted, presorted = run(folder, "unsorted.csv", "a"), run(folder, "sorted.csv", "b", "--sorted")
+    for name in ("alerts.jsonl", "estimates.jsonl"):
+        assert without_emitted_at(read(folder / "a" / name)) == without_emitted_at(read(folder / "b" / name))
+    assert not (folder / "a" / "dead_letters.jsonl").exists()
+    assert "closed trials: 1000, incomplete: 0" in unsorted.stdout and "warning" not in unsorted.stderr
+    assert unsorted.stdout.splitlines()[:8] == presorted.stdout.splitlines()[:8]
+    final = read(folder / "a" / "estimates.jsonl")[-1]["parts"]["selection_rate"]["groups"]
+    counts = frame.groupby("sex")["approved"].agg(["sum", "count"])
+    assert {group: (cell["hits"], cell["trials"]) for group, cell in final.items()} == {
+        group: (int(row["sum"]), int(row["count"])) for group, row in counts.iterrows()
+    }
+
+
+def test_a_file_read_as_sorted_names_its_late_share(german):
+    folder, frame = german
+    result = run(folder, "unsorted.csv", "c", "--sorted")
+    times = pd.to_datetime(frame["date"])
+    late = int((times < times.cummax().shift(fill_value=times.iloc[0])).sum())  # older than some earlier row: late at lateness 0
+    letters = read(folder / "c" / "dead_letters.jsonl")
+    assert len(letters) == late and {letter["reason"] for letter in letters} == {"late"}
+    share = f"{late / len(frame):.1%} of its records ({late:,} of {len(frame):,})"
+    lines = [line for line in result.stderr.splitlines() if share in line]
+    assert len(lines) == 1 and lines[0].startswith("warning: input partition 0:") and "input.lateness" in lines[0]
+
+
+def test_spilled_runs_merge_to_the_stable_sort():
+    rng = random.Random(7)
+    records = [{"t": rng.randrange(20), "n": index} for index in range(100)]
+    records[13]["t"] = UNREADABLE
+    ordered = list(time_ordered(lambda: records, lambda record: record["t"], max_in_memory=7)())
+    expected = sorted(range(len(records)), key=lambda index: records[index]["t"])  # Python's sort is stable
+    assert [index for index, _ in ordered] == expected and ordered[0][0] == 13
+    assert [record for _, record in ordered] == [records[index] for index in expected]
