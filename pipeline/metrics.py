@@ -19,6 +19,7 @@ from fairstream.records.timefmt import time_parser
 from fairstream.verdicts.alerts import ALERT_TYPES
 from fairstream.verdicts.summary import rested_on
 from fairstream.verdicts.tally import LATE_SHARE, RunTally, late_line
+from fairstream.verdicts.tracked import UNSEEN_AFTER, unseen_line
 
 REGISTRY = CollectorRegistry(auto_describe=True)
 """The job's own registry (not the client library's global one), so nothing but these metrics is served."""
@@ -45,6 +46,7 @@ _tally = RunTally()
 _tally_lock = threading.Lock()  # the worker threads of one process share the tally
 _parse_iso = time_parser("iso")
 _late_warned: set[int] = set()
+_unseen_warned: set[str] = set()
 log = logging.getLogger("fairstream.input")
 
 
@@ -112,6 +114,7 @@ def start_tally() -> RunTally:
     with _tally_lock:
         _tally = RunTally()
         _late_warned.clear()
+        _unseen_warned.clear()
     return _tally
 
 
@@ -156,6 +159,8 @@ def observe(record: dict[str, Any]) -> None:
             _late(record["partition"])
     elif kind == "fairness.estimate":
         _estimates.latest[record["monitor"]] = record
+        if record.get("unseen_groups"):
+            _unseen(record)
     elif kind in (*ALERT_TYPES, "shield.intervention"):
         ALERTS.labels(record.get("monitor", ""), kind).inc()
     elif kind == "shield.decision":
@@ -169,3 +174,11 @@ def _late(partition: int) -> None:
     if partition not in _late_warned and late >= 10 and late > LATE_SHARE * read:
         _late_warned.add(partition)
         log.warning(late_line(partition, late, read))
+
+
+def _unseen(record: dict[str, Any]) -> None:
+    """Say once per monitor that a listed group has no trial while trials of other values keep coming."""
+    unlisted = record.get("unlisted_groups", {})
+    if record["monitor"] not in _unseen_warned and sum(unlisted.values()) >= UNSEEN_AFTER:
+        _unseen_warned.add(record["monitor"])
+        log.warning(unseen_line(record["monitor"], record["unseen_groups"], unlisted))

@@ -14,13 +14,13 @@ from fairstream.records.chain import RecordChain
 from fairstream.records.errors import EvaluationError
 from fairstream.records.timefmt import format_duration, format_instant
 from fairstream.trials.bucket import FINISHED, Report
-from fairstream.trials.outcomes import SlotOutcomes, TickDelta, TrialOutcome
+from fairstream.trials.outcomes import UNLISTED, SlotOutcomes, TickDelta, TrialOutcome
 from fairstream.verdicts.anytime import AnytimeEvidence, opened_later
 from fairstream.verdicts.budget import Family, MonitorBudget
 from fairstream.verdicts.constraints import ConstraintRule
 from fairstream.verdicts.evaluation import Evaluation
 from fairstream.verdicts.judge import VerdictRule
-from fairstream.verdicts.tracked import TrackedGroups
+from fairstream.verdicts.tracked import TrackedGroups, unlisted_total
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,8 @@ class MonitorConfig:
     """Groups a part tracks at most; the trials of further groups are counted, not estimated (see `TrackedGroups`)."""
     declared_groups: int | None = None
     """Groups where the spec lists them: a constraint's δ is split evenly over them (else by the schedule)."""
+    listed_groups: tuple[str, ...] | None = None
+    """The spec's `metric.groups` where it lists them: one no trial carries is named with the values seen instead."""
     spec_sha256: str = ""
     """The sha256 of the spec's text, which every record names in its chain."""
     median: float | None = None
@@ -298,8 +300,7 @@ class Monitor:
         self._count(delta, sign=1)
         self.closed += delta.closed
         self.incomplete += delta.incomplete
-        for name, value in delta.totals.items():
-            self.totals[name] = self.totals.get(name, 0.0) + value
+        self._add_totals(delta.totals)
         if self.config.window == "sliding":
             self.history.append((tick, delta))
 
@@ -364,7 +365,8 @@ class Monitor:
                 else:
                     self.rates[part][group].revert(bool(value))
         for name, value in trial.totals.items():
-            self.totals[name] -= value
+            if not name.startswith(UNLISTED):  # trials outside the listed groups are counted since the run began
+                self.totals[name] -= value
 
     def _apply_trial(self, trial: TrialOutcome) -> None:
         self.closed += 1
@@ -391,5 +393,11 @@ class Monitor:
                 self.rates.setdefault(part, {}).setdefault(group, Rate()).update(hit)
         if self.anytime is not None and cells is not None:
             self.anytime.hold(trial, cells)
-        for name, value in trial.totals.items():
+        self._add_totals(trial.totals)
+
+    def _add_totals(self, totals: dict[str, float]) -> None:
+        """Add a trial's or a tick's aggregate contributions (unlisted group values bounded, see `unlisted_total`; in name
+        order, so which values are counted one by one does not depend on the order reports merged in)."""
+        for name, value in sorted(totals.items()):
+            name = unlisted_total(self.totals, name)
             self.totals[name] = self.totals.get(name, 0.0) + value

@@ -17,6 +17,7 @@ from fairstream.records.errors import InputError
 from fairstream.runner import FORMATS, FileInput, FileOutput, Job, KafkaInput, KafkaOutput, execute, guess_format, job_plans
 from fairstream.verdicts.summary import final_rates
 from fairstream.verdicts.tally import MonitorTally, RunTally, late_line
+from fairstream.verdicts.tracked import unseen_line
 
 
 def print_summary(monitor: MonitorTally, dead_letters: dict[str, int], unwritten: int = 0) -> None:
@@ -37,8 +38,12 @@ def print_summary(monitor: MonitorTally, dead_letters: dict[str, int], unwritten
         console.console.print(f"closed trials: {last['trials']['closed']}, incomplete: {last['trials']['incomplete']}")
         if last != final:
             console.console.print(f"at the last evaluation, {final['event_time']}, the window holds too few trials to publish")
+    elif final is not None and final["trials"]["closed"]:
+        console.console.print(f"closed trials: {final['trials']['closed']:,}, none of them counted in a group the metric estimates", soft_wrap=True)
     else:
         console.console.print("no trial closed: nothing to estimate")
+    if final is not None and final.get("unseen_groups"):
+        console.warning(unseen_line(final["monitor"], final["unseen_groups"], final.get("unlisted_groups", {})))
     if final is not None and final["trials"].get("evicted"):
         console.console.print(f"evicted: {final['trials']['evicted']:,} open trial(s) beyond trial.max_open", soft_wrap=True)
     if final is not None and final["trials"].get("unfinished"):

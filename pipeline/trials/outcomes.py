@@ -87,6 +87,11 @@ UNLABELED = "\x1funlabeled"
 hit: a group whose missing labels all sit on one side of the prediction has a biased rate (see `selective_groups`)."""
 
 
+UNLISTED = "\x1funlisted\x1f"
+"""The prefix of the hidden totals that count closed trials per group value outside a listed `groups` (see
+`Outcomes.counted`), so a listed group no trial carries can be named beside the values the trials did carry."""
+
+
 def hidden(part: str) -> bool:
     """Whether a part is bookkeeping, never judged or published (`UNLABELED`)."""
     return part.startswith("\x1f")
@@ -336,8 +341,15 @@ class Outcomes:
         return TrialOutcome(closed_at, key, *self.counted(values), opened_at)
 
     def counted(self, values: dict[str, Any]) -> Counted:
-        """What a trial with these variables counts in: its cells and its aggregate contributions."""
-        return self.metric.cells(values), {rule.name: rule.contribution(values) for rule in self.aggregates}
+        """What a trial with these variables counts in: its cells and its aggregate contributions (a trial whose group is
+        outside the listed groups counts in no cell, and in the hidden total of its group value)."""
+        cells = self.metric.cells(values)
+        totals = {rule.name: rule.contribution(values) for rule in self.aggregates}
+        if cells == [] and self.metric.groups is not None:
+            group = self.metric.group_of(values)
+            if group is not None and group not in self.metric.groups:
+                totals[UNLISTED + group] = 1.0
+        return cells, totals
 
 
 class SlotOutcomes:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from fairstream.estimators.means import Mean, mean_bounds
 from fairstream.estimators.priors import part_estimator, prior_now
-from fairstream.trials.outcomes import UNLABELED, hidden
+from fairstream.trials.outcomes import UNLABELED, UNLISTED, hidden
 from fairstream.verdicts.alerts import CERTIFIED_STATUS, ESTIMATE, INCONCLUSIVE, AlertTracker, part_status, stamp
 from fairstream.verdicts.budget import Budget, MonitorBudget
 from fairstream.verdicts.constraints import ConstraintRule, constraint_part
@@ -25,6 +25,7 @@ from fairstream.verdicts.parts import (
     standardized_part,
 )
 from fairstream.verdicts.publish import suppress_small_cells
+from fairstream.verdicts.tracked import unlisted_counts, unseen_groups
 
 if TYPE_CHECKING:
     from fairstream.monitor import Monitor, MonitorConfig
@@ -110,11 +111,18 @@ class Evaluation:
             untracked = counts.groups.report()  # type: ignore[union-attr]
             if untracked:
                 summary["untracked"] = untracked
+            if config.listed_groups is not None:
+                unseen, unlisted = unseen_groups(config.listed_groups, counts.groups), unlisted_counts(counts.totals)  # type: ignore[arg-type]
+                if unseen:
+                    summary["unseen_groups"] = unseen
+                if unlisted:
+                    summary["unlisted_groups"] = unlisted
             if config.rule.mode != "point":
                 summary["alpha"] = config.rule.alpha
                 summary["family"] = config.family
-            if counts.totals:
-                summary["aggregates"] = dict(sorted(counts.totals.items()))
+            aggregates = {name: value for name, value in sorted(counts.totals.items()) if not name.startswith(UNLISTED)}
+            if aggregates:
+                summary["aggregates"] = aggregates
             records.append(stamp(summary, config.name, ESTIMATE, instant, *at))
         return records + alerts
 
