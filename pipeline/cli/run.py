@@ -14,9 +14,10 @@ from fairstream.dataflow.lifecycle import stopped_by
 from fairstream.language.load import load_plans
 from fairstream.language.metric import tests_ratio
 from fairstream.records.errors import InputError
+from fairstream.records.hints import FIXES
 from fairstream.runner import FORMATS, FileInput, FileOutput, Job, KafkaInput, KafkaOutput, execute, guess_format, job_plans
 from fairstream.verdicts.summary import final_rates
-from fairstream.verdicts.tally import MonitorTally, RunTally, late_line
+from fairstream.verdicts.tally import REJECTED_SHARE, MonitorTally, RunTally, late_line
 from fairstream.verdicts.tracked import unseen_line
 
 
@@ -104,6 +105,9 @@ def print_run(tally: RunTally, monitors: list[str]) -> None:
         if len(monitors) > 1:
             console.console.rule(f"monitor {name}")
         print_summary(tally.monitors.get(name, MonitorTally()), tally.dead_letters, tally.unwritten)
+    if tally.accepted and tally.rejected > REJECTED_SHARE * tally.read:
+        for line in tally.leading_rejections():
+            console.warning(f"dead letters {line}")
     for partition, late, read in tally.late_shares():
         console.warning(late_line(partition, late, read))
 
@@ -233,7 +237,8 @@ def nothing_accepted(tally: RunTally, source: str) -> str:
     if not tally.dead_letters:
         return f"{source} held no record to monitor; pass --allow-empty if that is expected"
     reasons = ", ".join(f"{reason}: {count:,}" for reason, count in sorted(tally.dead_letters.items()))
+    leading = max(tally.dead_letters, key=lambda reason: (tally.dead_letters[reason], reason))
     return (
-        f"no record was accepted: {tally.rejected:,} dead letter(s) ({reasons}); check --format, --topic and the spec's "
-        "input section, or pass --allow-empty if that is expected"
+        f"no record was accepted: {tally.rejected:,} dead letter(s) ({reasons}); the first {leading}: {tally.examples.get(leading, '?')} "
+        f"(spec: {FIXES.get(leading, 'input')}); pass --allow-empty if that is expected"
     )

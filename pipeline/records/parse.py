@@ -10,6 +10,7 @@ import orjson
 from fairstream.language.fields import FieldType
 from fairstream.language.stream import InputSchema
 from fairstream.records.events import DeadLetter, Event, RawRecord
+from fairstream.records.hints import TimeFormatGuess, near_fields
 from fairstream.records.redact import DEFAULT, LetterRecord
 from fairstream.records.timefmt import format_instant, representable, time_parser
 
@@ -149,6 +150,7 @@ class RecordParser:
         self._kind = field_getter(schema.kind) if schema.kind is not None else None
         self._only_kind = next(iter(schema.kinds)) if schema.kind is None else None
         self._parse_time = time_parser(schema.time_format)
+        self._guess_format = TimeFormatGuess()
         self._strings = strings
         self._kinds = {
             kind: tuple((name, field_getter(name), "." in name, _checker(name, ftype, strings), _EXACT[ftype]) for name, ftype in fields.items())
@@ -187,7 +189,7 @@ class RecordParser:
         if key is None or key == "":
             if self._composite:
                 raise _BadRecord("missing_field", f"dependence key {self._key_field}: a part is missing, empty, or not a string or an integer")
-            raise _BadRecord("missing_field", f"missing dependence key {self._key_field!r}")
+            raise _BadRecord("missing_field", f"missing dependence key {self._key_field!r}{_near(self._key_field, record)}")
         if type(key) is not str:
             if isinstance(key, bool) or not isinstance(key, int):
                 raise _BadRecord("wrong_type", f"key {self._key_field!r} must be a string or an integer; got {_excerpt(key)}")
@@ -196,7 +198,7 @@ class RecordParser:
             raise _BadRecord("key_too_long", f"key {self._key_field!r} has {len(key):,} characters; at most input.max_key_chars = {self._max_key:,}")
         kind = record.get(self._kind_field) if self._plain_kind else self._only_kind if self._kind is None else self._kind(record)
         if kind is None or kind == "":
-            raise _BadRecord("missing_field", f"missing event kind {self._kind_field!r}")
+            raise _BadRecord("missing_field", f"missing event kind {self._kind_field!r}{_near(self._kind_field, record)}")
         if type(kind) is not str:
             raise _BadRecord("wrong_type", f"event kind {self._kind_field!r} must be a string; got {_excerpt(kind)}")
         checks = self._kinds.get(kind)
@@ -204,11 +206,13 @@ class RecordParser:
             raise _BadRecord("unknown_kind", f"unknown event kind {_excerpt(kind)}; known kinds: {', '.join(sorted(self._kinds))}")
         stamp = record.get(self._time_field) if self._plain_time else self._time(record)
         if stamp is None or stamp == "":
-            raise _BadRecord("missing_field", f"missing event time {self._time_field!r}")
+            raise _BadRecord("missing_field", f"missing event time {self._time_field!r}{_near(self._time_field, record)}")
         try:
             time = self._parse_time(stamp)
         except (TypeError, ValueError, OverflowError) as err:
-            raise _BadRecord("bad_time", f"cannot read event time {_excerpt(stamp)}: {err}") from None
+            guess = self._guess_format(stamp)
+            reads = f"; input.time_format: {guess} reads it" if guess is not None else ""
+            raise _BadRecord("bad_time", f"cannot read event time {_excerpt(stamp)}: {err}{reads}") from None
         if not representable(time):
             raise _BadRecord("bad_time", f"event time {_excerpt(stamp)} is {format_instant(time)}, outside the years 1 to 9999 (UTC)")
         for name, get, nested, check, exact in checks:
@@ -218,7 +222,7 @@ class RecordParser:
                     raise self._too_long(name, value)
                 continue
             if value is None or value == "":
-                raise _BadRecord("missing_field", f"{kind} events need field {name!r}")
+                raise _BadRecord("missing_field", f"{kind} events need field {name!r}{_near(name, record) if value is None else ''}")
             checked = check(value)
             if type(checked) is str and len(checked) > self._max_value:
                 raise self._too_long(name, checked)
@@ -229,6 +233,15 @@ class RecordParser:
 
     def _too_long(self, name: str, value: str) -> _BadRecord:
         return _BadRecord("value_too_long", f"field {name!r} has {len(value):,} characters; at most input.max_value_chars = {self._max_value:,}")
+
+
+def _near(name: str, record: dict[str, Any]) -> str:
+    """Where a field is missing: the record's field names near it (a misspelt column, a different case), if any."""
+    near = near_fields(name.split(".", 1)[0], record)
+    if near:
+        return f"; the record has {', '.join(map(repr, near))}"
+    fields = [field for field in record if isinstance(field, str)]
+    return f"; the record's fields: {', '.join(map(repr, fields[:8]))}{' …' if len(fields) > 8 else ''}" if fields else ""
 
 
 def _excerpt(value: Any, limit: int = 80) -> str:

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from fairstream.records.hints import FIXES
 from fairstream.verdicts.alerts import CERTIFIED, RECOVERED, UNCERTIFIED, VIOLATION
 from fairstream.verdicts.summary import FirstViolation, note_violations, publishes_groups
 
@@ -55,6 +56,9 @@ class MonitorTally(BaseModel):
                 self.first[key] = violation
 
 
+REJECTED_SHARE = 0.01
+"""A run that rejects more of what it read than this explains its leading reasons in the summary."""
+
 LATE_SHARE = 0.01
 """A partition more of whose records than this came late (beyond input.lateness) is named in a warning and the summary."""
 
@@ -79,6 +83,8 @@ class RunTally(BaseModel):
     """Late dead letters per input partition: its share of what the partition read is checked against `LATE_SHARE`."""
     dead_letters: dict[str, int] = Field(default_factory=dict)
     """Records rejected, per reason."""
+    examples: dict[str, str] = Field(default_factory=dict)
+    """The first dead letter's detail per reason: what a mass rejection is explained with."""
     unwritten: int = 0
     """Dead letters counted but not written: past the dead-letter file's size cap."""
     monitors: dict[str, MonitorTally] = Field(default_factory=dict)
@@ -99,6 +105,7 @@ class RunTally(BaseModel):
         kind = record.get("type")
         if kind == "pipeline.dead_letter":
             self.dead_letters[record["reason"]] = self.dead_letters.get(record["reason"], 0) + 1
+            self.examples.setdefault(record["reason"], record["detail"])
             if record["reason"] == "late":
                 self.late_by_partition[record["partition"]] = self.late_by_partition.get(record["partition"], 0) + 1
         elif kind == "fairness.estimate":
@@ -115,6 +122,14 @@ class RunTally(BaseModel):
             self.shielded += 1
         elif kind == "shield.intervention":
             self.interventions += 1
+
+    def leading_rejections(self, limit: int = 3) -> list[str]:
+        """The most frequent dead-letter reasons, each with its count, an example and the spec field behind it."""
+        leading = sorted(self.dead_letters.items(), key=lambda item: (-item[1], item[0]))[:limit]
+        return [
+            f"{reason}: {count:,} of {max(self.read, count):,} records, e.g. {self.examples.get(reason, '?')} (spec: {FIXES.get(reason, 'input')})"
+            for reason, count in leading
+        ]
 
     def late_shares(self) -> list[tuple[int, int, int]]:
         """(partition, late, read) of each partition whose late share passes `LATE_SHARE`."""
@@ -139,6 +154,8 @@ class RunTally(BaseModel):
         self.interventions += other.interventions
         for reason, count in other.dead_letters.items():
             self.dead_letters[reason] = self.dead_letters.get(reason, 0) + count
+        for reason, detail in other.examples.items():
+            self.examples.setdefault(reason, detail)
         for mine, theirs in ((self.read_by_partition, other.read_by_partition), (self.late_by_partition, other.late_by_partition)):
             for partition, count in theirs.items():
                 mine[partition] = mine.get(partition, 0) + count
