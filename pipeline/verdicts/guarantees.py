@@ -56,7 +56,10 @@ def warnings(spec: Spec) -> list[str]:
             "and can decide a verdict on a small group; wilson or clopper_pearson keep α"
         )
     if estimator.verdict == "confident":
-        found.append("confident verdicts hold at one fixed look; read after every evaluation they raise more false alarms than α (anytime verdicts do not)")
+        found.append(
+            "confident verdicts hold at one fixed look; read after every evaluation they raise more false alarms than α and "
+            "give more false certificates than α, and no level is claimed for them then; anytime verdicts hold at every look"
+        )
     if estimator.verdict == "anytime" and spec.trial.close_after is None:
         found.append(
             "anytime verdicts take outcomes in opening order: without trial.close_after a trial that never closes holds back "

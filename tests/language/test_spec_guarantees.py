@@ -30,6 +30,16 @@ def test_confident_verdicts_state_their_level_family_and_interval(tmp_path):
     assert any(line.startswith("  warning: confident verdicts hold at one fixed look") for line in lines)
 
 
+@pytest.mark.parametrize("spec", ["compas_equalized_odds_confident.yaml", "credit_applications.yaml"])
+def test_confident_specs_read_daily_name_false_alarms_and_false_certificates(tmp_path, spec):
+    warnings = [line for line in check(tmp_path, spec=spec) if "one fixed look;" in line]
+    assert warnings and all(
+        "more false alarms than α" in warning and "more false certificates than α" in warning and "no level is claimed" in warning for warning in warnings
+    )
+    text = (SPECS / spec).read_text()
+    assert "every: 1d" in text and "false alarms and false" in text and "certificates both exceed α" in text
+
+
 @pytest.mark.parametrize(
     ("edit", "warning"),
     [
