@@ -16,7 +16,7 @@ from fairstream.language.metric import tests_ratio
 from fairstream.records.errors import InputError
 from fairstream.records.hints import FIXES
 from fairstream.runner import FORMATS, FileInput, FileOutput, Job, KafkaInput, KafkaOutput, execute, guess_format, job_plans
-from fairstream.verdicts.summary import final_rates
+from fairstream.verdicts.summary import final_rates, part_gaps
 from fairstream.verdicts.tally import REJECTED_SHARE, MonitorTally, RunTally, late_line
 from fairstream.verdicts.tracked import unseen_line
 
@@ -27,18 +27,24 @@ def print_summary(monitor: MonitorTally, dead_letters: dict[str, int], unwritten
     if last is not None and final is not None:
         rows = final_rates(last)
         counted = any(r.hits is not None for r in rows)  # rates count hits; means and benefit rates do not
+        shrunk = bool(last.get("confidence")) and any(r.estimate is not None for r in rows)  # a prior weighted as κ > 0 trials
         console.table(
-            ("Final estimates" if last == final else "Latest estimates published")
-            + f" at {last['event_time']} (prior {last['prior']}, κ = {last['confidence']})",
-            ["part", "group", "estimate", *(["hits"] if counted else []), "trials"],
-            [(r.part, r.group, "suppressed" if r.suppressed else r.estimate, *([r.hits] if counted else []), r.trials) for r in rows],
-            right=(2, 3, 4) if counted else (2, 3),
+            ("Final " if last == final else "Latest ") + ("rates" if counted else "estimates") + ("" if last == final else " published")
+            + f" at {last['event_time']}"
+            + (f" (MAP: prior {last['prior']}, κ = {last['confidence']})" if shrunk else ""),
+            ["part", "group", "rate" if counted else "estimate", *(["MAP"] if shrunk else []), *(["hits"] if counted else []), "trials"],
+            [
+                (r.part, r.group, *(("suppressed",) if r.suppressed else (r.rate,)), *([r.estimate] if shrunk else []), *([r.hits] if counted else []), r.trials)
+                for r in rows
+            ],
+            right=range(2, 6),
         )
         if any(r.suppressed for r in rows):
             console.console.print("suppressed: a cell of fewer trials than the spec's publish.min_cell, withheld from every record")
         console.console.print(f"closed trials: {last['trials']['closed']}, incomplete: {last['trials']['incomplete']}")
         if last != final:
             console.console.print(f"at the last evaluation, {final['event_time']}, the window holds too few trials to publish")
+        print_part_gaps(last, shrunk)
     elif final is not None and final["trials"]["closed"]:
         console.console.print(f"closed trials: {final['trials']['closed']:,}, none of them counted in a group the metric estimates", soft_wrap=True)
     else:
@@ -74,9 +80,10 @@ def print_summary(monitor: MonitorTally, dead_letters: dict[str, int], unwritten
                     f"{part}: the labels missing for {', '.join(selective)} all share one prediction, so the labels seen "
                     "are a biased sample and those rates are withheld; declare label: {variable, observed_when} to bound them"
                 )
-        statuses = {part: body["status"] for part, body in sorted(final["parts"].items()) if "status" in body}
-        if statuses:
-            console.console.print("status at the end: " + ", ".join(f"{part} {status}" for part, status in statuses.items()), soft_wrap=True)
+        if monitor.latest_published is None or monitor.latest_published is not final:
+            statuses = {part: body["status"] for part, body in sorted(final["parts"].items()) if "status" in body}
+            if statuses:
+                console.console.print("status at the end: " + ", ".join(f"{part} {status}" for part, status in statuses.items()), soft_wrap=True)
         for part, body in sorted(final["parts"].items()):
             if body.get("time_to_verdict"):
                 console.console.print(f"to decide {part}: {describe_time_to_verdict(body['time_to_verdict'])}", soft_wrap=True)
@@ -90,6 +97,21 @@ def print_summary(monitor: MonitorTally, dead_letters: dict[str, int], unwritten
         + (f" ({', '.join(f'{k}: {v}' for k, v in sorted(dead_letters.items()))})" if dead_letters else "")
         + (f"; {unwritten:,} past dead_letters.max_file_bytes counted, not written" if unwritten else ""),
         soft_wrap=True,
+    )
+
+
+def print_part_gaps(record: dict, shrunk: bool) -> None:
+    """Every part's gap (or ratio) and status, violated or not: of the raw rates, the MAP one beside it where a prior is set."""
+    gaps = part_gaps(record)
+    if not gaps:
+        return
+    name = "ratio" if tests_ratio(record["metric"]) else "gap"
+    mapped = shrunk and any(gap.estimated is not None for gap in gaps)
+    console.table(
+        f"Each part's {name} at {record['event_time']} ({record['verdict']} verdicts)",
+        ["part", "higher", "lower", name, *([f"MAP {name}"] if mapped else []), "threshold", "status"],
+        [(g.part, g.high, g.low, g.raw, *([g.estimated] if mapped else []), g.threshold, g.status) for g in gaps],
+        right=range(3, 6),
     )
 
 

@@ -11,13 +11,31 @@ from fairstream.language.metric import tests_ratio
 
 @dataclass(frozen=True)
 class GroupRate:
+    """A group's raw rate (or mean) in a part, as fairlearn's MetricFrame shows it, with the MAP estimate beside it."""
+
     part: str
     group: str
+    rate: float | None
+    """The raw rate (hits / trials); for a mean outcome or a benefit rate, the estimate itself."""
     estimate: float | None
+    """The MAP estimate where the part has a raw rate beside it, else None."""
     hits: int | None
     trials: int | None
     suppressed: bool = False
     """The cell had too few trials to publish (`publish.min_cell`): estimate and counts withheld."""
+
+
+@dataclass(frozen=True)
+class PartGap:
+    """A part's gap (or ratio) at an evaluation: of the raw rates, and of the MAP estimates where they differ."""
+
+    part: str
+    high: str | None
+    low: str | None
+    raw: float | None
+    estimated: float | None
+    threshold: float | None
+    status: str | None
 
 
 @dataclass(frozen=True)
@@ -41,13 +59,30 @@ def publishes_groups(record: dict[str, Any]) -> bool:
 
 
 def final_rates(record: dict[str, Any]) -> list[GroupRate]:
-    """Per part and group, an evaluation's estimate and counts."""
+    """Per part and group, an evaluation's raw rate, MAP estimate and counts."""
     parts = record["parts"]
     return [
-        GroupRate(part, group, cell["estimate"], cell.get("hits"), cell.get("trials"), cell.get("suppressed", False))
+        GroupRate(
+            part, group, cell.get("rate", cell["estimate"]), cell["estimate"] if "rate" in cell else None,
+            cell.get("hits"), cell.get("trials"), cell.get("suppressed", False),
+        )  # fmt: skip
         for part in sorted(parts)
         for group, cell in parts[part]["groups"].items()
     ]
+
+
+def part_gaps(record: dict[str, Any]) -> list[PartGap]:
+    """Every part's gap (a ratio metric's ratio) at an evaluation, violated or not: of the raw rates first, of the MAP
+    estimates beside it (None where the part has no raw rates: means, benefit rates); constraints are left out."""
+    name = "ratio" if tests_ratio(record["metric"]) else "gap"
+    gaps = []
+    for part, body in sorted(record["parts"].items()):
+        if "constraint" in body:
+            continue
+        pair = body.get("pair") or (None, None)
+        raw = body.get(f"raw_{name}", body.get(name))
+        gaps.append(PartGap(part, pair[0], pair[1], raw, body.get(name) if f"raw_{name}" in body else None, body.get("threshold"), body.get("status")))
+    return gaps
 
 
 def note_violations(found: dict[str, FirstViolation], record: dict[str, Any]) -> None:

@@ -48,7 +48,7 @@ def test_run_succeeds_and_names_the_final_evaluation(result, trials):
     assert result.exit_code == 0, result.output + repr(result.exception)
     lines = result.stdout.splitlines()
     last = trials["closes"].max().strftime("%Y-%m-%dT%H:%M:%SZ")
-    assert lines[0].rstrip() == f"Final estimates at {last} (prior 0.5, κ = {float(CONFIDENCE)})"
+    assert lines[0].rstrip() == f"Final rates at {last} (MAP: prior 0.5, κ = {float(CONFIDENCE)})"
     assert f"closed trials: {len(trials)}, incomplete: 0" in lines
     assert result.stderr == ""
     assert lines[-1].startswith("wrote alerts.jsonl, estimates.jsonl to ")  # COMPAS has no bad record: no dead-letter file
@@ -60,7 +60,20 @@ def test_final_table_rows_carry_the_independent_counts(result, trials):
     for part in PARTS:
         for group in PAIR:
             hits, n = counts[part][group]
-            assert [part, group, f"{map_estimate(hits, n):.4f}", str(hits), str(n)] in rows
+            assert [part, group, f"{hits / n:.4f}", f"{map_estimate(hits, n):.4f}", str(hits), str(n)] in rows
+
+
+def test_every_parts_gap_is_printed_raw_first_with_the_map_gap_beside(result, trials):
+    """One row per part, violated or not: the pair, the gap of the raw rates and of the MAP estimates (pandas counts)."""
+    counts = final_counts(trials)
+    rows = {row[0]: row for row in table_rows(result.stdout) if len(row) == 7 and row[-1] in ("violated", "satisfied", "inconclusive")}
+    assert sorted(rows) == sorted(PARTS)
+    for part in PARTS:
+        _part, high, low, raw, estimated, threshold, status = rows[part]
+        (hits_high, n_high), (hits_low, n_low) = counts[part][high], counts[part][low]
+        assert raw == f"{hits_high / n_high - hits_low / n_low:.4f}"
+        assert estimated == f"{map_estimate(hits_high, n_high) - map_estimate(hits_low, n_low):.4f}"
+        assert (threshold, status) == ("0.1000", "violated" if float(estimated) > 0.1 else "satisfied")
 
 
 def test_first_violation_of_each_part_is_the_batch_computations(specs_dir: Path, compas_csv: Path, tmp_path: Path, trials):

@@ -53,7 +53,7 @@ def test_the_console_output_getting_started_shows_is_what_the_command_prints(com
     import sys
 
     page = (ROOT / "docs" / "getting-started.md").read_text()
-    shown = next(block for block in blocks(page, "") if block.startswith("Final estimates at"))
+    shown = next(block for block in blocks(page, "") if block.startswith("Final rates at"))
     result = subprocess.run(
         [sys.executable, "-m", "fairstream.cli", "run", "compas_equalized_odds", "--input", str(compas_csv), "--out", str(tmp_path / "out")],
         capture_output=True, text=True, timeout=300, env={**__import__("os").environ, "NO_COLOR": "1", "COLUMNS": "200"},
