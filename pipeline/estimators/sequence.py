@@ -181,6 +181,11 @@ class RateSequence:
         self._total += outcome
         self._spread += (outcome - (0.5 + self._total) / (t + 1)) ** 2
 
+    @property
+    def total(self) -> float:
+        """The sum of the outcomes so far (for 0/1 outcomes, the hits)."""
+        return self._total
+
     def bounds(self, alpha: float) -> tuple[float, float]:
         """Lower and upper bound in [0, 1], together at level 1 − α at every time at once ((0, 1) before any outcome)."""
         if self._bets <= 0:

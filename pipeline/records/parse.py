@@ -238,10 +238,7 @@ class RecordParser:
 def _near(name: str, record: dict[str, Any]) -> str:
     """Where a field is missing: the record's field names near it (a misspelt column, a different case), if any."""
     near = near_fields(name.split(".", 1)[0], record)
-    if near:
-        return f"; the record has {', '.join(map(repr, near))}"
-    fields = [field for field in record if isinstance(field, str)]
-    return f"; the record's fields: {', '.join(map(repr, fields[:8]))}{' …' if len(fields) > 8 else ''}" if fields else ""
+    return f"; the record has {', '.join(map(repr, near))}" if near else ""
 
 
 def _excerpt(value: Any, limit: int = 80) -> str:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from fairstream.estimators.means import Mean, mean_bounds
 from fairstream.estimators.priors import part_estimator, prior_now
+from fairstream.estimators.rate import Rate
 from fairstream.trials.outcomes import UNLABELED, UNLISTED, hidden
 from fairstream.verdicts.alerts import CERTIFIED_STATUS, ESTIMATE, INCONCLUSIVE, AlertTracker, part_status, stamp
 from fairstream.verdicts.budget import Budget, MonitorBudget
@@ -17,6 +18,7 @@ from fairstream.verdicts.judge import judge
 from fairstream.verdicts.partly_seen import partly_seen_part, selective_groups, withhold_selective
 from fairstream.verdicts.parts import (
     describe_interval,
+    enclose,
     every_group_judged,
     measure_verdict,
     part_body,
@@ -135,15 +137,18 @@ class Evaluation:
         config = self.config
         bets = counts.anytime.bets_of(part) if counts.anytime is not None else None
         sequences = counts.anytime.sequences_of(part) if counts.anytime is not None and not config.rule.ratio else None
-        rates = counts.rates[part]
+        closed = counts.rates[part]
+        rates = closed if counts.anytime is None else released_rates(counts.anytime.sequences_of(part), closed)
         unlabeled = counts.rates.get(UNLABELED + (part[part.index("[given ") :] if "[given " in part else ""), {})
-        selective = selective_groups(unlabeled, rates) if part.startswith(("true_positive_rate", "false_positive_rate")) else set()
+        selective = selective_groups(unlabeled, closed) if part.startswith(("true_positive_rate", "false_positive_rate")) else set()
         body = rate_part(
             {group: rate for group, rate in rates.items() if group not in selective}, config.rule, prior=prior, confidence=confidence,
             interval=config.interval, min_trials=config.min_trials, level=self._level(part), bets=bets, sequences=sequences,
         )  # fmt: skip
         if selective:
-            withhold_selective(body, selective, rates, unlabeled)
+            withhold_selective(body, selective, closed, unlabeled)
+        if counts.anytime is not None:
+            body["counted"] = RELEASED
         if config.part_estimators:
             body["prior"], body["confidence"] = prior, confidence
         if config.metric == "scoring_rate":  # the cut it counts above: the running median, or the spec's
@@ -195,8 +200,8 @@ class Evaluation:
         sequences = counts.anytime.sequences_of(part)  # type: ignore[union-attr]
         for group, cell in groups.items():
             if group in sequences:
-                cell["interval"] = [low + (high - low) * bound for bound in sequences[group].bounds(config.rule.alpha)]
-                cell["interval_of"] = "estimate"
+                lower, upper = sequences[group].bounds(config.rule.alpha)
+                enclose(cell, (low + (high - low) * lower, low + (high - low) * upper), "estimate")
         bets = counts.anytime.bets_of(part)  # type: ignore[union-attr]
         complete = every_group_judged(config.rule, groups, estimates)
         verdict = judge(config.rule, estimates, level=self._level(part), bets=bets, complete=complete)
@@ -234,3 +239,13 @@ class Evaluation:
 
     def _bounds(self, mean: Mean, alpha: float) -> tuple[float, float]:
         return mean_bounds(mean, alpha, self.config.bounds, self.config.outcome_range)  # type: ignore[arg-type]
+
+
+RELEASED = "released_in_opening_order"
+"""What an anytime part's rates count: the outcomes the tests have taken, every trial opened before the earliest one
+still open, so the published rates and gaps do not lean on which labels came first."""
+
+
+def released_rates(sequences: dict[str, Any], closed: dict[str, Rate]) -> dict[str, Rate]:
+    """Each tracked group's hits and trials among the outcomes released to the tests (in opening order)."""
+    return {group: Rate(round(sequences[group].total), sequences[group].count) if group in sequences else Rate() for group in closed}

@@ -58,8 +58,7 @@ def rate_part(
         estimate = rate.get(prior, confidence) if prior is not None else None
         cell: dict[str, Any] = {"estimate": estimate, "rate": rate.hits / rate.trials, "hits": rate.hits, "trials": rate.trials}
         if with_intervals and prior is not None and sequences is not None:
-            cell["interval"] = list(sequences[group].bounds(rule.alpha)) if group in sequences else [0.0, 1.0]
-            cell["interval_of"] = "rate"
+            enclose(cell, sequences[group].bounds(rule.alpha) if group in sequences else (0.0, 1.0), "rate")
         elif with_intervals and prior is not None:
             cell["interval"] = list(kind.group(rate.hits, rate.trials, rule.alpha, prior, confidence))
             cell["interval_of"] = "estimate" if of_estimate else "rate"
@@ -107,7 +106,19 @@ def publish_sequences(
     if bet is None:
         return
     lower, upper = (width * bound for bound in bet.bounds(verdict.alpha))
-    body["interval"] = [lower, upper] if (high, low) in bets else [-upper, -lower]
+    enclose(body, (lower, upper) if (high, low) in bets else (-upper, -lower), interval_of)
+
+
+def enclose(body: dict[str, Any], interval: tuple[float, float], interval_of: str) -> None:
+    """Publish a confidence sequence as the interval of `body[interval_of]`, widened to that point where the sequence
+    (the values no bettor has rejected so far, or a weighted mean's band) has moved past it (`interval_widened`): a
+    superset of a confidence sequence keeps its level, and an interval never excludes the value it names."""
+    lower, upper = interval
+    point = body.get(interval_of)
+    if point is not None and not lower <= point <= upper:
+        lower, upper = min(lower, point), max(upper, point)
+        body["interval_widened"] = True
+    body["interval"] = [lower, upper]
     body["interval_of"] = interval_of
 
 
