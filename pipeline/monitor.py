@@ -71,6 +71,8 @@ class MonitorConfig:
     """Groups a part tracks at most; the trials of further groups are counted, not estimated (see `TrackedGroups`)."""
     declared_groups: int | None = None
     """Groups where the spec lists them: a constraint's δ is split evenly over them (else by the schedule)."""
+    label_horizon: int | None = None
+    """trial.close_after: under anytime verdicts the published rates count the trials opened at least this long ago."""
     listed_groups: tuple[str, ...] | None = None
     """The spec's `metric.groups` where it lists them: one no trial carries is named with the values seen instead."""
     spec_sha256: str = ""
@@ -176,7 +178,8 @@ class Monitor:
             self.scores = ScoreCounts()
         if self.anytime is None and config.opening_order:
             self.anytime = AnytimeEvidence(
-                config.bet_epsilon, config.measures, config.gap_verdict, config.outcome_range, config.constraints, ratio=config.rule.ratio
+                config.bet_epsilon, config.measures, config.gap_verdict, config.outcome_range, config.constraints, ratio=config.rule.ratio,
+                horizon=config.label_horizon,
             )
 
     def receive(self, report: Report) -> list[dict[str, Any]]:

@@ -279,6 +279,7 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
         declared_pairs=declared_pairs(metric.groups if isinstance(metric.groups, list) else None, metric.pairs),
         declared_groups=len(set(metric.groups)) if isinstance(metric.groups, list) else None,
         listed_groups=tuple(metric.groups) if isinstance(metric.groups, list) else None,
+        label_horizon=spec.trial.close_after,
         max_groups=metric.max_groups,
         bounds=estimator.bounds,
         outcome_range=estimator.outcome_range,

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from fairstream.estimators.betting import GapBet, RatioBet
 from fairstream.estimators.opening import OpeningOrder
 from fairstream.estimators.pairing import RatioPairs
+from fairstream.estimators.rate import Rate
 from fairstream.estimators.sequence import MeanSequence, RateSequence, rescale
 from fairstream.trials.bucket import FINISHED
 from fairstream.trials.outcomes import TickDelta, TrialOutcome, hidden
@@ -44,6 +45,12 @@ class AnytimeEvidence:
     """Per reporter, the earliest opening time of its trials not yet reported (see `Report.oldest_open`)."""
     pending_oldest: dict[int, int] = field(default_factory=dict)
     """Per tick not yet evaluated, the earliest opening time among the trials reported to close in it."""
+    horizon: int | None = None
+    """The label horizon (trial.close_after): a trial opened that long ago has closed, whatever its outcome."""
+    maturing: OpeningOrder = field(default_factory=OpeningOrder)
+    """Closed trials' rate cells until their trial opened `horizon` ago (see `mature`)."""
+    matured: dict[tuple[str, str], Rate] = field(default_factory=dict)
+    """Per part and group, the counts of the trials opened at least `horizon` ago: a set fixed by opening times alone."""
 
     def note_pending(self, tick: int, delta: TickDelta) -> None:
         """Trials reported to close in a tick the merge has not reached: they hold the frontier back until applied."""
@@ -56,8 +63,23 @@ class AnytimeEvidence:
         self.pending_oldest.pop(tick, None)
 
     def hold(self, trial: TrialOutcome, cells: list) -> None:
-        """Keep a closed trial's tracked cells until the frontier passes its opening."""
-        self.order.hold(opened(trial), trial.key, [cell for cell in cells if (cell[0] == "mean_outcome" if self.measures else not hidden(cell[0]))])
+        """Keep a closed trial's tracked cells until the frontier passes its opening (and, for rates, until it matures)."""
+        kept = [cell for cell in cells if (cell[0] == "mean_outcome" if self.measures else not hidden(cell[0]))]
+        self.order.hold(opened(trial), trial.key, kept)
+        if self.horizon is not None and not self.measures:
+            self.maturing.hold(opened(trial), trial.key, kept)
+
+    def mature(self, instant: int) -> None:
+        """Count every held trial opened at least the horizon before `instant`: all of them have closed by then, so which
+        trials are counted depends on when they opened, never on which labels came first."""
+        if self.horizon is None:
+            return
+        for cells in self.maturing.release(instant - self.horizon + 1):
+            for part, group, hit in cells:
+                self.matured.setdefault((part, group), Rate()).update(bool(hit))
+
+    def matured_of(self, part: str) -> dict[str, Rate]:
+        return {group: rate for (of, group), rate in self.matured.items() if of == part}
 
     def frontier(self, instant: int, later: int = FINISHED) -> int:
         """Every trial that opened before the returned instant has closed by `instant` and been held: the earliest

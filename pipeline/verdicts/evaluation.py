@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from fairstream.estimators.means import Mean, mean_bounds
 from fairstream.estimators.priors import part_estimator, prior_now
 from fairstream.estimators.rate import Rate
+from fairstream.records.timefmt import format_instant
 from fairstream.trials.outcomes import UNLABELED, UNLISTED, hidden
 from fairstream.verdicts.alerts import CERTIFIED_STATUS, ESTIMATE, INCONCLUSIVE, AlertTracker, part_status, stamp
 from fairstream.verdicts.budget import Budget, MonitorBudget
@@ -31,6 +32,7 @@ from fairstream.verdicts.tracked import unlisted_counts, unseen_groups
 
 if TYPE_CHECKING:
     from fairstream.monitor import Monitor, MonitorConfig
+    from fairstream.verdicts.anytime import AnytimeEvidence
 
 STANDARDIZED = "selection_rate[standardized]"
 """The part of conditional statistical parity aggregated over strata (point verdicts)."""
@@ -70,7 +72,7 @@ class Evaluation:
                 parts[part] = (
                     self._measure_part(counts, part)
                     if config.measures
-                    else self._part(counts, part, *part_estimator(config.part_estimators, part, prior, config.confidence, counts.totals))
+                    else self._part(counts, part, *part_estimator(config.part_estimators, part, prior, config.confidence, counts.totals), instant)
                 )
         for rule in config.constraints:
             parts[rule.part] = self._constraint_part(counts, rule)
@@ -133,12 +135,12 @@ class Evaluation:
         budget = self.budget
         return lambda pair: budget.pair_alpha(part, pair)  # type: ignore[union-attr]
 
-    def _part(self, counts: Monitor, part: str, prior: float | None, confidence: float) -> dict[str, Any]:
+    def _part(self, counts: Monitor, part: str, prior: float | None, confidence: float, instant: int) -> dict[str, Any]:
         config = self.config
         bets = counts.anytime.bets_of(part) if counts.anytime is not None else None
         sequences = counts.anytime.sequences_of(part) if counts.anytime is not None and not config.rule.ratio else None
         closed = counts.rates[part]
-        rates = closed if counts.anytime is None else released_rates(counts.anytime.sequences_of(part), closed)
+        rates = closed if counts.anytime is None else anytime_rates(counts.anytime, part, closed, instant)
         unlabeled = counts.rates.get(UNLABELED + (part[part.index("[given ") :] if "[given " in part else ""), {})
         selective = selective_groups(unlabeled, closed) if part.startswith(("true_positive_rate", "false_positive_rate")) else set()
         body = rate_part(
@@ -148,7 +150,9 @@ class Evaluation:
         if selective:
             withhold_selective(body, selective, closed, unlabeled)
         if counts.anytime is not None:
-            body["counted"] = RELEASED
+            body["counted"] = RELEASED if counts.anytime.horizon is None else MATURED
+            if counts.anytime.horizon is not None:
+                body["opened_by"] = format_instant(instant - counts.anytime.horizon)
         if config.part_estimators:
             body["prior"], body["confidence"] = prior, confidence
         if config.metric == "scoring_rate":  # the cut it counts above: the running median, or the spec's
@@ -241,11 +245,19 @@ class Evaluation:
         return mean_bounds(mean, alpha, self.config.bounds, self.config.outcome_range)  # type: ignore[arg-type]
 
 
+MATURED = "matured"
+"""What an anytime part's rates count where the trial has a close_after: the trials opened at least that long ago
+(`opened_by`), all closed whatever their outcome, so the published rates and gaps do not lean on which labels came first."""
+
 RELEASED = "released_in_opening_order"
-"""What an anytime part's rates count: the outcomes the tests have taken, every trial opened before the earliest one
-still open, so the published rates and gaps do not lean on which labels came first."""
+"""Without a close_after: the outcomes the tests have taken, every trial opened before the earliest one still open."""
 
 
-def released_rates(sequences: dict[str, Any], closed: dict[str, Rate]) -> dict[str, Rate]:
-    """Each tracked group's hits and trials among the outcomes released to the tests (in opening order)."""
+def anytime_rates(evidence: AnytimeEvidence, part: str, closed: dict[str, Rate], instant: int) -> dict[str, Rate]:
+    """Each tracked group's hits and trials under anytime verdicts: the matured trials, else those released to the tests."""
+    if evidence.horizon is not None:
+        evidence.mature(instant)
+        matured = evidence.matured_of(part)
+        return {group: matured.get(group, Rate()) for group in closed}
+    sequences = evidence.sequences_of(part)
     return {group: Rate(round(sequences[group].total), sequences[group].count) if group in sequences else Rate() for group in closed}
