@@ -4,25 +4,31 @@ from __future__ import annotations
 
 from typing import Any
 
-GAP_FIELDS = ("gap", "ratio", "raw_gap", "raw_ratio", "interval")
-"""A part's numbers computed from its pair's cells."""
+GAP_FIELDS = ("gap", "ratio", "raw_gap", "raw_ratio", "interval", "log_wealth")
+"""A part's numbers computed from its pair's cells (the test's evidence on the pair among them)."""
+
+EVERY_PAIR_FIELDS = ("log_wealth_within",)
+"""A part's numbers computed from every pair it compares: withheld while any of its cells is."""
 
 
 def suppress_small_cells(body: dict[str, Any], min_cell: int) -> dict[str, Any]:
     """A part's record with every group cell of fewer than `min_cell` trials emptied and marked `suppressed`.
 
     A cell of a handful of trials can reveal one person's outcome, so its estimate, counts and interval are
-    withheld, and so are the gap, ratio and interval of a pair that names it (with the other cell they would give it
-    back); the pair and the verdict, reached from the real counts, stay as they are.
+    withheld, and so are the gap, ratio, interval and test evidence of a pair that names it (with the other cell they
+    would give it back) and the evidence over every pair; such a pair is named in name order (which one is higher is
+    withheld too). The verdict, reached from the real counts, stays as it is.
     """
     groups = body["groups"]
     if all(cell["trials"] >= min_cell for cell in groups.values()):
         return body
     published = {group: cell if cell["trials"] >= min_cell else _suppressed(cell) for group, cell in groups.items()}
     body = {**body, "groups": published}
+    body.update({name: None for name in EVERY_PAIR_FIELDS if name in body})
     pair = body.get("pair")
     if pair and any(published[group].get("suppressed") for group in pair if group in published):
-        body.update({name: None for name in GAP_FIELDS if name in body}, gap_suppressed=True)
+        body.update({name: None for name in GAP_FIELDS if name in body}, gap_suppressed=True, pair=sorted(pair))  # the order would tell the gap's sign
+        body.pop("interval_widened", None)
         if "interval" in body:
             body["interval_reason"] = "suppressed: the pair names a cell below publish.min_cell"
     return body
