@@ -205,6 +205,27 @@ def clopper_pearson_difference(s_a: float, n_a: float, s_b: float, n_b: float, a
     return low_a - high_b, high_a - low_b
 
 
+def katz_ratio(s_low: float, n_low: float, s_high: float, n_high: float, alpha: float) -> Interval:
+    """Katz's log interval of the rate ratio p_low / p_high at level 1 − α: exp(log r̂ ± z·√(1/s_low − 1/n_low +
+    1/s_high − 1/n_high)). Where a group has no hit or no miss, each count is corrected by one half (Haldane) and the
+    interval widened to the raw ratio, which it then holds too; with no hit in the higher group the ratio is
+    undefined and the interval is [0, ∞).
+
+    >>> [round(bound, 4) for bound in katz_ratio(40, 100, 50, 100, 0.05)]
+    [0.5868, 1.0906]
+    """
+    _check(s_low, n_low, alpha)
+    _check(s_high, n_high, alpha)
+    if s_high == 0:
+        return 0.0, math.inf
+    raw = (s_low / n_low) / (s_high / n_high)
+    corrected = 0.5 if 0 in (s_low, n_low - s_low, s_high, n_high - s_high) else 0.0
+    a, n_a, b, n_b = s_low + corrected, n_low + 2 * corrected, s_high + corrected, n_high + 2 * corrected
+    ratio = (a / n_a) / (b / n_b)
+    spread = normal_quantile(1 - alpha / 2) * math.sqrt(1 / a - 1 / n_a + 1 / b - 1 / n_b)
+    return min(ratio * math.exp(-spread), raw), max(ratio * math.exp(spread), raw)
+
+
 @dataclass(frozen=True)
 class IntervalKind:
     """One interval method for a group and for a gap, under one call signature; `uses_prior` is False for the

@@ -138,7 +138,7 @@ class Evaluation:
     def _part(self, counts: Monitor, part: str, prior: float | None, confidence: float, instant: int) -> dict[str, Any]:
         config = self.config
         bets = counts.anytime.bets_of(part) if counts.anytime is not None else None
-        sequences = counts.anytime.sequences_of(part) if counts.anytime is not None and not config.rule.ratio else None
+        sequences = counts.anytime.sequences_of(part) if counts.anytime is not None else None
         closed = counts.rates[part]
         rates = closed if counts.anytime is None else anytime_rates(counts.anytime, part, closed, instant)
         unlabeled = counts.rates.get(UNLABELED + (part[part.index("[given ") :] if "[given " in part else ""), {})

@@ -3,6 +3,7 @@ beyond ε) or anytime (a betting test rejects), each pair at the level its error
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from itertools import combinations
@@ -16,6 +17,8 @@ Difference = Callable[[str, str, float], Interval]
 """(higher group, lower group, α) → interval of the difference of their rates at level 1 − α."""
 GroupInterval = Callable[[str, float], Interval]
 """(group, α) → interval of the group's rate at level 1 − α."""
+RatioInterval = Callable[[str, str, float], Interval]
+"""(higher group, lower group, α) → interval of rate(lower) / rate(higher) at level 1 − α."""
 PairLevel = Callable[[tuple[str, str]], float]
 """(a, b) → the α the pair is tested at (its share of the monitor's budget)."""
 
@@ -72,6 +75,7 @@ def judge(
     level: PairLevel | None = None,
     difference: Difference | None = None,
     group_interval: GroupInterval | None = None,
+    ratio: RatioInterval | None = None,
     bets: dict[tuple[str, str], GapBet] | None = None,
     complete: bool = True,
 ) -> PartVerdict:
@@ -88,8 +92,10 @@ def judge(
     raw = raw if raw is not None else estimates
     level = level or (lambda _pair: rule.alpha / len(pairs))
     if rule.mode == "confident":
-        verdict = _confident(rule, estimates, raw, pairs, level, difference, group_interval)
-        certified = complete and not verdict.violated and _certified_by_intervals(rule, raw, pairs, difference, group_interval)
+        verdict = _confident(rule, estimates, raw, pairs, level, difference, ratio)
+        if rule.ratio:  # the interval named is the one whose lower end is lowest: certified exactly when it is at τ or above
+            return replace(verdict, certified=complete and not verdict.violated and verdict.interval[0] >= rule.threshold)  # type: ignore[index]
+        certified = complete and not verdict.violated and _certified_by_intervals(rule, raw, pairs, difference)
         return replace(verdict, certified=certified)
     widest = _widest(rule, estimates, pairs)
     base = _describe(widest, estimates, raw)
@@ -130,17 +136,20 @@ def _confident(
     pairs: list[tuple[str, str]],
     level: PairLevel,
     difference: Difference | None,
-    group_interval: GroupInterval | None,
+    ratio: RatioInterval | None,
 ) -> PartVerdict:
-    """The pair whose interval lies furthest beyond the threshold: a violation when its interval is wholly beyond it."""
+    """The pair whose interval lies furthest beyond the threshold: a violation when its interval is wholly beyond it.
+    A ratio part names, while not violated, the pair whose interval's lower end is lowest (what certification rests on)."""
     ordered = [(a, b) if raw[a] >= raw[b] else (b, a) for a, b in pairs]
     if rule.ratio:
-        assert group_interval is not None
-        bounds = {pair: _ratio_upper(group_interval, pair, level(pair) / 2) for pair in ordered}
-        worst = min(ordered, key=lambda pair: (bounds[pair], pair))
+        assert ratio is not None
+        intervals = {pair: either_way(*ratio(pair[0], pair[1], level(pair))) for pair in ordered}
+        worst = min(ordered, key=lambda pair: (intervals[pair][1], pair))
+        violated = intervals[worst][1] < rule.threshold
+        named = worst if violated else min(ordered, key=lambda pair: (intervals[pair][0], pair))
         return PartVerdict(
-            **_describe(worst, estimates, raw), interval=(0.0, bounds[worst]), alpha=level(worst),
-            violated=bounds[worst] < rule.threshold, clear=bounds[worst] >= rule.threshold + rule.hysteresis,
+            **_describe(named, estimates, raw), interval=intervals[named], alpha=level(named),
+            violated=violated, clear=intervals[worst][1] >= rule.threshold + rule.hysteresis,
         )  # fmt: skip
     assert difference is not None
     # an interval reaches beyond the recovery band only if its centre does (the raw gap; the posterior's, for credible
@@ -160,29 +169,17 @@ def _confident(
     )  # fmt: skip
 
 
-def _certified_by_intervals(
-    rule: VerdictRule,
-    raw: dict[str, float],
-    pairs: list[tuple[str, str]],
-    difference: Difference | None,
-    group_interval: GroupInterval | None,
-) -> bool:
-    """Whether every pair's interval lies inside the threshold: |gap| < ε (or ratio > τ) at the rule's α for each pair,
+def _certified_by_intervals(rule: VerdictRule, raw: dict[str, float], pairs: list[tuple[str, str]], difference: Difference | None) -> bool:
+    """Whether every pair's interval lies inside the threshold: |gap| < ε at the rule's α for each pair,
     by two one-sided tests (a 1 − 2α interval) joined as an intersection–union test, so no pair takes a share of α.
     The widest pairs are tried first, and the first that fails settles it."""
     ordered = sorted(((a, b) if raw[a] >= raw[b] else (b, a) for a, b in pairs), key=lambda pair: raw[pair[1]] - raw[pair[0]])
     two_sided = min(2 * rule.alpha, 0.999)
+    assert difference is not None
     for high, low in ordered:
-        if rule.ratio:
-            assert group_interval is not None
-            high_upper = group_interval(high, rule.alpha)[1]
-            if high_upper <= 0 or group_interval(low, rule.alpha)[0] / high_upper <= rule.threshold:
-                return False
-        else:
-            assert difference is not None
-            lower, upper = difference(high, low, two_sided)
-            if not (-rule.threshold < lower and upper < rule.threshold):
-                return False
+        lower, upper = difference(high, low, two_sided)
+        if not (-rule.threshold < lower and upper < rule.threshold):
+            return False
     return True
 
 
@@ -210,8 +207,25 @@ def _ratio(low: float, high: float) -> float:
     return low / high if high > 0 else 1.0
 
 
-def _ratio_upper(group_interval: GroupInterval, pair: tuple[str, str], alpha: float) -> float:
-    """An upper bound on rate(low)/rate(high): the upper bound of the lower group over the lower bound of the higher one."""
-    high_low, _ = group_interval(pair[0], alpha)
-    _, low_high = group_interval(pair[1], alpha)
-    return min(1.0, low_high / high_low) if high_low > 0 else 1.0
+def either_way(lower: float, upper: float) -> Interval:
+    """The interval of m = min(r, 1/r), the ratio of the lower rate to the higher whichever group it is (the four-fifths
+    rule's ratio), where r lies in [lower, upper]: m ≥ τ both ways is certified when its lower end is at τ or above.
+
+    >>> either_way(0.5, 1.2), either_way(0.5, 0.9)
+    ((0.5, 1.0), (0.5, 0.9))
+    """
+    ends = [_either_way(lower), _either_way(upper)]
+    return min(ends), 1.0 if lower <= 1 <= upper else max(ends)
+
+
+def group_ratio(group_interval: GroupInterval, pair: tuple[str, str], alpha: float) -> Interval:
+    """r = rate(low) / rate(high) from each group's interval at level 1 − α: it lies in [low's lower / high's upper,
+    low's upper / high's lower] unless one of the four ends misses (α/2 each), so with probability at least 1 − 2α."""
+    high_lower, high_upper = group_interval(pair[0], alpha)
+    low_lower, low_upper = group_interval(pair[1], alpha)
+    return (low_lower / high_upper if high_upper > 0 else 0.0), (low_upper / high_lower if high_lower > 0 else math.inf)
+
+
+def _either_way(r: float) -> float:
+    """min(r, 1/r): the ratio of the lower rate to the higher, whichever group it is."""
+    return 0.0 if r <= 0 or math.isinf(r) else min(r, 1 / r)

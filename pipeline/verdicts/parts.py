@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from fairstream.estimators.intervals import INTERVALS
+from fairstream.estimators.intervals import INTERVALS, katz_ratio
 from fairstream.estimators.rate import Rate
-from fairstream.verdicts.judge import GroupInterval, PairLevel, PartVerdict, VerdictRule, judge
+from fairstream.verdicts.judge import GroupInterval, PairLevel, PartVerdict, VerdictRule, either_way, group_ratio, judge
 
 FIXED_TIME = "fixed_time"
 """The intervals of confident verdicts hold at one fixed time."""
@@ -78,18 +78,30 @@ def rate_part(
             a, b = rates[high], rates[low]
             return kind.difference(a.hits, a.trials, b.hits, b.trials, alpha, prior, confidence)
 
-        def group_interval(group: str, alpha: float) -> tuple[float, float]:
-            return kind.group(rates[group].hits, rates[group].trials, alpha, prior, confidence)
+        def ratio(high: str, low: str, alpha: float) -> tuple[float, float]:
+            return katz_ratio(rates[low].hits, rates[low].trials, rates[high].hits, rates[high].trials, alpha)
 
         complete = every_group_judged(rule, groups, estimates)
-        verdict = judge(rule, estimates, raw=raw, level=level, difference=difference, group_interval=group_interval, complete=complete)
+        verdict = judge(rule, estimates, raw=raw, level=level, difference=difference, ratio=ratio, complete=complete)
     body = part_body(groups, verdict, rule)
     if rule.mode == "confident":
-        interval_of = ("ratio" if rule.ratio else "gap") if of_estimate else ("raw_ratio" if rule.ratio else "raw_gap")
+        interval_of = "raw_ratio" if rule.ratio else "gap" if of_estimate else "raw_gap"  # Katz's ratio interval is of the raw counts
         describe_interval(body, verdict, interval_of)
+    elif sequences is not None and rule.ratio:
+        publish_ratio_sequence(body, verdict, sequences)
     elif sequences is not None:
         publish_sequences(body, verdict, bets or {})
     return body
+
+
+def publish_ratio_sequence(body: dict[str, Any], verdict: PartVerdict, sequences: Sequences) -> None:
+    """Anytime ratio verdicts: a confidence sequence of the named pair's disparate-impact ratio, from the two groups'
+    sequences at half the pair's level each (see `ratio_interval`); the verdict rests on the ratio tests themselves."""
+    body["interval_validity"] = ANYTIME
+    if verdict.pair is None or verdict.alpha is None or not all(group in sequences for group in verdict.pair):
+        return
+    ratio = group_ratio(lambda group, alpha: sequences[group].bounds(alpha), verdict.pair, verdict.alpha / 2)
+    enclose(body, either_way(*ratio), "raw_ratio")
 
 
 def publish_sequences(
