@@ -37,4 +37,7 @@ def write_report(run: RunAudit, out: Path) -> list[Path]:
             meta = {"status": table.status, "e_value": table.e_value, "rate": table.rate_name, "notes": table.notes}
             stem.with_suffix(".json").write_bytes(orjson.dumps({**meta, "rows": rows}, option=orjson.OPT_INDENT_2))
             written += [stem.with_suffix(".csv"), stem.with_suffix(".json")]
+    for stale in sorted(folder.glob("*__*__*")):  # a table an earlier report wrote and this one does not
+        if stale.suffix in (".csv", ".json") and stale not in written:
+            stale.unlink()
     return written

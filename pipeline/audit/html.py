@@ -70,7 +70,7 @@ def _monitor(audit: MonitorAudit, figure: bytes | None) -> str:
         parts.extend(_table(table) for table in tables)
     parts.append(_first_detections(audit))
     if figure:
-        parts.append(f'<h3>Timeline</h3><img alt="gaps and verdicts over event time" src="data:image/png;base64,{base64.b64encode(figure).decode()}">')
+        parts.append(f'<h3>Timeline</h3><img alt="the gaps or ratios the verdicts rest on, over event time" src="data:image/png;base64,{base64.b64encode(figure).decode()}">')
     parts.append(_timeline(audit))
     if spec is not None:
         parts.append(f"<h3>Spec</h3><p>sha256 {escape(spec.sha256)}</p><pre>{escape(spec.text)}</pre>")
@@ -139,8 +139,9 @@ def _timeline(audit: MonitorAudit) -> str:
     if not audit.timeline:
         return "<p>No verdict changed during the run.</p>"
     rows = "".join(_timeline_row(record) for record in audit.timeline)
+    measure = escape(audit.timeline[0]["measure"].replace("_", " "))
     return (
-        "<table><tr><th>verdict</th><th>part</th><th>between</th><th>gap</th><th>event time</th><th>wall-clock time</th></tr>"
+        f"<table><tr><th>verdict</th><th>part</th><th>between</th><th>{measure}</th><th>event time</th><th>wall-clock time</th></tr>"
         f"{rows}</table>"
     )
 
@@ -149,7 +150,7 @@ def _timeline_row(record: dict[str, Any]) -> str:
     between = " vs ".join(record.get("pair") or []) or record.get("group") or ""
     return (
         f"<tr><td>{escape(record['type'].removeprefix('fairness.'))}</td><td>{escape(record['part'])}</td><td>{escape(between)}</td>"
-        f"<td>{_number(record.get('gap'))}</td><td>{escape(record['event_time'])}</td><td>{escape(record.get('emitted_at') or '—')}</td></tr>"
+        f"<td>{_number(record.get('value'))}</td><td>{escape(record['event_time'])}</td><td>{escape(record.get('emitted_at') or '—')}</td></tr>"
     )
 
 

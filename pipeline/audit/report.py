@@ -13,7 +13,9 @@ from typing import Any
 from fairstream.audit.tables import MIN_SHARE, AuditTable, part_tables
 from fairstream.audit.verify import ChainCheck, Located, verify_chains
 from fairstream.language.plan import Plan
+from fairstream.language.metric import tests_ratio
 from fairstream.verdicts.alerts import ALERT_TYPES
+from fairstream.verdicts.summary import rested_on
 
 RATE_NAMES = {
     "selection_rate": "selection rate",
@@ -95,11 +97,14 @@ def _monitor_audit(name: str, estimates: list[dict[str, Any]], alerts: list[dict
     spec_sha = (last.get("chain") or {}).get("spec")
     plan = spec_of(spec_sha, name) if spec_sha else None
     attributes = _attributes(plan)
+    measure = rested_on(last, tests_ratio(last["metric"]))
     tables = [
         table
         for part, body in last["parts"].items()
         if "groups" in body and "constraint" not in body
-        for table in part_tables(name, part, body, attributes, min_share=min_share, rate_name=RATE_NAMES.get(part))
+        for table in part_tables(
+            name, part, body, attributes, min_share=min_share, rate_name=RATE_NAMES.get(part), marginals=last.get("marginals"), measure=measure
+        )
     ]
     times = [record["event_time"] for record in estimates]
     return MonitorAudit(
@@ -113,7 +118,7 @@ def _monitor_audit(name: str, estimates: list[dict[str, Any]], alerts: list[dict
         closed=last["trials"]["closed"],
         unknown=last["trials"].get("incomplete", 0),
         tables=tables,
-        timeline=[_verdict(record) for record in alerts],
+        timeline=[_verdict(record, measure) for record in alerts],
         estimates=estimates,
         alerts=alerts,
     )
@@ -126,13 +131,15 @@ def _attributes(plan: Plan | None) -> list[str]:
     return [group] if isinstance(group, str) else list(group)
 
 
-def _verdict(record: dict[str, Any]) -> dict[str, Any]:
+def _verdict(record: dict[str, Any], measure: str) -> dict[str, Any]:
+    """A verdict record as the timeline lists it, with the ratio or gap the verdict rests on (`measure`)."""
     return {
         "type": record["type"],
         "part": record.get("part", ""),
         "group": record.get("group"),
         "pair": record.get("pair"),
-        "gap": record.get("gap"),
+        "measure": measure,
+        "value": record.get(measure),
         "status": record.get("status"),
         "event_time": record["event_time"],
         "emitted_at": record.get("emitted_at"),

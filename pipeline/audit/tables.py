@@ -1,7 +1,7 @@
 """The tables of a bias audit, from a monitor's last estimate (pure).
 
-For every part of the metric and every level — each attribute of an intersectional group (its rows summed from the
-intersections' counts) and the intersections themselves — each category's n, rate and impact ratio (its rate over the
+For every part of the metric and every level — each attribute of an intersectional group (its rows counted from its
+own trials, the record's marginals) and the intersections themselves — each category's n, rate and impact ratio (its rate over the
 most selected category's), with a fixed-time significance figure beside each ratio: the two-sided p-value of Fisher's
 exact test of its rate against the most selected category's. Categories under `min_share` of the level's trials are
 left out of the ratios and listed (NYC Local Law 144 lets an audit exclude categories under 2 % of the data, with
@@ -61,28 +61,60 @@ class AuditTable:
         return [{"monitor": self.monitor, "part": self.part, "level": self.level, **asdict(row)} for row in self.rows]
 
 
-def level_names(attributes: list[str], groups: list[str]) -> list[str]:
-    """The levels an audit reports: each attribute, then their intersection (one level where the group is one attribute)."""
+Marginals = dict[str, dict[str, dict[str, dict[str, Any]]]]
+"""An estimate's `marginals`: per variable of an intersectional group, per part, each value's hits and trials."""
+
+
+def level_names(attributes: list[str], groups: list[str], marginals: Marginals | None = None) -> list[str]:
+    """The levels an audit reports: each attribute (the spec's variable names: from the record's marginals, else the
+    spec), then their intersection (one level where the group is one attribute)."""
     width = max((len(group.split(GROUP_JOIN)) for group in groups), default=1)
+    if marginals and len(marginals) == width:
+        attributes = _in_group_order(list(marginals), groups, marginals)
     names = attributes if len(attributes) == width else [f"attribute {index + 1}" for index in range(width)]
     return names if width == 1 else [*names, " × ".join(names)]
 
 
+def _in_group_order(variables: list[str], groups: list[str], marginals: Marginals) -> list[str]:
+    """The variables in the order their values stand in the intersections' names."""
+    values = {variable: {value for cells in marginals[variable].values() for value in cells} for variable in variables}
+    first = next((group.split(GROUP_JOIN) for group in groups), None)
+    if first is None:
+        return variables
+    ordered = [next((variable for variable in variables if value in values[variable]), None) for value in first]
+    return ordered if None not in ordered and len(set(ordered)) == len(variables) else variables  # type: ignore[return-value]
+
+
 def part_tables(
-    monitor: str, part: str, body: dict[str, Any], attributes: list[str], *, min_share: float = MIN_SHARE, rate_name: str | None = None
+    monitor: str,
+    part: str,
+    body: dict[str, Any],
+    attributes: list[str],
+    *,
+    min_share: float = MIN_SHARE,
+    rate_name: str | None = None,
+    marginals: Marginals | None = None,
+    measure: str = "gap",
 ) -> list[AuditTable]:
-    """The tables of one part of a monitor's estimate: one per level."""
+    """The tables of one part of a monitor's estimate: one per level. An attribute's table counts its own trials
+    (the record's `marginals`); from records without them, it sums the intersections and says which it left out."""
     groups: dict[str, dict[str, Any]] = body.get("groups", {})
-    levels = level_names(attributes, list(groups))
+    levels = level_names(attributes, list(groups), marginals)
     e_value = math.exp(body["log_wealth"]) if body.get("log_wealth") is not None else None
     tables = []
     for index, level in enumerate(levels):
         intersection = len(levels) > 1 and index == len(levels) - 1
-        counts, suppressed = _level_counts(groups, None if intersection or len(levels) == 1 else index)
+        own = (marginals or {}).get(level, {}).get(part) if not intersection and len(levels) > 1 else None
+        if own is not None:
+            counts, suppressed = {value: (cell["trials"], cell["hits"]) for value, cell in own.items()}, 0
+        else:
+            counts, suppressed = _level_counts(groups, None if intersection or len(levels) == 1 else index)
         rows = _compared(counts, min_share)
         table = AuditTable(monitor, part, level, rate_name or part.replace("_", " "), rows, body.get("status"), e_value, suppressed, min_share)
         if body.get("median") is not None:
             table.notes.append(f"scoring rate: the share of each category scoring above {body['median']:g}, the median score of every trial counted")
+        if (intersection or len(levels) == 1) and body.get("pair"):
+            table.notes.append(_verdict_pair(body, measure))
         if suppressed and not intersection and len(levels) > 1:
             table.notes.append(f"{suppressed} intersection(s) with fewer trials than publish.min_cell are suppressed and not in these sums")
         tables.append(table)
@@ -134,3 +166,14 @@ def _compared(counts: dict[str, tuple[int | None, int | None]], min_share: float
             row.p_value = float(fisher_exact(table, alternative="two-sided").pvalue)
     top.impact_ratio = 1.0 if top.rate else None
     return rows
+
+
+def _verdict_pair(body: dict[str, Any], measure: str) -> str:
+    """The pair the part's verdict names, and the ratio or gap it was judged on: the one the timeline figure draws."""
+    high, low = body["pair"]
+    value = body.get(measure)
+    shown = "withheld: a cell is suppressed" if value is None else f"{value:.4f}"
+    return (
+        f"the verdict names {high} vs {low} ({measure.replace('_', ' ')} {shown}); the timeline draws this pair, while the "
+        "impact ratios above compare each category with the most selected one"
+    )

@@ -92,6 +92,16 @@ UNLISTED = "\x1funlisted\x1f"
 `Outcomes.counted`), so a listed group no trial carries can be named beside the values the trials did carry."""
 
 
+MARGINAL = "\x1fmarginal\x1f"
+"""The prefix of the hidden parts that count an intersectional group's trials by one of its variables alone
+(`MARGINAL + variable + "\x1f" + part`), so each attribute's table counts its own trials, none left out with a
+suppressed intersection."""
+
+
+def marginal_part(variable: str, part: str) -> str:
+    return f"{MARGINAL}{variable}\x1f{part}"
+
+
 def hidden(part: str) -> bool:
     """Whether a part is bookkeeping, never judged or published (`UNLABELED`)."""
     return part.startswith("\x1f")
@@ -181,6 +191,13 @@ class MetricCells:
         ]
 
     def _seen(self, values: dict[str, Any]) -> list[Cell] | None:
+        cells = self._seen_by_group(values)
+        if not cells or isinstance(self.group, str):
+            return cells
+        counted = [cell for cell in cells if not hidden(cell[0])]
+        return cells + [(marginal_part(name, part), str(values[name]), hit) for part, _group, hit in counted for name in self.group]
+
+    def _seen_by_group(self, values: dict[str, Any]) -> list[Cell] | None:
         group = self.group_of(values)
         hit = values.get(self.prediction)  # type: ignore[arg-type]
         if group is None or hit is None:

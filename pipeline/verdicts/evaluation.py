@@ -10,7 +10,7 @@ from fairstream.estimators.means import Mean, mean_bounds
 from fairstream.estimators.priors import part_estimator, prior_now
 from fairstream.estimators.rate import Rate
 from fairstream.records.timefmt import format_instant
-from fairstream.trials.outcomes import UNLABELED, UNLISTED, hidden
+from fairstream.trials.outcomes import MARGINAL, UNLABELED, UNLISTED, hidden
 from fairstream.verdicts.alerts import CERTIFIED_STATUS, ESTIMATE, INCONCLUSIVE, AlertTracker, part_status, stamp
 from fairstream.verdicts.budget import Budget, MonitorBudget
 from fairstream.verdicts.constraints import ConstraintRule, constraint_part
@@ -106,7 +106,7 @@ class Evaluation:
                 "confidence": config.confidence,
                 "trials": {
                     "closed": counts.closed,
-                    "incomplete": counts.incomplete + sum(rate.trials for part, groups in counts.rates.items() if hidden(part) for rate in groups.values()),
+                    "incomplete": counts.incomplete + sum(rate.trials for part, groups in counts.rates.items() if part.startswith(UNLABELED) for rate in groups.values()),
                     **({"evicted": counts.evicted} if counts.evicted else {}),
                     **({"unfinished": counts.unfinished} if counts.unfinished else {}),
                 },
@@ -115,6 +115,9 @@ class Evaluation:
             untracked = counts.groups.report()  # type: ignore[union-attr]
             if untracked:
                 summary["untracked"] = untracked
+            marginals = published_marginals(counts.rates, config.min_cell)
+            if marginals:
+                summary["marginals"] = marginals
             if config.listed_groups is not None:
                 unseen, unlisted = unseen_groups(config.listed_groups, counts.groups), unlisted_counts(counts.totals)  # type: ignore[arg-type]
                 if unseen:
@@ -261,3 +264,19 @@ def anytime_rates(evidence: AnytimeEvidence, part: str, closed: dict[str, Rate],
         return {group: matured.get(group, Rate()) for group in closed}
     sequences = evidence.sequences_of(part)
     return {group: Rate(round(sequences[group].total), sequences[group].count) if group in sequences else Rate() for group in closed}
+
+
+def published_marginals(rates: dict[str, dict[str, Rate]], min_cell: int) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per variable of an intersectional group, per part, each value's hits and trials counted from its own trials (a
+    cell below `min_cell` suppressed, as everywhere)."""
+    marginals: dict[str, dict[str, dict[str, Any]]] = {}
+    for name, groups in rates.items():
+        if not name.startswith(MARGINAL):
+            continue
+        variable, part = name[len(MARGINAL) :].split("\x1f", 1)
+        marginals.setdefault(variable, {})[part] = {
+            value: {"hits": rate.hits, "trials": rate.trials} if rate.trials >= min_cell else {"hits": None, "trials": None, "suppressed": True}
+            for value, rate in sorted(groups.items())
+            if rate.trials > 0
+        }
+    return marginals

@@ -6,6 +6,7 @@ page opened in a real headless Chromium shows them."""
 from __future__ import annotations
 
 import csv
+import html
 import subprocess
 import sys
 from pathlib import Path
@@ -106,7 +107,7 @@ def test_the_page_shows_the_tables_in_a_real_browser(audited, compas_csv):
     assert len(png) > 50_000 and len(np.unique(pixels)) > 200  # drawn: tables, badges and the timeline figure
 
 
-def test_cells_under_min_cell_stay_suppressed_and_are_left_out_of_the_sums(compas_csv, tmp_path):
+def test_cells_under_min_cell_stay_suppressed_and_each_attribute_counts_its_own_trials(compas_csv, tmp_path):
     run_file(SPECS / "compas_bias_audit.yaml", compas_csv, tmp_path / "run")  # the bundled spec: publish.min_cell 10
     result = report(tmp_path / "run", tmp_path / "report.html")
     with (tmp_path / "report_tables" / "compas-bias-audit__selection-rate__race-sex.csv").open() as handle:
@@ -114,10 +115,39 @@ def test_cells_under_min_cell_stay_suppressed_and_are_left_out_of_the_sums(compa
     compas = pd.read_csv(compas_csv)
     sizes = compas.groupby(["race", "sex"]).size()
     assert suppressed == {f"{race} & {sex}" for (race, sex), n in sizes.items() if n < 10} and suppressed
-    page = (tmp_path / "report.html").read_text()
-    assert f"{len(suppressed)} intersection(s) with fewer trials than publish.min_cell are suppressed" in page
     assert "compas-bias-audit: 3 table(s)" in result.stdout  # the bundled spec found by its sha256, without --spec
     assert "spec text not shown" not in result.stdout
+    for level, columns in (("race", ["race"]), ("sex", ["sex"])):  # each attribute counted from its own trials, none left out
+        expected = expected_rows(compas, columns)
+        with (tmp_path / "report_tables" / f"compas-bias-audit__selection-rate__{level}.csv").open() as handle:
+            got = {row["category"]: row for row in csv.DictReader(handle)}
+        assert {category: (int(row["n"]), int(row["selected"])) for category, row in got.items()} == {
+            category: (row["n"], row["selected"]) for category, row in expected.items()
+        }
+        for category, row in expected.items():
+            assert (number(got[category]["p_value"]) is None) if row["p_value"] is None else number(got[category]["p_value"]) == pytest.approx(row["p_value"], rel=1e-9)
+    assert "intersection(s) with fewer trials than publish.min_cell are suppressed" not in (tmp_path / "report.html").read_text()
+
+
+def test_names_ratio_pair_and_stale_tables(compas_csv, tmp_path):
+    """Attributes are named by the spec's variables even without the spec; a ratio part's timeline says ratio and its
+    table names the pair the timeline draws; a rerun removes the tables it no longer writes."""
+    spec = yaml.safe_load((SPECS / "compas_bias_audit.yaml").read_text())
+    spec["monitor"] = "own-audit"
+    (tmp_path / "own.yaml").write_text(yaml.safe_dump(spec))
+    run = run_file(tmp_path / "own.yaml", compas_csv, tmp_path / "run")
+    (tmp_path / "report_tables").mkdir()
+    stale = tmp_path / "report_tables" / "old-monitor__selection-rate__attribute-1.csv"
+    stale.write_text("left from an earlier report")
+    result = report(tmp_path / "run", tmp_path / "report.html")
+    assert "spec text not shown" in result.stdout and not stale.exists()
+    tables = sorted(path.name for path in (tmp_path / "report_tables").glob("*.csv"))
+    assert tables == [f"own-audit__selection-rate__{level}.csv" for level in ("race-sex", "race", "sex")]
+    page = (tmp_path / "report.html").read_text()
+    assert "<th>raw ratio</th>" in page and "<th>gap</th>" not in page
+    last = run.read("estimates.jsonl")[-1]["parts"]["selection_rate"]
+    high, low = last["pair"]
+    assert html.escape(f"the verdict names {high} vs {low} (raw ratio {last['raw_ratio']:.4f}); the timeline draws this pair") in page
 
 
 def test_trials_of_unknown_category_are_counted(tmp_path):
