@@ -18,6 +18,7 @@ from bytewax.inputs import FixedPartitionedSource, StatefulSourcePartition
 from fairstream import metrics
 from fairstream.dataflow.lifecycle import stop_requested
 from fairstream.records.errors import ConnectorError, InputError
+from fairstream.language.table import ROW
 from fairstream.records.events import RawRecord
 
 OUTPUT_FILES = ("alerts.jsonl", "dead_letters.jsonl", "decisions_shielded.jsonl", "estimates.jsonl")
@@ -143,6 +144,23 @@ def jsonl_lines(path: str | Path) -> Callable[[], Iterator[bytes]]:
                 yield rest.rstrip(b"\r")
 
     return lines
+
+
+def numbered_rows(open_records: Callable[[], Iterable[Any]]) -> Callable[[], Iterator[Any]]:
+    """The rows of a plain table, each (a dict, or a JSON object's text) with its number in `ROW`: its trial's key and
+    time (see `language.table`); a line that is no JSON object is passed on as it is, for the parser to dead-letter."""
+
+    def rows() -> Iterator[Any]:
+        for index, row in enumerate(open_records()):
+            if not isinstance(row, dict):
+                try:
+                    row = orjson.loads(row)
+                except orjson.JSONDecodeError:
+                    yield row
+                    continue
+            yield {**row, ROW: index} if isinstance(row, dict) else row
+
+    return rows
 
 
 def csv_rows(path: str | Path, columns: list[str] | None = None) -> Callable[[], Iterator[dict[str, str]]]:

@@ -19,12 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from fairstream.api import FairnessMonitor
+from fairstream.connectors.files import numbered_rows
 from fairstream.verdicts.alerts import ALERT_TYPES, ESTIMATE
 
 WARN_SHARE = 0.01
 """Above this share of rejected rows `monitor_frame` warns; when every row is rejected it raises."""
 
-ESTIMATE_COLUMNS = ["time", "monitor", "part", "group", "estimate", "interval_low", "interval_high", "hits", "trials", "status"]
+ESTIMATE_COLUMNS = ["time", "monitor", "part", "group", "rate", "estimate", "interval_low", "interval_high", "hits", "trials", "status", "raw_gap", "raw_ratio"]
+"""A group's raw rate (hits / trials, as fairlearn's MetricFrame.by_group) and MAP estimate, and its part's gap and
+ratio of the raw rates (MetricFrame's difference() and ratio() over the groups judged)."""
 
 
 @dataclass(frozen=True)
@@ -38,18 +41,20 @@ class FrameResult:
 
 def monitor_frame(frame: Any, *specs: str | Path | Mapping[str, Any]) -> FrameResult:
     """Monitor the rows of `frame`, in order, with the specs (paths, bundled names, folders or dicts); the end of the
-    frame is the end of the input. Raises `ValueError` when every row is rejected, naming the reasons; warns when more
+    frame is the end of the input. A spec with only `monitor` and `metric` reads each row as one closed trial (see
+    `language.table`). Raises `ValueError` when every row is rejected, naming the reasons; warns when more
     than 1 % are."""
     pandas = _pandas()
     monitor = FairnessMonitor.load(*specs)
-    records = monitor.feed(frame_records(frame, monitor.time_field, monitor.time_format)) + monitor.close()
+    rows = frame_records(frame, monitor.time_field, monitor.time_format)
+    records = monitor.feed(numbered_rows(lambda: rows)() if monitor.numbered else rows) + monitor.close()
     letters = [record for record in records if record["type"] == "pipeline.dead_letter"]
     if len(frame) and len(letters) >= len(frame):
         raise ValueError(f"every one of the {len(frame):,} rows was rejected: {_reasons(letters)}")
     if len(frame) and len(letters) > WARN_SHARE * len(frame):
         warnings.warn(f"{len(letters):,} of {len(frame):,} rows were rejected ({_reasons(letters)}); see .dead_letters", stacklevel=2)
     estimates = pandas.DataFrame(list(tidy_estimates(records)), columns=ESTIMATE_COLUMNS)
-    estimates["time"] = pandas.to_datetime(estimates["time"], utc=True)
+    estimates["time"] = pandas.to_datetime(estimates["time"], utc=True, format="ISO8601")
     return FrameResult(
         estimates=estimates,
         alerts=pandas.DataFrame([record for record in records if record["type"] in ALERT_TYPES]),
@@ -115,8 +120,8 @@ def tidy_estimates(records: list[dict[str, Any]]) -> Iterator[list[Any]]:
         for part, body in record["parts"].items():
             for group, cell in body["groups"].items():
                 low, high = cell.get("interval") or (None, None)
-                row = [record["event_time"], record["monitor"], part, group, cell.get("estimate"), low, high, cell.get("hits")]
-                yield [*row, cell.get("trials"), body.get("status")]
+                row = [record["event_time"], record["monitor"], part, group, cell.get("rate", cell.get("estimate")), cell.get("estimate"), low, high]
+                yield [*row, cell.get("hits"), cell.get("trials"), body.get("status"), body.get("raw_gap"), body.get("raw_ratio")]
 
 
 def _reasons(letters: list[dict[str, Any]]) -> str:

@@ -24,7 +24,7 @@ from fairstream import metrics
 from fairstream.connectors.broker import free_ports
 from fairstream.connectors.compas import compas_records
 from fairstream.connectors.event_order import time_ordered, time_reader
-from fairstream.connectors.files import OUTPUT_FILES, FileEncoder, RecordSource, csv_rows, jsonl_lines, output_sink
+from fairstream.connectors.files import OUTPUT_FILES, FileEncoder, RecordSource, csv_rows, jsonl_lines, numbered_rows, output_sink
 from fairstream.connectors.kafka import (
     dead_letter_topic,
     ensure_topics,
@@ -155,6 +155,8 @@ def file_source(files: list[str], job_input: FileInput, plan: Plan) -> RecordSou
     columns = job_input.columns or plan.spec.input.columns
     factories = [records_of(path, job_input.format, columns) for path in files]
     names = [Path(path).name for path in files]
+    if plan.spec.input.numbered:  # a plain table: each row numbered, in row order
+        return RecordSource([numbered_rows(factory) for factory in factories], names=names)
     if job_input.sorted or plan.spec.input.sorted or job_input.format == "compas":
         return RecordSource(factories, names=names)
     time_of = time_reader(plan.spec.input)

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from fairstream.language.models import MetricEntry, Spec
 from fairstream.language.plan import Plan, build_plan
+from fairstream.language.table import is_table_spec, table_spec
 from fairstream.language.yaml_file import find_spec, read_yaml
 from fairstream.records.chain import spec_hash
 from fairstream.records.errors import SpecError
@@ -181,6 +182,8 @@ def _in_entry(path: str, index: int | None) -> str:
 def check_specs(data: Any, source: str = "<spec>") -> list[Plan]:
     """Every monitor of one spec file (one per entry of `metrics:`), with the faults of all of them reported at once."""
     plans, issues = [], []
+    if is_table_spec(data):
+        data = table_spec(data)
     for spec, index in expand_metrics(data, source):
         try:
             plans.append(check_spec(spec, source))

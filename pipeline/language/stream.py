@@ -29,6 +29,9 @@ class InputSchema(SpecModel):
     )
     columns: list[str] | None = Field(None, description="a CSV input without a header line: its column names, in order")
     lateness: Duration = Field(0, description="how far event time may run backwards before an event is late (on a stream; a file is read in event-time order)")
+    numbered: bool = Field(
+        False, description="set by a table spec (no input section): the source numbers each row in _row, the row's key and time"
+    )
     sorted: bool = Field(
         False, description="an input file is in event-time order already: read it as it is, without sorting it first (a later row older than the lateness is then late)"
     )

@@ -33,7 +33,7 @@ def fairstream(*args: str, cwd) -> subprocess.CompletedProcess:
 
 
 def test_the_python_api_example_pages_every_violation_of_the_file_run(compas_csv, tmp_path):
-    example, _ = blocks(page("api.md"), "python")
+    example = blocks(page("api.md"), "python")[0]
     events = compas_events(compas_csv)
     paged: list[dict] = []
     namespace = {
@@ -48,13 +48,30 @@ def test_the_python_api_example_pages_every_violation_of_the_file_run(compas_csv
 
 
 def test_the_dataframe_example_gives_the_file_runs_alerts(compas_csv, tmp_path):
-    _, example = blocks(page("api.md"), "python")
+    example = blocks(page("api.md"), "python")[1]
     (tmp_path / "compas_events.jsonl").write_text("".join(json.dumps(event) + "\n" for event in compas_events(compas_csv)))
     namespace: dict = {}
     exec(compile(example.replace('"compas_events.jsonl"', repr(str(tmp_path / "compas_events.jsonl"))), "docs/api.md", "exec"), namespace)
     alerts = run_file("compas_equalized_odds", compas_csv, tmp_path / "out").read("alerts.jsonl")
     assert namespace["result"].alerts["alert_id"].tolist() == [alert["alert_id"] for alert in alerts]
     assert set(namespace["result"].estimates.query("part == 'false_positive_rate'")["group"]) >= {"African-American", "Caucasian"}
+
+
+def test_the_plain_table_example_gives_fairlearns_rates():
+    """The table example on German credit: the last evaluation's rates and gap are fairlearn's MetricFrame's."""
+    import pandas as pd
+    from fairlearn.metrics import MetricFrame, selection_rate
+
+    from fairstream.paths import SHARED_DATA
+
+    example = blocks(page("api.md"), "python")[2]
+    namespace: dict = {}
+    exec(compile(example.replace('"german-credit.csv"', repr(str(SHARED_DATA / "german-credit.csv"))), "docs/api.md", "exec"), namespace)
+    credit = pd.read_csv(SHARED_DATA / "german-credit.csv")
+    frame = MetricFrame(metrics=selection_rate, y_true=credit.classlabel21 == 1, y_pred=credit.classlabel21 == 1, sensitive_features=credit.sex9)
+    final = namespace["final"].set_index("group")
+    assert final.rate.to_dict() == frame.by_group.to_dict() and final.trials.sum() == len(credit)
+    assert set(final.raw_gap) == {frame.difference()}
 
 
 def test_the_spec_format_example_is_a_whole_valid_spec():

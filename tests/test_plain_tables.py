@@ -1,0 +1,72 @@
+"""A plain table needs no invented dates or ids: a spec with only `monitor` and `metric` whose names are columns reads
+each row of the real Adult file as one closed trial, in row order, from a DataFrame and from a CSV file, and its final
+rates, gaps and ratios equal fairlearn's MetricFrame."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from fairlearn.metrics import MetricFrame, false_positive_rate, selection_rate, true_positive_rate
+
+from fairstream import monitor_frame
+from fairstream.cli import cli
+from fairstream.language.load import load_plans
+from fairstream.paths import SHARED_DATA
+
+COLUMNS = ["age", "workclass", "fnlwgt", "education", "education_num", "marital_status", "occupation", "relationship", "race", "sex",
+           "capital_gain", "capital_loss", "hours_per_week", "native_country", "income"]  # fmt: skip
+EQUALIZED_ODDS = {
+    "monitor": "adult-odds",
+    "metric": {"type": "equalized_odds", "group": "race", "prediction": "graduate", "label": "rich", "groups": "all", "threshold": 0.1},
+    "estimator": {"min_trials": 1},
+    "publish": {"min_cell": 1},
+}
+PARITY = {"monitor": "adult-parity", "metric": {"type": "demographic_parity", "group": "sex", "prediction": "rich", "groups": "all", "threshold": 0.1}}
+
+
+@pytest.fixture(scope="module")
+def adult() -> pd.DataFrame:
+    """Adult's rows with a prediction (a degree: 13 years of education or more) and a label (income over 50K)."""
+    raw = pd.read_csv(SHARED_DATA / "adult.data", header=None, names=COLUMNS, skipinitialspace=True)
+    return pd.DataFrame({"race": raw.race, "sex": raw.sex, "graduate": raw.education_num >= 13, "rich": raw.income == ">50K"})
+
+
+def last_rows(estimates: pd.DataFrame) -> pd.DataFrame:
+    return estimates[estimates.time == estimates.time.max()]
+
+
+def test_a_table_spec_is_a_full_spec_of_one_kind():
+    [plan] = load_plans([PARITY])
+    assert plan.spec.input.numbered and list(plan.spec.input.kinds) == ["ROW"] and plan.spec.evaluate.on == "close"
+    assert {name: variable.field for name, variable in plan.spec.variables.items()} == {"sex": "sex", "rich": "rich"}
+
+
+def test_a_frame_monitored_by_a_table_spec_equals_fairlearns_metric_frame(adult):
+    result = monitor_frame(adult, EQUALIZED_ODDS)
+    final = last_rows(result.estimates)
+    assert final.trials.sum() == len(adult)  # every row is a trial, in a true- or a false-positive part
+    for part, metric, positives in (("true_positive_rate", true_positive_rate, True), ("false_positive_rate", false_positive_rate, False)):
+        frame = MetricFrame(metrics=metric, y_true=adult.rich, y_pred=adult.graduate, sensitive_features=adult.race)
+        rows = final[final.part == part].set_index("group")
+        assert rows.rate.to_dict() == pytest.approx(frame.by_group.to_dict(), abs=1e-12)
+        assert rows.trials.to_dict() == adult[adult.rich == positives].race.value_counts().to_dict()
+        assert list(rows.raw_gap) == pytest.approx([frame.difference()] * len(rows), abs=1e-12)
+        assert list(rows.raw_ratio) == pytest.approx([frame.ratio()] * len(rows), abs=1e-12)
+    assert result.dead_letters.empty
+
+
+def test_a_csv_table_runs_from_the_command_line_as_the_frame_does(adult, tmp_path: Path):
+    adult.to_csv(tmp_path / "adult.csv", index=False)
+    (tmp_path / "parity.yaml").write_text(json.dumps(PARITY))
+    result = CliRunner().invoke(cli, ["run", str(tmp_path / "parity.yaml"), "--input", str(tmp_path / "adult.csv"), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    last = json.loads((tmp_path / "out" / "estimates.jsonl").read_text().splitlines()[-1])["parts"]["selection_rate"]
+    frame = MetricFrame(metrics=selection_rate, y_true=adult.rich, y_pred=adult.rich, sensitive_features=adult.sex)
+    assert {group: cell["rate"] for group, cell in last["groups"].items()} == pytest.approx(frame.by_group.to_dict(), abs=1e-12)
+    assert last["raw_gap"] == pytest.approx(frame.difference(), abs=1e-12)
+    final = last_rows(monitor_frame(adult, PARITY).estimates).set_index("group")
+    assert final.hits.to_dict() == {group: cell["hits"] for group, cell in last["groups"].items()}
