@@ -38,6 +38,12 @@ ALERTS = Counter("fairstream_alerts", "Alert records written, per monitor and ty
 SHIELD_DECISIONS = Counter(
     "fairstream_shield_decisions", "Decisions the shield answered, per monitor and arrival: on_time, late (past the lateness) or future", ["monitor", "arrival"], registry=REGISTRY
 )
+SHIELD_BREAKS = Counter(
+    "fairstream_shield_assumption_breaks",
+    "Breaks of a shield's synthesis assumptions, per monitor and assumption: labels later than label_delay, decisions while a rate lay outside rates_within",
+    ["monitor", "assumption"],
+    registry=REGISTRY,
+)
 LATE = Gauge("fairstream_late_share", "Share of an input partition's records that came late (beyond input.lateness)", ["partition"], registry=REGISTRY)
 STATUSES = ("violated", "certified", "satisfied", "inconclusive")
 
@@ -47,6 +53,9 @@ _tally_lock = threading.Lock()  # the worker threads of one process share the ta
 _parse_iso = time_parser("iso")
 _late_warned: set[int] = set()
 _unseen_warned: set[str] = set()
+_breaks_counted: dict[tuple[str, str], int] = {}
+BREAK_COUNTS = {"label_delay": "late_labels", "rates_within": "decisions_outside"}
+"""The count of breaks each assumption's report in a shield.status record carries."""
 log = logging.getLogger("fairstream.input")
 
 
@@ -163,6 +172,8 @@ def observe(record: dict[str, Any]) -> None:
             _unseen(record)
     elif kind in (*ALERT_TYPES, "shield.intervention"):
         ALERTS.labels(record.get("monitor", ""), kind).inc()
+    elif kind == "shield.status" and record.get("assumptions"):
+        _shield_breaks(record)
     elif kind == "shield.decision":
         SHIELD_DECISIONS.labels(record["monitor"], "late" if record.get("late") else "future" if record.get("future") else "on_time").inc()
 
@@ -182,3 +193,13 @@ def _unseen(record: dict[str, Any]) -> None:
     if record["monitor"] not in _unseen_warned and sum(unlisted.values()) >= UNSEEN_AFTER:
         _unseen_warned.add(record["monitor"])
         log.warning(unseen_line(record["monitor"], record["unseen_groups"], unlisted))
+
+
+def _shield_breaks(record: dict[str, Any]) -> None:
+    """Add the breaks a status record reports since the last one to the counter."""
+    for assumption, report in record["assumptions"].items():
+        key = (record["monitor"], assumption)
+        count = report.get(BREAK_COUNTS.get(assumption, ""), 0)
+        if count > _breaks_counted.get(key, 0):
+            SHIELD_BREAKS.labels(*key).inc(count - _breaks_counted.get(key, 0))
+            _breaks_counted[key] = count

@@ -149,15 +149,16 @@ def records_of(path: str | Path, fmt: InputFormat, columns: list[str] | None = N
     return jsonl_lines(path)
 
 
-def file_source(files: list[str], job_input: FileInput, plan: Plan) -> RecordSource:
+def file_source(files: list[str], job_input: FileInput, plan: Plan, *, shield: bool = False) -> RecordSource:
     """The input files as partitions, each read in event-time order unless the job or the spec says it is sorted (the
-    COMPAS mapping orders its events itself)."""
+    COMPAS mapping orders its events itself), or a shield reads it: a shield answers decisions in the order they
+    arrive, so a file is its arrival order."""
     columns = job_input.columns or plan.spec.input.columns
     factories = [records_of(path, job_input.format, columns) for path in files]
     names = [Path(path).name for path in files]
     if plan.spec.input.numbered:  # a plain table: each row numbered, in row order
         return RecordSource([numbered_rows(factory) for factory in factories], names=names)
-    if job_input.sorted or plan.spec.input.sorted or job_input.format == "compas":
+    if shield or job_input.sorted or plan.spec.input.sorted or job_input.format == "compas":
         return RecordSource(factories, names=names)
     time_of = time_reader(plan.spec.input)
     return RecordSource([time_ordered(factory, time_of) for factory in factories], names=names, positioned=True)
@@ -182,7 +183,7 @@ def job_flow(job: Job, wrap_source: Callable[[FixedPartitionedSource], FixedPart
     plans = job_plans(job)
     if isinstance(job.input, FileInput):
         files = input_files(job.input.path)
-        source = file_source(files, job.input, plans[0])
+        source = file_source(files, job.input, plans[0], shield=job.shield)
         partitions, strings, topics = len(files), job.input.format == "csv", []
     else:
         kafka = kafka_of(job, job.input)

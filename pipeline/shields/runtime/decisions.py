@@ -14,6 +14,7 @@ from fairstream.records.events import Event
 from fairstream.shields.energy.functions import MonotoneEnergy
 from fairstream.shields.energy.shields import AdaptiveGroupCounts, AdaptiveGroupShield, GroupCounts, GroupShield, uniform
 from fairstream.shields.energy.spread import SpreadCounts, SpreadEnergy, SpreadShield
+from fairstream.shields.runtime.assumptions import AssumptionWatch
 from fairstream.shields.runtime.configured import configure
 from fairstream.verdicts.alerts import stamp
 
@@ -59,16 +60,25 @@ class ShieldRun:
     """Decisions answered though they arrived later than the lateness allows."""
     future: int = 0
     """Decisions answered though dated implausibly far ahead."""
-    pending: OrderedDict[str, tuple[bool, int]] = field(default_factory=OrderedDict)
-    """Equal opportunity: per decision awaiting its label, whether it is of the first group and its shielded decision."""
+    pending: OrderedDict[str, tuple[bool, int, int]] = field(default_factory=OrderedDict)
+    """Equal opportunity: per decision awaiting its label, whether it is of the first group, its shielded decision and
+    its number among the decisions (how late its label comes is counted in decisions)."""
     dropped: int = 0
     """Equal opportunity: decisions that left `pending` unlabelled, past `max_pending`."""
     unmatched: int = 0
     """Equal opportunity: labels of no decision awaiting one."""
 
+    watch: AssumptionWatch = field(init=False)
+    """The synthesis assumptions, checked decision by decision (see `AssumptionWatch`)."""
+
     def __post_init__(self) -> None:
         self.shield = configure(self.spec).shield
         self.state = self.shield.start()
+        adaptive = isinstance(self.shield, AdaptiveGroupShield)
+        self.watch = AssumptionWatch(
+            self.monitor, label_delay=self.spec.label_delay if self.opportunity else None, rates_within=self.spec.rates_within if adaptive else None,
+            groups=tuple(self.spec.groups), memory=self.shield.memory if adaptive else 0,  # type: ignore[union-attr]
+        )  # fmt: skip
 
     @property
     def opportunity(self) -> bool:
@@ -88,7 +98,8 @@ class ShieldRun:
         if waiting is None:
             self.unmatched += 1
             return
-        first, shielded = waiting
+        first, shielded, number = waiting
+        self.watch.label(self.decisions - number)
         if event.fields[self.spec.label] in (True, 1):  # type: ignore[index]
             self.state = self.state.add(first, shielded)  # type: ignore[union-attr]
 
@@ -107,10 +118,13 @@ class ShieldRun:
         proposed = fields[spec.decision]
         raw = int(bool(proposed))
         draw = uniform(spec.seed, event.key)
+        if isinstance(self.state, AdaptiveGroupCounts) and spec.rates_within is not None:
+            counts, (first, second) = self.state.counts, spec.groups
+            self.watch.rates({first: (self.state.rate_a, counts.seen_a), second: (self.state.rate_b, counts.seen_b)})
         facts = self.replay_facts(draw)
         verdict = self.shield.decide(raw, self.state, draw, group)  # type: ignore[arg-type]
         if self.opportunity:  # counted once the label says qualified
-            self.pending[event.key] = (group == spec.groups[0], verdict.shielded)
+            self.pending[event.key] = (group == spec.groups[0], verdict.shielded, self.decisions + 1)
             if len(self.pending) > spec.max_pending:
                 self.pending.popitem(last=False)
                 self.dropped += 1
@@ -173,4 +187,7 @@ class ShieldRun:
         }
         if self.opportunity:  # the fairness value and the groups' counts are of the qualified
             body |= {"criterion": self.spec.criterion, "pending": len(self.pending), "dropped": self.dropped, "unmatched": self.unmatched}
+        assumptions = self.watch.report()
+        if assumptions:
+            body["assumptions"] = assumptions
         return stamp(body, self.monitor, STATUS, instant, str(self.decisions))
