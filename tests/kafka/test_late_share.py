@@ -1,0 +1,43 @@
+"""On Kafka lateness is the contract, and a partition that loses more than 1 % of its records to it is named: German
+credit with its dates cycling through January, replayed in file order, gives one live warning line and the summary's
+line with the share a pandas computation finds late."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from fairstream.connectors.replay import replay
+from fairstream.paths import SHARED_DATA
+from tests.test_file_order import SPEC
+
+pytestmark = pytest.mark.kafka
+
+
+def test_a_partition_losing_records_to_lateness_is_named(kafka_bootstrap, topic, tmp_path):
+    raw = pd.read_csv(SHARED_DATA / "german-credit.csv")
+    frame = pd.DataFrame(
+        {
+            "id": [str(index) for index in range(len(raw))],
+            "date": [f"2024-01-{index % 31 + 1:02d}" for index in range(len(raw))],
+            "sex": raw["sex9"],
+            "approved": raw["classlabel21"] == 1,
+        }
+    )
+    replay(frame.to_dict("records"), kafka_bootstrap, topic)
+    (tmp_path / "spec.yaml").write_text(SPEC)
+    result = subprocess.run(
+        [sys.executable, "-m", "fairstream.cli", "run", str(tmp_path / "spec.yaml"), "--bootstrap", kafka_bootstrap, "--topic", topic,
+         "--alerts", f"{topic}-alerts", "--until-end"],
+        capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    times = pd.to_datetime(frame["date"])
+    late = int((times < times.cummax().shift(fill_value=times.iloc[0])).sum())
+    lines = [line for line in result.stderr.splitlines() if line.startswith("warning: input partition 0:")]
+    assert len(lines) == 2 and all("input.lateness" in line for line in lines)  # once as it happens, once in the summary
+    assert f"{late / len(frame):.1%} of its records ({late:,} of {len(frame):,})" in lines[-1]
+    assert f"dead letters: {late} (late: {late})" in result.stdout
