@@ -236,8 +236,17 @@ class RecordParser:
 
 
 def _near(name: str, record: dict[str, Any]) -> str:
-    """Where a field is missing: the record's field names near it (a misspelt column, a different case), if any."""
-    near = near_fields(name.split(".", 1)[0], record)
+    """Where a field is missing: the field names near it (a misspelt column, a different case) in the object the
+    missing step of its path should be in, if any."""
+    holder: Any = record
+    steps = name.split(".")
+    for step in steps[:-1]:
+        if not isinstance(holder, dict) or step not in holder:
+            break
+        holder = holder[step]
+    else:
+        step = steps[-1]
+    near = near_fields(step, holder) if isinstance(holder, dict) else []
     return f"; the record has {', '.join(map(repr, near))}" if near else ""
 
 

@@ -142,16 +142,17 @@ class Evaluation:
         config = self.config
         bets = counts.anytime.bets_of(part) if counts.anytime is not None else None
         sequences = counts.anytime.sequences_of(part) if counts.anytime is not None else None
-        closed = counts.rates[part]
-        rates = closed if counts.anytime is None else anytime_rates(counts.anytime, part, closed, instant)
+        rates = counts.rates[part]
+        shown = None if counts.anytime is None else anytime_rates(counts.anytime, part, rates, instant)
         unlabeled = counts.rates.get(UNLABELED + (part[part.index("[given ") :] if "[given " in part else ""), {})
-        selective = selective_groups(unlabeled, closed) if part.startswith(("true_positive_rate", "false_positive_rate")) else set()
+        selective = selective_groups(unlabeled, rates) if part.startswith(("true_positive_rate", "false_positive_rate")) else set()
         body = rate_part(
             {group: rate for group, rate in rates.items() if group not in selective}, config.rule, prior=prior, confidence=confidence,
             interval=config.interval, min_trials=config.min_trials, level=self._level(part), bets=bets, sequences=sequences,
+            published=None if shown is None else {group: rate for group, rate in shown.items() if group not in selective},
         )  # fmt: skip
         if selective:
-            withhold_selective(body, selective, closed, unlabeled)
+            withhold_selective(body, selective, rates, unlabeled)
         if counts.anytime is not None:
             body["counted"] = RELEASED if counts.anytime.horizon is None else MATURED
             if counts.anytime.horizon is not None:

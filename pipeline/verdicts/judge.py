@@ -191,6 +191,17 @@ def _widest(rule: VerdictRule, estimates: dict[str, float], pairs: list[tuple[st
     return max(ordered, key=lambda pair: (estimates[pair[0]] - estimates[pair[1]], pair))
 
 
+def described(verdict: PartVerdict, estimates: dict[str, float], raw: dict[str, float]) -> PartVerdict:
+    """The verdict with its pair's gap and ratio taken from other counts (those a record publishes); None where a group
+    of the pair has no estimate there."""
+    pair = verdict.pair
+    if pair is None:
+        return verdict
+    if pair[0] in estimates and pair[1] in estimates:
+        return replace(verdict, **{name: value for name, value in _describe(pair, estimates, raw).items() if name != "pair"})
+    return replace(verdict, gap=None, ratio=None, raw_gap=None, raw_ratio=None)
+
+
 def _describe(pair: tuple[str, str], estimates: dict[str, float], raw: dict[str, float]) -> dict:
     """The gap and ratio of a pair, of the point estimates and of the raw rates."""
     high, low = pair

@@ -7,7 +7,7 @@ from typing import Any, Protocol
 
 from fairstream.estimators.intervals import INTERVALS, katz_ratio
 from fairstream.estimators.rate import Rate
-from fairstream.verdicts.judge import GroupInterval, PairLevel, PartVerdict, VerdictRule, either_way, group_ratio, judge
+from fairstream.verdicts.judge import GroupInterval, PairLevel, PartVerdict, VerdictRule, described, either_way, group_ratio, judge
 
 FIXED_TIME = "fixed_time"
 """The intervals of confident verdicts hold at one fixed time."""
@@ -36,38 +36,45 @@ def rate_part(
     level: PairLevel,
     bets: dict[tuple[str, str], Any] | None = None,
     sequences: Sequences | None = None,
+    published: dict[str, Rate] | None = None,
 ) -> dict[str, Any]:
     """One conditional rate per group: the MAP estimate (published as the point), the raw rate and, under confident
     and anytime verdicts, its interval; the verdict over the groups at the evidence floor.
 
     Confident verdicts rest on intervals of the raw counts (`interval` names the method); only `beta_credible`
-    intervals are of the posterior under the prior, and then they are for the MAP estimate.
+    intervals are of the posterior under the prior, and then they are for the MAP estimate. `published`: the counts the
+    record shows, where they are not those the verdict is reached from (anytime verdicts publish matured trials).
     """
     if prior is None and confidence == 0:
         prior = 0.0  # with κ = 0 the prior has no weight
     kind = INTERVALS[interval]
     of_estimate = kind.uses_prior
     with_intervals = rule.mode != "point"
-    groups: dict[str, Any] = {}
-    estimates: dict[str, float] = {}
-    raw: dict[str, float] = {}
-    for group in sorted(rates):
-        rate = rates[group]
-        if rate.trials <= 0:
-            continue
-        estimate = rate.get(prior, confidence) if prior is not None else None
-        cell: dict[str, Any] = {"estimate": estimate, "rate": rate.hits / rate.trials, "hits": rate.hits, "trials": rate.trials}
-        if with_intervals and prior is not None and sequences is not None:
-            enclose(cell, sequences[group].bounds(rule.alpha) if group in sequences else (0.0, 1.0), "rate")
-        elif with_intervals and prior is not None:
-            cell["interval"] = list(kind.group(rate.hits, rate.trials, rule.alpha, prior, confidence))
-            cell["interval_of"] = "estimate" if of_estimate else "rate"
-        groups[group] = cell
-        if rate.trials < min_trials:
-            cell["below_floor"] = True
-        elif estimate is not None:
-            estimates[group] = estimate
-            raw[group] = cell["rate"]
+
+    def cells_of(counts: dict[str, Rate]) -> tuple[dict[str, Any], dict[str, float], dict[str, float]]:
+        groups: dict[str, Any] = {}
+        estimates: dict[str, float] = {}
+        raw: dict[str, float] = {}
+        for group in sorted(counts):
+            rate = counts[group]
+            if rate.trials <= 0:
+                continue
+            estimate = rate.get(prior, confidence) if prior is not None else None
+            cell: dict[str, Any] = {"estimate": estimate, "rate": rate.hits / rate.trials, "hits": rate.hits, "trials": rate.trials}
+            if with_intervals and prior is not None and sequences is not None:
+                enclose(cell, sequences[group].bounds(rule.alpha) if group in sequences else (0.0, 1.0), "rate")
+            elif with_intervals and prior is not None:
+                cell["interval"] = list(kind.group(rate.hits, rate.trials, rule.alpha, prior, confidence))
+                cell["interval_of"] = "estimate" if of_estimate else "rate"
+            groups[group] = cell
+            if rate.trials < min_trials:
+                cell["below_floor"] = True
+            elif estimate is not None:
+                estimates[group] = estimate
+                raw[group] = cell["rate"]
+        return groups, estimates, raw
+
+    groups, estimates, raw = cells_of(rates)
     if rule.mode == "point" or prior is None:
         verdict = judge(rule if prior is not None else VerdictRule(threshold=rule.threshold), estimates, raw=raw)
     elif rule.mode == "anytime":
@@ -83,6 +90,9 @@ def rate_part(
 
         complete = every_group_judged(rule, groups, estimates)
         verdict = judge(rule, estimates, raw=raw, level=level, difference=difference, ratio=ratio, complete=complete)
+    if published is not None:
+        groups, shown_estimates, shown_raw = cells_of(published)
+        verdict = described(verdict, shown_estimates, shown_raw)
     body = part_body(groups, verdict, rule)
     if rule.mode == "confident":
         interval_of = "raw_ratio" if rule.ratio else "gap" if of_estimate else "raw_gap"  # Katz's ratio interval is of the raw counts
@@ -127,6 +137,9 @@ def enclose(body: dict[str, Any], interval: tuple[float, float], interval_of: st
     superset of a confidence sequence keeps its level, and an interval never excludes the value it names."""
     lower, upper = interval
     point = body.get(interval_of)
+    if point is None and interval_of in body:  # the point is not known yet (a pair's trials not matured): no interval of it
+        body.update(interval=None, interval_of=interval_of, interval_reason=f"no {interval_of.replace('_', ' ')} to hold yet: a group of the pair has no matured trial")
+        return
     if point is not None and not lower <= point <= upper:
         lower, upper = min(lower, point), max(upper, point)
         body["interval_widened"] = True

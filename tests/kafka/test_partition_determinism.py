@@ -28,9 +28,10 @@ def write_lines(path, records) -> None:
 
 
 def matrix(bootstrap, tmp_path, records, spec, *, fields: EventFields | None = None, shield=False):
-    """The outputs of the file run and of every Kafka layout, by name."""
+    """The outputs of the file run and of every Kafka layout, by name (the file read as it is, a stream in the order a
+    replay sends it: a file is otherwise sorted first)."""
     write_lines(tmp_path / "events.jsonl", records)
-    file_run = _shield_file(spec, tmp_path) if shield else run_file(spec, tmp_path / "events.jsonl", tmp_path / "file-out", fmt="jsonl")
+    file_run = _shield_file(spec, tmp_path) if shield else run_file(spec, tmp_path / "events.jsonl", tmp_path / "file-out", fmt="jsonl", presorted=True)
     runs = {"file": file_outputs(file_run)}
     for name, (partitions, processes) in LAYOUTS.items():
         topic = f"{tmp_path.name}-{partitions}-{processes}"
@@ -113,7 +114,7 @@ def test_300k_defendants_on_2_and_4_partitions_match_the_file_path(kafka_bootstr
     spec = str(SPECS / "compas_equalized_odds.yaml")
     path = tmp_path / "events.jsonl"
     write_jsonl(path, compas_like_events(300_000, seed=2013, per_day=250))
-    expected = comparable(file_outputs(run_file(spec, path, tmp_path / "file-out")))
+    expected = comparable(file_outputs(run_file(spec, path, tmp_path / "file-out", presorted=True)))
     assert len(expected["estimates"]) == 3536 and len(expected["alerts"]) == 2
     for partitions in (2, 4):
         topic = f"{tmp_path.name}-300k-{partitions}"
