@@ -17,8 +17,8 @@ from bytewax.inputs import FixedPartitionedSource, StatefulSourcePartition
 
 from fairstream import metrics
 from fairstream.dataflow.lifecycle import stop_requested
-from fairstream.records.errors import ConnectorError, InputError
 from fairstream.language.table import ROW
+from fairstream.records.errors import ConnectorError, InputError
 from fairstream.records.events import RawRecord
 
 OUTPUT_FILES = ("alerts.jsonl", "dead_letters.jsonl", "decisions_shielded.jsonl", "estimates.jsonl")

@@ -12,8 +12,8 @@ from typing import Any
 
 from fairstream.audit.tables import MIN_SHARE, AuditTable, part_tables
 from fairstream.audit.verify import ChainCheck, Located, verify_chains
-from fairstream.language.plan import Plan
 from fairstream.language.metric import tests_ratio
+from fairstream.language.plan import Plan
 from fairstream.verdicts.alerts import ALERT_TYPES
 from fairstream.verdicts.summary import rested_on
 

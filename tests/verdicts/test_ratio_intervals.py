@@ -25,7 +25,7 @@ def test_at_the_boundary_neither_claim_exceeds_alpha():
     for _ in range(runs):
         counts = {"a": (int(rng.binomial(400, 0.5)), 400), "b": (int(rng.binomial(400, 0.4)), 400)}  # ratio 0.4 / 0.5 = τ
         raw = {group: hits / trials for group, (hits, trials) in counts.items()}
-        ratio = lambda high, low, alpha: katz_ratio(*counts[low], *counts[high], alpha)  # noqa: E731
+        ratio = lambda high, low, alpha, counts=counts: katz_ratio(*counts[low], *counts[high], alpha)  # noqa: E731
         verdict = judge(rule, raw, raw=raw, level=lambda _pair: ALPHA, ratio=ratio)
         certified += bool(verdict.certified)
         violated += bool(verdict.violated)
