@@ -165,6 +165,8 @@ class Monitor:
     """The hash chain of this monitor's records (see `records.chain`)."""
     scores: ScoreCounts | None = None
     """A scoring rate against the running median: each group's scores, turned into rates at each evaluation."""
+    openings: tuple[int, int] | None = None
+    """The first and last event time of the opening kinds' events (the decisions) any reporter received."""
 
     def __post_init__(self) -> None:
         config = self.config
@@ -204,6 +206,9 @@ class Monitor:
                 merged += delta
             if self.anytime is not None:
                 self.anytime.note_pending(tick, delta)
+        if report.openings is not None:
+            first, last = report.openings
+            self.openings = report.openings if self.openings is None else (min(self.openings[0], first), max(self.openings[1], last))
         self.unmatched += report.unmatched
         self.unfinished += report.unfinished
         self.evicted += report.evicted

@@ -37,6 +37,8 @@ class MonitorAudit:
     """The spec whose sha256 the records name, where it was found (given with --spec, or bundled)."""
     first_event: str
     last_event: str
+    period_of: str
+    """What the period spans: the decisions (the events that open trials), or, from older records, the evaluations."""
     closed: int
     unknown: int
     """Trials without a category: closed trials missing a value the metric needs (the group, or the outcome)."""
@@ -107,14 +109,16 @@ def _monitor_audit(name: str, estimates: list[dict[str, Any]], alerts: list[dict
         )
     ]
     times = [record["event_time"] for record in estimates]
+    decisions = last.get("decisions")
     return MonitorAudit(
         monitor=name,
         metric=last["metric"],
         verdict=last.get("verdict", "point"),
         spec_sha256=spec_sha,
         plan=plan,
-        first_event=min(times),
-        last_event=max(times),
+        first_event=decisions["first"] if decisions else min(times),
+        last_event=decisions["last"] if decisions else max(times),
+        period_of="decisions" if decisions else "evaluations",
         closed=last["trials"]["closed"],
         unknown=last["trials"].get("incomplete", 0),
         tables=tables,

@@ -55,6 +55,9 @@ class Report:
     oldest_open: int = FINISHED
     """The earliest opening time of the reporter's trials not yet reported (open, or closed in a tick not yet final), for
     recipients that ask for it (`Recipient.opening_order`); FINISHED when there is none."""
+    openings: tuple[int, int] | None = None
+    """The event times of the first and the last event of an opening kind the reporter has received (the decisions),
+    None before any."""
 
 
 class Trials(dict):
@@ -134,6 +137,8 @@ class Bucket:
     max_open: int | None = None
     """Open trials the bucket keeps at most: beyond it, the trials that close first are dropped and counted (`evicted`)."""
     evicted: int = 0
+    openings: tuple[int, int] | None = None
+    """The first and last event time of the opening kinds' events received (see `Report.openings`)."""
     ever_evicted: bool = False
     ended_early: bool = False
     """Whether a trial ended before its scheduled close (an event of its key came later): closing then checks each entry."""
@@ -164,6 +169,8 @@ class Bucket:
 
         An `idle` partition (at the end of its log for a while) stops holding the watermark back until it has events again.
         """
+        if events:
+            self._note_openings(events)
         if type(self.trials) is PackedTrials:
             self.unmatched += self.trials.fold(events, self.layout)
         else:
@@ -184,12 +191,23 @@ class Bucket:
             self.idle.discard(partition)
         return self._advance()
 
+    def _note_openings(self, events: list[Event]) -> None:
+        """Widen the span of opening events by a batch's: a partition's events come in event-time order, so its first and
+        last opening event are found from either end (most batches: at once)."""
+        kinds = self.layout.opens_on
+        first = next((event.time for event in events if kinds is None or event.kind in kinds), None)
+        if first is None:
+            return
+        last = next(event.time for event in reversed(events) if kinds is None or event.kind in kinds)
+        span = self.openings
+        self.openings = (first, last) if span is None else (min(span[0], first), max(span[1], last))
+
     def idle_reports(self) -> list[Report]:
         """Reports that only say the bucket's one partition is quiet: kept where the partition is read, the bucket cannot
         close trials by other partitions' time, so the merges stop waiting for it until it reports again."""
         through = -FINISHED if self.through is None else self.through
         oldest = self._oldest_open()
-        return [Report(self.index, through, {}, idle=True, oldest_open=oldest) for _ in self.recipients]
+        return [Report(self.index, through, {}, idle=True, oldest_open=oldest, openings=self.openings) for _ in self.recipients]
 
     def _oldest_open(self) -> int:
         """The earliest opening time among open trials and trials closed in ticks not yet final (a scan, made only for
@@ -258,7 +276,9 @@ class Bucket:
         unmatched, self.unmatched = self.unmatched, 0
         evicted, self.evicted = self.evicted, 0
         oldest = self._oldest_open()
-        return [Report(self.index, through, deltas, unmatched, unfinished, evicted, oldest_open=oldest) for deltas in self._deltas(closed)]
+        return [
+            Report(self.index, through, deltas, unmatched, unfinished, evicted, oldest_open=oldest, openings=self.openings) for deltas in self._deltas(closed)
+        ]
 
     def _close_current(self, times: list[int], keys: list[str], closed: ClosedTrials) -> None:
         """Close the trials that are due now, skipping entries whose trial a closing event has already closed.

@@ -126,7 +126,10 @@ def test_cells_under_min_cell_stay_suppressed_and_each_attribute_counts_its_own_
         }
         for category, row in expected.items():
             assert (number(got[category]["p_value"]) is None) if row["p_value"] is None else number(got[category]["p_value"]) == pytest.approx(row["p_value"], rel=1e-9)
-    assert "intersection(s) with fewer trials than publish.min_cell are suppressed" not in (tmp_path / "report.html").read_text()
+    page = (tmp_path / "report.html").read_text()
+    assert "intersection(s) with fewer trials than publish.min_cell are suppressed" not in page
+    screened = pd.to_datetime(compas.compas_screening_date)  # the decisions' period: the screenings, not the evaluations
+    assert f"decisions from {screened.min():%Y-%m-%d}T00:00:00Z to {screened.max():%Y-%m-%d}T00:00:00Z (event time)" in page
 
 
 def test_names_ratio_pair_and_stale_tables(compas_csv, tmp_path):
