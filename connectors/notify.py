@@ -47,6 +47,12 @@ def alert_labels(record: dict[str, Any], name: str) -> dict[str, str]:
     return {"alertname": name, "monitor": str(record.get("monitor")), "part": str(record.get("part")), "pair": _pair(record), "severity": severity}
 
 
+def alert_identity(record: dict[str, Any], name: str) -> tuple[str, ...]:
+    """What makes a recovery the end of a violation (and an uncertification of a certification): the monitor's alert
+    state is per part (and per group of a constraint), so the pair it names may differ between the two."""
+    return name, str(record.get("monitor")), str(record.get("part")), str(record.get("group", ""))
+
+
 def alert_annotations(record: dict[str, Any]) -> dict[str, str]:
     """What an alert says besides its identity: a summary, the values it rests on, and the runbook."""
     trials = {group: cell.get("trials") for group, cell in (record.get("groups") or {}).items()}
@@ -110,12 +116,13 @@ class Notifier:
             return
         kind = record["type"]
         labels = alert_labels(record, OPENS.get(kind) or CLOSES[kind])
-        identity = tuple(sorted(labels.items()))
+        identity = alert_identity(record, labels["alertname"])
         payload = {"labels": labels, "annotations": alert_annotations(record), "startsAt": record.get("emitted_at")}
         if kind in OPENS:
             self._firing[identity] = payload
-        else:
+        else:  # resolve the alert that fired: its pair may have been named otherwise then (another widest pair, a withheld order)
             opened = self._firing.pop(identity, None)
+            payload["labels"] = (opened or payload)["labels"]
             payload["startsAt"] = (opened or payload)["startsAt"]
             payload["endsAt"] = record.get("emitted_at")
         self._post("alertmanager", f"{self.alertmanager}/api/v2/alerts", [payload])

@@ -13,7 +13,7 @@ import yaml
 
 from fairstream.connectors.compas import compas_events
 from fairstream.connectors.kafka_config import check_properties, load_connection
-from fairstream.language.load import check_spec
+from fairstream.language.load import check_spec, load_plans
 from fairstream.language.yaml_file import find_spec, read_yaml
 from fairstream.runner import run_file
 from tests.docs.markdown import ROOT, blocks, normalized
@@ -75,9 +75,11 @@ def test_the_plain_table_example_gives_fairlearns_rates():
 
 
 def test_the_spec_format_example_is_a_whole_valid_spec():
-    (example,) = blocks(page("spec-format.md"), "yaml")
+    example, table = blocks(page("spec-format.md"), "yaml")
     plan = check_spec(yaml.safe_load(example), "docs/spec-format.md")
     assert plan is not None
+    [table_plan] = load_plans([yaml.safe_load(table)])  # the plain table's spec: monitor and metric alone
+    assert table_plan.spec.input.numbered and set(table_plan.spec.variables) == {"sex", "approved"}
 
 
 def test_the_shield_sections_on_the_shields_page_are_valid_in_the_bundled_shield_specs():
