@@ -409,3 +409,4 @@ class Monitor:
         for name, value in sorted(totals.items()):
             name = unlisted_total(self.totals, name)
             self.totals[name] = self.totals.get(name, 0.0) + value
+

@@ -58,7 +58,7 @@ def _monitor(audit: MonitorAudit, figure: bytes | None) -> str:
         "<dl>",
         _item("metric", audit.metric),
         _item("verdicts", audit.verdict),
-        _item("data period", f"{audit.period_of} from {audit.first_event} to {audit.last_event} (event time)"),
+        _item("data period", f"from the first decision, {audit.first_event}, to the evaluation of {audit.last_event}, by which the last trial counted had closed (event time)"),
         _item("closed trials", f"{audit.closed:,}"),
         _item("unknown category", f"{audit.unknown:,} trial(s) without a needed value (the group or the outcome)"),
         _item("spec sha256", audit.spec_sha256 or "not recorded"),

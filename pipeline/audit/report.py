@@ -36,9 +36,9 @@ class MonitorAudit:
     plan: Plan | None
     """The spec whose sha256 the records name, where it was found (given with --spec, or bundled)."""
     first_event: str
+    """The first decision (the first event of a kind that opens trials); from older records, the first evaluation."""
     last_event: str
-    period_of: str
-    """What the period spans: the decisions (the events that open trials), or, from older records, the evaluations."""
+    """The evaluation by which the last trial counted had closed; from older records, the last evaluation."""
     closed: int
     unknown: int
     """Trials without a category: closed trials missing a value the metric needs (the group, or the outcome)."""
@@ -110,6 +110,8 @@ def _monitor_audit(name: str, estimates: list[dict[str, Any]], alerts: list[dict
     ]
     times = [record["event_time"] for record in estimates]
     decisions = last.get("decisions")
+    closed = last["trials"]["closed"]
+    counted_by = next((record["event_time"] for record in estimates if record["trials"]["closed"] == closed), max(times))
     return MonitorAudit(
         monitor=name,
         metric=last["metric"],
@@ -117,8 +119,7 @@ def _monitor_audit(name: str, estimates: list[dict[str, Any]], alerts: list[dict
         spec_sha256=spec_sha,
         plan=plan,
         first_event=decisions["first"] if decisions else min(times),
-        last_event=decisions["last"] if decisions else max(times),
-        period_of="decisions" if decisions else "evaluations",
+        last_event=counted_by if decisions else max(times),
         closed=last["trials"]["closed"],
         unknown=last["trials"].get("incomplete", 0),
         tables=tables,

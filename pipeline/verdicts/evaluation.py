@@ -113,7 +113,7 @@ class Evaluation:
                 "parts": parts,
             }
             if counts.openings is not None and counts.openings[0] <= instant:  # every event up to the instant has been received
-                summary["decisions"] = {"first": format_instant(counts.openings[0]), "last": format_instant(min(counts.openings[1], instant))}
+                summary["decisions"] = {"first": format_instant(counts.openings[0])}  # and the last, once the input has ended
             untracked = counts.groups.report()  # type: ignore[union-attr]
             if untracked:
                 summary["untracked"] = untracked

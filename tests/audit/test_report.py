@@ -108,7 +108,7 @@ def test_the_page_shows_the_tables_in_a_real_browser(audited, compas_csv):
 
 
 def test_cells_under_min_cell_stay_suppressed_and_each_attribute_counts_its_own_trials(compas_csv, tmp_path):
-    run_file(SPECS / "compas_bias_audit.yaml", compas_csv, tmp_path / "run")  # the bundled spec: publish.min_cell 10
+    run = run_file(SPECS / "compas_bias_audit.yaml", compas_csv, tmp_path / "run")  # the bundled spec: publish.min_cell 10
     result = report(tmp_path / "run", tmp_path / "report.html")
     with (tmp_path / "report_tables" / "compas-bias-audit__selection-rate__race-sex.csv").open() as handle:
         suppressed = {row["category"] for row in csv.DictReader(handle) if row["note"] == "suppressed"}
@@ -129,7 +129,10 @@ def test_cells_under_min_cell_stay_suppressed_and_each_attribute_counts_its_own_
     page = (tmp_path / "report.html").read_text()
     assert "intersection(s) with fewer trials than publish.min_cell are suppressed" not in page
     screened = pd.to_datetime(compas.compas_screening_date)  # the decisions' period: the screenings, not the evaluations
-    assert f"decisions from {screened.min():%Y-%m-%d}T00:00:00Z to {screened.max():%Y-%m-%d}T00:00:00Z (event time)" in page
+    estimates = run.read("estimates.jsonl")
+    counted_by = next(record["event_time"] for record in estimates if record["trials"]["closed"] == len(compas))  # each closes a day after its screening
+    assert pd.Timestamp(counted_by) - pd.Timedelta(days=1) >= screened.max().tz_localize("UTC") > pd.Timestamp(counted_by) - pd.Timedelta(days=8)
+    assert f"from the first decision, {screened.min():%Y-%m-%d}T00:00:00Z, to the evaluation of {counted_by}, by which the last trial" in page
 
 
 def test_names_ratio_pair_and_stale_tables(compas_csv, tmp_path):

@@ -50,7 +50,8 @@ def direct_records(plan: Plan, events: list[dict[str, Any]], config: MonitorConf
 
     Each DECISION opens and closes its own trial, whose variables are the event's gender (`group`) and
     `hired`. Bucket 0 reports every trial in the tick of its close time, as the trial buckets do, and the
-    other buckets report that they are finished; `config` replaces the plan's monitor settings.
+    other buckets report that they are finished (bucket 0 with the span of the decisions it received); `config`
+    replaces the plan's monitor settings.
     """
     config = config or unsuppressed(plan).monitor
     parse = plan.parser().parse
@@ -61,7 +62,8 @@ def direct_records(plan: Plan, events: list[dict[str, Any]], config: MonitorConf
         values = {"group": event.fields["gender"], "hired": event.fields["hired"]}
         delta.add(plan.outcomes.of(event.time, event.key, values), keep_trial=config.needs_trials)
     monitor = Monitor(config)
-    records = monitor.receive(Report(0, FINISHED, deltas))
+    times = [parse(RawRecord(0, offset, raw)).time for offset, raw in enumerate(events)]  # every DECISION opens a trial
+    records = monitor.receive(Report(0, FINISHED, deltas, openings=(min(times), max(times))))
     for bucket in range(1, config.reporters):
         records += monitor.receive(Report(bucket, FINISHED, {}))
     return records
