@@ -165,8 +165,8 @@ class Monitor:
     """The hash chain of this monitor's records (see `records.chain`)."""
     scores: ScoreCounts | None = None
     """A scoring rate against the running median: each group's scores, turned into rates at each evaluation."""
-    openings: tuple[int, int] | None = None
-    """The first and last event time of the opening kinds' events (the decisions) any reporter received."""
+    first_opening: int | None = None
+    """The event time of the first event of an opening kind (the first decision) any reporter received."""
 
     def __post_init__(self) -> None:
         config = self.config
@@ -206,9 +206,8 @@ class Monitor:
                 merged += delta
             if self.anytime is not None:
                 self.anytime.note_pending(tick, delta)
-        if report.openings is not None:
-            first, last = report.openings
-            self.openings = report.openings if self.openings is None else (min(self.openings[0], first), max(self.openings[1], last))
+        if report.first_opening is not None and (self.first_opening is None or report.first_opening < self.first_opening):
+            self.first_opening = report.first_opening
         self.unmatched += report.unmatched
         self.unfinished += report.unfinished
         self.evicted += report.evicted

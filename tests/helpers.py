@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import copy
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from fairstream.language.load import parse_spec
 from fairstream.language.plan import Plan, build_plan
 from fairstream.records.events import Event
 from fairstream.records.timefmt import DAY
 from fairstream.trials.bucket import Report
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SPEC: dict[str, Any] = {
     "monitor": "unit",
@@ -119,3 +123,22 @@ def wait_until(condition, what: str, timeout: float = 30.0):
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.3)
+
+
+def german_decisions(date_of: Callable[[int], str]) -> pd.DataFrame:
+    """The real German credit file as one decision per applicant: `id`, `date` (row i dated `date_of(i)`), `sex`, `age`
+    and `approved` (class label 1: good credit)."""
+    import pandas as pd
+
+    from fairstream.paths import SHARED_DATA
+
+    raw = pd.read_csv(SHARED_DATA / "german-credit.csv")
+    return pd.DataFrame(
+        {
+            "id": range(len(raw)),
+            "date": [date_of(index) for index in range(len(raw))],
+            "sex": raw["sex9"],
+            "age": raw["Age13"],
+            "approved": (raw["classlabel21"] == 1).astype(int),
+        }
+    )

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from fairstream.cli import cli
 from fairstream.connectors.event_order import UNREADABLE, time_ordered
-from fairstream.paths import SHARED_DATA
+from tests.helpers import german_decisions
 from tests.test_compas_reference import without_emitted_at
 
 ENV = {"NO_COLOR": "1", "COLUMNS": "200"}
@@ -34,15 +34,7 @@ evaluate: {every: 1d}
 def german(tmp_path_factory) -> tuple[Path, pd.DataFrame]:
     """German credit as decisions dated 2024-01-01, 01-02, … 01-31, 01-01, … in file order; a spec for it."""
     folder = tmp_path_factory.mktemp("german")
-    raw = pd.read_csv(SHARED_DATA / "german-credit.csv")
-    frame = pd.DataFrame(
-        {
-            "id": range(len(raw)),
-            "date": [f"2024-01-{index % 31 + 1:02d}" for index in range(len(raw))],
-            "sex": raw["sex9"],
-            "approved": (raw["classlabel21"] == 1).astype(int),
-        }
-    )
+    frame = german_decisions(lambda index: f"2024-01-{index % 31 + 1:02d}")
     frame.to_csv(folder / "unsorted.csv", index=False)
     frame.sort_values("date", kind="stable").to_csv(folder / "sorted.csv", index=False)
     (folder / "spec.yaml").write_text(SPEC)

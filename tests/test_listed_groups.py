@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from fairstream.cli import cli
-from fairstream.paths import SHARED_DATA
 from fairstream.verdicts.tracked import MAX_UNLISTED, OTHER_VALUES
+from tests.helpers import german_decisions
 
 ENV = {"NO_COLOR": "1", "COLUMNS": "200"}
 SPEC = """\
@@ -31,16 +31,7 @@ evaluate: {{every: 1d}}
 @pytest.fixture(scope="module")
 def german(tmp_path_factory) -> tuple[Path, pd.DataFrame]:
     folder = tmp_path_factory.mktemp("german")
-    raw = pd.read_csv(SHARED_DATA / "german-credit.csv")
-    frame = pd.DataFrame(
-        {
-            "id": range(len(raw)),
-            "date": [f"2024-01-{index // 40 + 1:02d}" for index in range(len(raw))],
-            "sex": raw["sex9"],
-            "age": raw["Age13"],
-            "approved": (raw["classlabel21"] == 1).astype(int),
-        }
-    )
+    frame = german_decisions(lambda index: f"2024-01-{index // 40 + 1:02d}")
     frame.to_csv(folder / "german.csv", index=False)
     return folder, frame
 

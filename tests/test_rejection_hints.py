@@ -6,14 +6,13 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
-import pandas as pd
 import pytest
 from click.testing import CliRunner
 
 from fairstream.cli import cli
-from fairstream.paths import SHARED_DATA
 from fairstream.records.hints import TIME_FORMATS, time_format_of
 from fairstream.records.timefmt import time_parser
+from tests.helpers import german_decisions
 
 ENV = {"NO_COLOR": "1", "COLUMNS": "200"}
 SPEC = """\
@@ -31,11 +30,10 @@ metric: {{type: demographic_parity, group: group, prediction: approved, groups: 
 def german(tmp_path_factory) -> Path:
     """German credit dated in US style (month/day/year), and a copy with every other row in ISO style."""
     folder = tmp_path_factory.mktemp("german")
-    raw = pd.read_csv(SHARED_DATA / "german-credit.csv")
-    days = [date(2024, 1, 1) + timedelta(days=index // 10) for index in range(len(raw))]
-    frame = pd.DataFrame({"id": range(len(raw)), "date": [day.strftime("%m/%d/%Y") for day in days], "sex": raw["sex9"], "approved": (raw["classlabel21"] == 1).astype(int)})
+    frame = german_decisions(lambda index: (date(2024, 1, 1) + timedelta(days=index // 10)).strftime("%m/%d/%Y"))
     frame.to_csv(folder / "us.csv", index=False)
-    frame.assign(date=[day.isoformat() if index % 2 else day.strftime("%m/%d/%Y") for index, day in enumerate(days)]).to_csv(folder / "mixed.csv", index=False)
+    iso = german_decisions(lambda index: (date(2024, 1, 1) + timedelta(days=index // 10)).isoformat())
+    frame.assign(date=[iso.date[index] if index % 2 else us for index, us in enumerate(frame.date)]).to_csv(folder / "mixed.csv", index=False)
     return folder
 
 

@@ -55,9 +55,8 @@ class Report:
     oldest_open: int = FINISHED
     """The earliest opening time of the reporter's trials not yet reported (open, or closed in a tick not yet final), for
     recipients that ask for it (`Recipient.opening_order`); FINISHED when there is none."""
-    openings: tuple[int, int] | None = None
-    """The event times of the first and the last event of an opening kind the reporter has received (the decisions),
-    None before any."""
+    first_opening: int | None = None
+    """The event time of the first event of an opening kind (a decision) the reporter has received, None before any."""
 
 
 class Trials(dict):
@@ -137,8 +136,8 @@ class Bucket:
     max_open: int | None = None
     """Open trials the bucket keeps at most: beyond it, the trials that close first are dropped and counted (`evicted`)."""
     evicted: int = 0
-    openings: tuple[int, int] | None = None
-    """The first and last event time of the opening kinds' events received (see `Report.openings`)."""
+    first_opening: int | None = None
+    """The event time of the first event of an opening kind received (see `Report.first_opening`)."""
     ever_evicted: bool = False
     ended_early: bool = False
     """Whether a trial ended before its scheduled close (an event of its key came later): closing then checks each entry."""
@@ -192,22 +191,19 @@ class Bucket:
         return self._advance()
 
     def _note_openings(self, events: list[Event]) -> None:
-        """Widen the span of opening events by a batch's: a partition's events come in event-time order, so its first and
-        last opening event are found from either end (most batches: at once)."""
+        """Keep the earliest opening event: a partition's events come in event-time order, so a batch's is its first
+        event of an opening kind (most batches: the first event)."""
         kinds = self.layout.opens_on
         first = next((event.time for event in events if kinds is None or event.kind in kinds), None)
-        if first is None:
-            return
-        last = next(event.time for event in reversed(events) if kinds is None or event.kind in kinds)
-        span = self.openings
-        self.openings = (first, last) if span is None else (min(span[0], first), max(span[1], last))
+        if first is not None and (self.first_opening is None or first < self.first_opening):
+            self.first_opening = first
 
     def idle_reports(self) -> list[Report]:
         """Reports that only say the bucket's one partition is quiet: kept where the partition is read, the bucket cannot
         close trials by other partitions' time, so the merges stop waiting for it until it reports again."""
         through = -FINISHED if self.through is None else self.through
         oldest = self._oldest_open()
-        return [Report(self.index, through, {}, idle=True, oldest_open=oldest, openings=self.openings) for _ in self.recipients]
+        return [Report(self.index, through, {}, idle=True, oldest_open=oldest, first_opening=self.first_opening) for _ in self.recipients]
 
     def _oldest_open(self) -> int:
         """The earliest opening time among open trials and trials closed in ticks not yet final (a scan, made only for
@@ -277,7 +273,7 @@ class Bucket:
         evicted, self.evicted = self.evicted, 0
         oldest = self._oldest_open()
         return [
-            Report(self.index, through, deltas, unmatched, unfinished, evicted, oldest_open=oldest, openings=self.openings) for deltas in self._deltas(closed)
+            Report(self.index, through, deltas, unmatched, unfinished, evicted, oldest_open=oldest, first_opening=self.first_opening) for deltas in self._deltas(closed)
         ]
 
     def _close_current(self, times: list[int], keys: list[str], closed: ClosedTrials) -> None:

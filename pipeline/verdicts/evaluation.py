@@ -58,6 +58,8 @@ class Evaluation:
         (after the closed trial `trial_key`, for verdicts on every close)."""
         config = self.config
         prior = prior_now(config.prior, counts.totals)
+        if counts.anytime is not None:
+            counts.anytime.mature(instant)  # the trials opened a label horizon ago, which anytime records publish
         at = () if trial_key is None else (trial_key,)
         parts: dict[str, Any] = {}
         alerts: list[dict[str, Any]] = []
@@ -112,8 +114,8 @@ class Evaluation:
                 },
                 "parts": parts,
             }
-            if counts.openings is not None and counts.openings[0] <= instant:  # every event up to the instant has been received
-                summary["decisions"] = {"first": format_instant(counts.openings[0])}  # and the last, once the input has ended
+            if counts.first_opening is not None and counts.first_opening <= instant:  # every event up to the instant has been received
+                summary["decisions"] = {"first": format_instant(counts.first_opening)}
             untracked = counts.groups.report()  # type: ignore[union-attr]
             if untracked:
                 summary["untracked"] = untracked
@@ -145,7 +147,7 @@ class Evaluation:
         bets = counts.anytime.bets_of(part) if counts.anytime is not None else None
         sequences = counts.anytime.sequences_of(part) if counts.anytime is not None else None
         rates = counts.rates[part]
-        shown = None if counts.anytime is None else anytime_rates(counts.anytime, part, rates, instant)
+        shown = None if counts.anytime is None else anytime_rates(counts.anytime, part, rates)
         unlabeled = counts.rates.get(UNLABELED + (part[part.index("[given ") :] if "[given " in part else ""), {})
         selective = selective_groups(unlabeled, rates) if part.startswith(("true_positive_rate", "false_positive_rate")) else set()
         body = rate_part(
@@ -259,10 +261,9 @@ RELEASED = "released_in_opening_order"
 """Without a close_after: the outcomes the tests have taken, every trial opened before the earliest one still open."""
 
 
-def anytime_rates(evidence: AnytimeEvidence, part: str, closed: dict[str, Rate], instant: int) -> dict[str, Rate]:
+def anytime_rates(evidence: AnytimeEvidence, part: str, closed: dict[str, Rate]) -> dict[str, Rate]:
     """Each tracked group's hits and trials under anytime verdicts: the matured trials, else those released to the tests."""
     if evidence.horizon is not None:
-        evidence.mature(instant)
         matured = evidence.matured_of(part)
         return {group: matured.get(group, Rate()) for group in closed}
     sequences = evidence.sequences_of(part)

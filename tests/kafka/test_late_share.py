@@ -11,22 +11,15 @@ import pandas as pd
 import pytest
 
 from fairstream.connectors.replay import replay
-from fairstream.paths import SHARED_DATA
+from tests.helpers import german_decisions
 from tests.test_file_order import SPEC
 
 pytestmark = pytest.mark.kafka
 
 
 def test_a_partition_losing_records_to_lateness_is_named(kafka_bootstrap, topic, tmp_path):
-    raw = pd.read_csv(SHARED_DATA / "german-credit.csv")
-    frame = pd.DataFrame(
-        {
-            "id": [str(index) for index in range(len(raw))],
-            "date": [f"2024-01-{index % 31 + 1:02d}" for index in range(len(raw))],
-            "sex": raw["sex9"],
-            "approved": raw["classlabel21"] == 1,
-        }
-    )
+    frame = german_decisions(lambda index: f"2024-01-{index % 31 + 1:02d}")
+    frame = frame.assign(id=frame.id.astype(str), approved=frame.approved == 1)
     replay(frame.to_dict("records"), kafka_bootstrap, topic)
     (tmp_path / "spec.yaml").write_text(SPEC)
     result = subprocess.run(

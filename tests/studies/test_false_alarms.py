@@ -50,7 +50,7 @@ def direct_records(plan: Plan, events: list[dict[str, Any]], config: MonitorConf
 
     Each DECISION opens and closes its own trial, whose variables are the event's gender (`group`) and
     `hired`. Bucket 0 reports every trial in the tick of its close time, as the trial buckets do, and the
-    other buckets report that they are finished (bucket 0 with the span of the decisions it received); `config`
+    other buckets report that they are finished (bucket 0 with the first decision it received); `config`
     replaces the plan's monitor settings.
     """
     config = config or unsuppressed(plan).monitor
@@ -63,7 +63,7 @@ def direct_records(plan: Plan, events: list[dict[str, Any]], config: MonitorConf
         delta.add(plan.outcomes.of(event.time, event.key, values), keep_trial=config.needs_trials)
     monitor = Monitor(config)
     times = [parse(RawRecord(0, offset, raw)).time for offset, raw in enumerate(events)]  # every DECISION opens a trial
-    records = monitor.receive(Report(0, FINISHED, deltas, openings=(min(times), max(times))))
+    records = monitor.receive(Report(0, FINISHED, deltas, first_opening=min(times)))
     for bucket in range(1, config.reporters):
         records += monitor.receive(Report(bucket, FINISHED, {}))
     return records
