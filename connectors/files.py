@@ -3,7 +3,6 @@ dead-letter file has a size cap."""
 
 from __future__ import annotations
 
-import csv
 import itertools
 import logging
 import threading
@@ -18,8 +17,9 @@ from bytewax.inputs import FixedPartitionedSource, StatefulSourcePartition
 from fairstream import metrics
 from fairstream.dataflow.lifecycle import stop_requested
 from fairstream.language.table import ROW
+from fairstream.records.csvrows import CsvTable
 from fairstream.records.errors import ConnectorError, InputError
-from fairstream.records.events import RawRecord
+from fairstream.records.events import RawRecord, Unreadable
 
 OUTPUT_FILES = ("alerts.jsonl", "dead_letters.jsonl", "decisions_shielded.jsonl", "estimates.jsonl")
 """The files `fairstream run` writes, records routed to them by type (sorted: bytewax indexes partitions in name order)."""
@@ -152,6 +152,9 @@ def numbered_rows(open_records: Callable[[], Iterable[Any]]) -> Callable[[], Ite
 
     def rows() -> Iterator[Any]:
         for index, row in enumerate(open_records()):
+            if isinstance(row, Unreadable):
+                yield row
+                continue
             if not isinstance(row, dict):
                 try:
                     row = orjson.loads(row)
@@ -163,16 +166,31 @@ def numbered_rows(open_records: Callable[[], Iterable[Any]]) -> Callable[[], Ite
     return rows
 
 
-def csv_rows(path: str | Path, columns: list[str] | None = None) -> Callable[[], Iterator[dict[str, str]]]:
-    """Opens the file on each call and yields its rows as dicts of strings: named by its header line, or by
-    `columns` for a file without one."""
+def csv_rows(path: str | Path, columns: list[str] | None = None) -> Callable[[], Iterator[dict[str, str] | Unreadable]]:
+    """Opens the file on each call and yields its rows as dicts of strings, named by its header line (or by `columns`
+    for a file without one); a row that cannot be read is an `Unreadable`, which the parser dead-letters (see
+    `records.csvrows`)."""
     path = _existing(path)
 
-    def rows() -> Iterator[dict[str, str]]:
-        with path.open(newline="") as handle:
-            yield from csv.DictReader(handle, fieldnames=columns)
+    def rows() -> Iterator[dict[str, str] | Unreadable]:
+        with path.open("rb") as handle:
+            try:
+                table = CsvTable(handle, columns)
+            except InputError as err:
+                raise InputError(f"{path}: {err}") from None
+            yield from table
 
     return rows
+
+
+def csv_header(path: str | Path) -> list[str]:
+    """The column names on a CSV file's header line."""
+    path = _existing(path)
+    with path.open("rb") as handle:
+        try:
+            return CsvTable(handle).header
+        except InputError as err:
+            raise InputError(f"{path}: {err}") from None
 
 
 def write_jsonl(path: str | Path, records: Iterable[dict[str, Any]]) -> int:

@@ -12,6 +12,7 @@ import orjson
 from fairstream.connectors.kafka import PRODUCER_CONFIG, ensure_topics
 from fairstream.connectors.kafka_config import KafkaConnection, as_connection
 from fairstream.records.errors import ConnectorError
+from fairstream.records.events import Unreadable
 from fairstream.records.parse import field_getter, key_getter
 from fairstream.records.timefmt import time_parser
 
@@ -38,10 +39,11 @@ class EventFields:
 
 
 def _payload(record: Any) -> tuple[bytes, dict[str, Any] | None]:
-    """The bytes to send and, when the record is JSON, its parsed form (to read key and time)."""
+    """The bytes to send and, when the record is JSON, its parsed form (to read key and time); a row its reader could
+    not read is sent as its bytes, for the monitor to dead-letter."""
     if isinstance(record, dict):
         return orjson.dumps(record), record
-    raw = record if isinstance(record, bytes) else str(record).encode()
+    raw = record.text if isinstance(record, Unreadable) else record if isinstance(record, bytes) else str(record).encode()
     try:
         parsed = orjson.loads(raw)
     except orjson.JSONDecodeError:

@@ -6,6 +6,7 @@ import click
 
 from fairstream.cli import console
 from fairstream.cli.console import reports_errors
+from fairstream.connectors.files import csv_header
 from fairstream.connectors.split import split_records
 from fairstream.language.load import load_plan
 from fairstream.records.parse import key_getter, key_name
@@ -24,19 +25,18 @@ def split(spec: str, input_path: str, fmt: str | None, partitions: int, out_dir:
 
     Keys are placed by the spec's input.partitioner (murmur2 by default: where Kafka's default partitioner and
     `fairstream replay` put them on a topic of as many partitions), so `fairstream run SPEC --input 'OUT/part-*'`
-    keeps each file's trials where the file is read. A CSV stays a CSV with the same header; the COMPAS file becomes
+    keeps each file's trials where the file is read. A CSV stays a CSV with the same header (none where the spec names its columns); the COMPAS file becomes
     JSON-lines events.
     """
     plan = load_plan(spec)
     schema = plan.spec.input
     form = fmt or guess_format(input_path)
     open_records = records_of(input_path, form, schema.columns)  # type: ignore[arg-type]
-    columns = None
-    if form == "csv":
-        first = next(iter(open_records()), None)
-        columns = list(first) if first is not None else schema.columns or []
+    columns = (schema.columns or csv_header(input_path)) if form == "csv" else None
     partitioner = "murmur2" if schema.partitioner == "none" else schema.partitioner
-    written = split_records(open_records(), key_getter(schema.key), out_dir, partitions, partitioner=partitioner, columns=columns)
+    written = split_records(
+        open_records(), key_getter(schema.key), out_dir, partitions, partitioner=partitioner, columns=columns, header=schema.columns is None
+    )
     total = sum(count for _, count in written)
     console.console.print(f"wrote {total:,} records into {partitions} files in {out_dir} by {key_name(schema.key)} ({partitioner})", soft_wrap=True)
     console.console.print(f"monitor them with: fairstream run {spec} --input '{out_dir}/part-*'", soft_wrap=True)

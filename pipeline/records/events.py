@@ -22,6 +22,15 @@ class RawRecord(NamedTuple):
     topic: str = ""
 
 
+class Unreadable(NamedTuple):
+    """A raw record its reader could not turn into fields (a CSV row with an unbalanced quote, a line that is not
+    UTF-8): the parser dead-letters it with this reason and detail, keeping its bytes."""
+
+    reason: str
+    detail: str
+    text: bytes
+
+
 class Event(NamedTuple):
     """One validated decision-system event: its dependence key, event time (epoch milliseconds), kind and fields.
 

@@ -29,6 +29,8 @@ TIME_FORMATS = (
 
 FIXES = {
     "not_json": "--format (a CSV file is read as JSON lines?)",
+    "not_csv": "--format, or the file's quoting (a quote left open?)",
+    "bad_encoding": "the file's encoding (fairstream reads UTF-8)",
     "not_object": "--format",
     "missing_field": "input.time, input.key, input.kind or input.kinds",
     "bad_time": "input.time_format",

@@ -9,12 +9,12 @@ import orjson
 
 from fairstream.language.fields import FieldType
 from fairstream.language.stream import InputSchema
-from fairstream.records.events import DeadLetter, Event, RawRecord
+from fairstream.records.events import DeadLetter, Event, RawRecord, Unreadable
 from fairstream.records.hints import TimeFormatGuess, near_fields
 from fairstream.records.redact import DEFAULT, LetterRecord
 from fairstream.records.timefmt import format_instant, representable, time_parser
 
-REASONS = ("not_json", "not_object", "missing_field", "bad_time", "wrong_type", "unknown_kind", "late", "future", "key_too_long", "value_too_long", "wrong_partition", "internal")
+REASONS = ("not_json", "not_csv", "bad_encoding", "not_object", "missing_field", "bad_time", "wrong_type", "unknown_kind", "late", "future", "key_too_long", "value_too_long", "wrong_partition", "internal")
 """Every reason a record can be dead-lettered for."""
 
 _EXACT = {"int": int, "float": float, "str": str, "bool": bool}
@@ -171,6 +171,8 @@ class RecordParser:
         try:
             if isinstance(payload, dict):
                 record = dict(payload) if self._strings or self._nested else payload  # converted in place: keep the row as it came
+            elif type(payload) is Unreadable:
+                return DeadLetter(payload.reason, payload.detail, self._letter_record(payload.text), raw.partition, raw.offset, topic=raw.topic)
             else:
                 try:
                     record = orjson.loads(payload)
