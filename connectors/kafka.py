@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -261,7 +264,7 @@ def kafka_sink(kafka: KafkaConnection | str, alerts_topic: str, give_up_after: f
 
 def record_encoder(alerts_topic: str, shielded_topic: str = "decisions.shielded"):
     """Routes records: alerts and shield interventions to the alert topic, estimates to `<alerts>.estimates`, dead
-    letters to `<alerts>.dlq`, shield statuses beside the estimates, shielded decisions (the decision record, keyed by its id) to `shielded_topic`.
+    letters and undelivered notifications to `<alerts>.dlq`, shield statuses beside the estimates, shielded decisions (the decision record, keyed by its id) to `shielded_topic`.
     Every record but a shielded decision (the decision maker's own record) carries its CloudEvents attributes as
     `ce_` headers (the binary mode of the Kafka protocol binding)."""
     dlq, snapshots = dead_letter_topic(alerts_topic), estimates_topic(alerts_topic)
@@ -270,8 +273,29 @@ def record_encoder(alerts_topic: str, shielded_topic: str = "decisions.shielded"
         kind = record["type"]
         if kind == "shield.decision":
             return KafkaSinkMessage(record["id"].encode(), orjson.dumps(record["record"]), topic=shielded_topic)
-        topic = dlq if kind == "pipeline.dead_letter" else snapshots if kind in ("fairness.estimate", "shield.status") else alerts_topic
+        topic = dlq if kind in ("pipeline.dead_letter", "pipeline.undelivered") else snapshots if kind in ("fairness.estimate", "shield.status") else alerts_topic
         key = record.get("monitor") or record.get("reason") or ""
         return KafkaSinkMessage(key.encode(), orjson.dumps(record), topic=topic, headers=kafka_headers(record))
 
     return encode
+
+
+def undelivered_to_topic(kafka: KafkaConnection | str, alerts_topic: str) -> Callable[[list[dict[str, Any]]], None]:
+    """A writer of `pipeline.undelivered` records to the dead-letter topic, each call acknowledged (or named in one
+    line) within `STOP_GRACE` seconds: notifications that fail are rare, and the run may be ending."""
+    from confluent_kafka import Producer
+
+    producer = Producer(as_connection(kafka).client(PRODUCER_CONFIG))
+    encode = record_encoder(alerts_topic)
+    lock = threading.Lock()
+
+    def write(records: list[dict[str, Any]]) -> None:
+        with lock:
+            for record in records:
+                message = encode(record)
+                with contextlib.suppress(BufferError, KafkaException):
+                    producer.produce(message.topic, message.value, message.key, headers=message.headers)
+            if waiting := producer.flush(STOP_GRACE):
+                log.error("%d undelivered notification record(s) not acknowledged by Kafka at %s either", waiting, as_connection(kafka).bootstrap)
+
+    return write

@@ -1,17 +1,25 @@
-"""Alerts to Prometheus Alertmanager (its v2 API) and to plain webhooks, from a background thread: the dataflow only
-hands records over, waiting at most `OFFER_WAIT` seconds when the queue is full; posts are retried with backoff,
-firing alerts are sent again before Alertmanager would resolve them, and failures are counted in the metrics."""
+"""Alerts to Prometheus Alertmanager (its v2 API) and to plain webhooks, each endpoint from a thread of its own: the
+dataflow only hands records over; a slow or dead endpoint holds up no other and no record. Posts are retried with
+backoff while an endpoint answers and tried once while it fails; each endpoint that starts failing is named in one
+line. Firing alerts are sent again before Alertmanager would resolve them. What an endpoint never accepted (a failed
+webhook post, an alert the queue could not take, what is left when the run ends) is written down as a
+`pipeline.undelivered` record and counted."""
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import queue
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
 
 from fairstream import metrics
 from fairstream.verdicts.alerts import CERTIFIED, RECOVERED, UNCERTIFIED, VIOLATION
@@ -20,16 +28,24 @@ RUNBOOK = "docs/operations.md#alertmanager-and-webhooks"
 """Where an alert's `runbook_url` annotation points, in the documentation: what the alert means and what to do."""
 RESEND_EVERY = 60.0
 """Seconds between re-sending the firing alerts (Alertmanager resolves an alert not seen for its resolve_timeout, 5 min)."""
-OFFER_WAIT = 1.0
-"""Longest the dataflow waits to hand a record over when the queue is full; past it the record is counted as dropped."""
 QUEUE_SIZE = 10_000
+"""Alerts an endpoint's queue holds; one more is undelivered at once (the dataflow never waits for an endpoint)."""
 BACKOFF = (0.5, 1.0, 2.0, 4.0)
-"""Seconds between the tries of one post (then it counts as failed; a firing alert is tried again at the next resend)."""
+"""Seconds between the tries of one post while the endpoint answers (a failing endpoint gets one try a post)."""
+REQUEST_TIMEOUT = 5.0
+"""Seconds one request may take."""
 FLUSH_WAIT = 5.0
-"""Seconds the end of a run waits for what is still queued to be posted."""
+"""Seconds the end of a run waits for what is still queued to be posted; the rest is undelivered."""
+UNDELIVERED = "pipeline.undelivered"
+UNDELIVERED_FILE = "undelivered.jsonl"
+"""Beside a file run's outputs: the alerts a notification endpoint never accepted."""
 
 OPENS = {VIOLATION: "FairnessViolation", CERTIFIED: "FairnessCertified"}
 CLOSES = {RECOVERED: "FairnessViolation", UNCERTIFIED: "FairnessCertified"}
+log = logging.getLogger("fairstream.notify")
+
+Undelivered = Callable[[list[dict[str, Any]]], None]
+"""Where `pipeline.undelivered` records go: a file beside the outputs, or the dead-letter topic."""
 
 
 def _pair(record: dict[str, Any]) -> str:
@@ -67,82 +83,267 @@ def alert_annotations(record: dict[str, Any]) -> dict[str, str]:
     }
 
 
-class Notifier:
-    """Posts alert records to Alertmanager and webhooks from its own thread; see the module's docstring."""
+def shown_url(url: str) -> str:
+    """An endpoint as logs and records name it: scheme, host and port, never credentials or a path (a webhook's path
+    often is its secret).
 
-    def __init__(self, alertmanager: str | None, webhooks: list[str], *, resend_every: float = RESEND_EVERY):
-        self.alertmanager = alertmanager.rstrip("/") if alertmanager else None
-        self.webhooks = list(webhooks)
-        self.resend_every = resend_every
+    >>> shown_url("https://user:token@hooks.example.com:8443/services/T0/B0/secret?x=1")
+    'https://hooks.example.com:8443/…'
+    """
+    parts = urlsplit(url)
+    host = parts.hostname or "?"
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{'/…' if parts.path.strip('/') or parts.query else '/'}"
+
+
+def undelivered_record(target: str, url: str, reason: str, record: dict[str, Any]) -> dict[str, Any]:
+    """What is written down for an alert an endpoint never accepted."""
+    return {"type": UNDELIVERED, "alert_id": record.get("alert_id"), "target": target, "endpoint": shown_url(url), "reason": reason, "record": record}
+
+
+class _Endpoint:
+    """One endpoint's queue, drained by its own thread; posts are retried with backoff while it answers, tried once
+    while it fails. Subclasses say what a batch of alert records becomes (`_deliver`) and what is left at the end."""
+
+    target = ""
+
+    def __init__(self, url: str, undelivered: Undelivered):
+        self.url = url
+        self._undelivered = undelivered
         self._queue: queue.Queue[dict[str, Any] | None] = queue.Queue(QUEUE_SIZE)
-        self._firing: dict[tuple[tuple[str, str], ...], dict[str, Any]] = {}
-        self._thread = threading.Thread(target=self._run, name="fairstream-notify", daemon=True)
+        self._lock = threading.Lock()  # what is still to be delivered, read by `leftovers` from another thread
+        self._in_flight: list[dict[str, Any]] = []
+        self._failing: str | None = None
+        self._closing = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"fairstream-notify-{self.target}", daemon=True)
         self._thread.start()
 
     def offer(self, record: dict[str, Any]) -> None:
-        """Hand over an output record (only alerts are posted); never waits longer than `OFFER_WAIT`."""
-        if record.get("type") not in (*OPENS, *CLOSES):
-            return
         try:
-            self._queue.put(record, timeout=OFFER_WAIT)
+            self._queue.put_nowait(record)
         except queue.Full:
-            metrics.NOTIFICATIONS_FAILED.labels("queue").inc()
+            self._give_up([record], f"its queue held {QUEUE_SIZE:,} alerts the endpoint had not taken")
 
-    def close(self, wait: float = FLUSH_WAIT) -> None:
-        """Post what is queued (waiting at most `wait` seconds), then stop."""
+    def stop(self) -> None:
+        self._closing.set()
         with contextlib.suppress(queue.Full):
-            self._queue.put(None, timeout=wait)
+            self._queue.put_nowait(None)
+
+    def join(self, wait: float) -> None:
         self._thread.join(wait)
 
-    def _run(self) -> None:
-        last_sent = time.monotonic()
+    def leftovers(self) -> list[dict[str, Any]]:
+        """The alerts not delivered when the run ended, as `pipeline.undelivered` records."""
+        why = f"not accepted when the run ended{f' ({self._failing})' if self._failing else ''}"
+        with self._lock:
+            left = [*self._in_flight, *self._pending()]
+            self._in_flight = []
+            self._clear()
         while True:
             try:
-                record = self._queue.get(timeout=max(0.1, self.resend_every - (time.monotonic() - last_sent)))
+                record = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if record is not None:
+                left.append(record)
+        return [undelivered_record(self.target, self.url, why, record) for record in left]
+
+    def _run(self) -> None:
+        while True:
+            try:
+                record = self._queue.get(timeout=self._wait())
             except queue.Empty:
                 record = {}
             if record is None:
                 return
-            if record:
-                self._deliver(record)
-            if self.alertmanager and self._firing and time.monotonic() - last_sent >= self.resend_every:
-                self._post("alertmanager", f"{self.alertmanager}/api/v2/alerts", list(self._firing.values()))
-                last_sent = time.monotonic()
+            batch = [record] if record else []
+            while batch and len(batch) < 500:  # take what else is queued, so a slow endpoint does not fall behind
+                try:
+                    more = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None:
+                    self._queue.put(None)  # handled once this batch is delivered
+                    break
+                batch.append(more)
+            with self._lock:
+                self._in_flight = list(batch)
+            try:
+                self._deliver(batch)
+            except Exception as err:  # nothing an endpoint answers may end the thread: what it held is written down
+                log.exception("notifications to %s %s failed", self.target, shown_url(self.url))
+                with self._lock:
+                    held, self._in_flight = self._in_flight, []
+                self._give_up(held, f"{type(err).__name__}: {err}")
 
-    def _deliver(self, record: dict[str, Any]) -> None:
-        for url in self.webhooks:
-            self._post("webhook", url, record)
-        if not self.alertmanager:
-            return
+    def _done(self, record: dict[str, Any]) -> None:
+        """A record of the batch in hand is delivered, given up, or kept elsewhere: no longer in flight."""
+        with self._lock:
+            self._in_flight = [held for held in self._in_flight if held is not record]
+
+    def _post(self, body: Any) -> bool:
+        """Post one body (retried with backoff while the endpoint answers); whether the endpoint accepted it."""
+        data = json.dumps(body).encode()
+        pauses = () if self._failing or self._closing.is_set() else BACKOFF
+        for pause in (*pauses, None):
+            reason = self._try(data)
+            if reason is None:
+                metrics.notification_sent(self.target)
+                if self._failing:
+                    log.info("notifications to %s %s are accepted again", self.target, shown_url(self.url))
+                self._failing = None
+                return True
+            if pause is None or self._closing.wait(pause):
+                break
+        metrics.notification_failed(self.target)
+        if self._failing is None:
+            log.warning(
+                "notifications to %s %s fail: %s; until it answers each post is tried once, and an alert it never accepts is written down (%s)",
+                self.target, shown_url(self.url), reason, UNDELIVERED,
+            )  # fmt: skip
+        self._failing = reason
+        return False
+
+    def _try(self, data: bytes) -> str | None:
+        """One request: None when the endpoint accepted it, else why not (any answer, HTTP or not, is survived)."""
+        request = urllib.request.Request(self.url, data=data, headers={"Content-Type": "application/json"}, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=REQUEST_TIMEOUT) as response:
+                return None if response.status < 300 else f"HTTP {response.status}"
+        except urllib.error.HTTPError as err:
+            return f"HTTP {err.code}"
+        except urllib.error.URLError as err:
+            return str(err.reason)
+        except TimeoutError:
+            return f"no answer within {REQUEST_TIMEOUT:g} s"
+        except Exception as err:  # a garbled answer (http.client.BadStatusLine …), a reset connection: a failed post
+            text = " ".join(str(err).split())[:120]  # what the endpoint sent, on one line and short
+            return f"{type(err).__name__}: {text}" if text else type(err).__name__
+
+    def _give_up(self, records: list[dict[str, Any]], reason: str) -> None:
+        metrics.notification_undelivered(self.target, len(records))
+        self._undelivered([undelivered_record(self.target, self.url, reason, record) for record in records])
+
+    def _wait(self) -> float:
+        return 3600.0
+
+    def _deliver(self, batch: list[dict[str, Any]]) -> None:
+        raise NotImplementedError
+
+    def _pending(self) -> list[dict[str, Any]]:
+        return []
+
+    def _clear(self) -> None:
+        pass
+
+
+class _Webhook(_Endpoint):
+    """Every alert record posted as it is, one post each; one that fails is undelivered."""
+
+    target = "webhook"
+
+    def _deliver(self, batch: list[dict[str, Any]]) -> None:
+        for record in batch:
+            if not self._post(record):
+                self._give_up([record], self._failing or "refused")
+            self._done(record)
+
+
+class _Alertmanager(_Endpoint):
+    """Alerts posted to Alertmanager's v2 API, what is queued in one post; the firing ones sent again every
+    `resend_every` seconds. A post that fails leaves its alerts unsent, for the next post."""
+
+    target = "alertmanager"
+
+    def __init__(self, url: str, undelivered: Undelivered, resend_every: float):
+        self.resend_every = resend_every
+        self._firing: dict[tuple[str, ...], tuple[dict[str, Any], dict[str, Any]]] = {}
+        self._unsent: dict[tuple[tuple[str, str], ...], tuple[dict[str, Any], dict[str, Any]]] = {}  # by labels: not yet accepted
+        self._last_resend = time.monotonic()
+        super().__init__(url, undelivered)
+
+    def _wait(self) -> float:
+        return max(0.1, self.resend_every - (time.monotonic() - self._last_resend))
+
+    def _deliver(self, batch: list[dict[str, Any]]) -> None:
+        resend = time.monotonic() - self._last_resend >= self.resend_every
+        with self._lock:
+            for record in batch:
+                self._note(record)
+            self._in_flight = []  # each is unsent now, until a post carries it
+            firing = {tuple(sorted(payload["labels"].items())): (payload, record) for payload, record in self._firing.values()}
+            sending = {**firing, **self._unsent} if resend else dict(self._unsent)
+        if resend:
+            self._last_resend = time.monotonic()
+        if sending and self._post([payload for payload, _record in sending.values()]):
+            with self._lock:
+                for identity, alert in sending.items():
+                    if self._unsent.get(identity) is alert:
+                        del self._unsent[identity]
+
+    def _note(self, record: dict[str, Any]) -> None:
+        """A firing alert becomes firing; an ending one resolves the alert that fired (its pair may have been named
+        otherwise then: another widest pair, a withheld order). What is unsent is kept per label set, Alertmanager's
+        identity of an alert: the latest state of each is posted."""
         kind = record["type"]
         labels = alert_labels(record, OPENS.get(kind) or CLOSES[kind])
         identity = alert_identity(record, labels["alertname"])
         payload = {"labels": labels, "annotations": alert_annotations(record), "startsAt": record.get("emitted_at")}
         if kind in OPENS:
-            self._firing[identity] = payload
-        else:  # resolve the alert that fired: its pair may have been named otherwise then (another widest pair, a withheld order)
+            self._firing[identity] = (payload, record)
+        else:
             opened = self._firing.pop(identity, None)
-            payload["labels"] = (opened or payload)["labels"]
-            payload["startsAt"] = (opened or payload)["startsAt"]
+            if opened is not None:
+                payload["labels"], payload["startsAt"] = opened[0]["labels"], opened[0]["startsAt"]
             payload["endsAt"] = record.get("emitted_at")
-        self._post("alertmanager", f"{self.alertmanager}/api/v2/alerts", [payload])
+        self._unsent[tuple(sorted(payload["labels"].items()))] = (payload, record)
 
-    def _post(self, target: str, url: str, body: Any) -> bool:
-        data = json.dumps(body).encode()
-        for pause in (*BACKOFF, None):
-            request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"}, method="POST")
-            try:
-                with urllib.request.urlopen(request, timeout=5) as response:
-                    if response.status < 300:
-                        metrics.NOTIFICATIONS_SENT.labels(target).inc()
-                        return True
-            except OSError:
-                pass
-            if pause is None:
-                break
-            time.sleep(pause)
-        metrics.NOTIFICATIONS_FAILED.labels(target).inc()
-        return False
+    def _pending(self) -> list[dict[str, Any]]:
+        return [record for _payload, record in self._unsent.values()]
+
+    def _clear(self) -> None:
+        self._unsent.clear()
+
+
+class UndeliveredFile:
+    """`pipeline.undelivered` records appended to a JSON-lines file beside the run's outputs (created on the first)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self._lock = threading.Lock()
+
+    def __call__(self, records: list[dict[str, Any]]) -> None:
+        with self._lock, self.path.open("ab") as handle:
+            handle.write(b"".join(orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE) for record in records))
+
+
+class Notifier:
+    """Posts alert records to Alertmanager and webhooks; see the module's docstring."""
+
+    def __init__(self, alertmanager: str | None, webhooks: list[str], undelivered: Undelivered, *, resend_every: float = RESEND_EVERY):
+        self._undelivered = undelivered
+        self.endpoints: list[_Endpoint] = [_Webhook(url, undelivered) for url in webhooks]
+        if alertmanager:
+            self.endpoints.append(_Alertmanager(f"{alertmanager.rstrip('/')}/api/v2/alerts", undelivered, resend_every))
+
+    def offer(self, record: dict[str, Any]) -> None:
+        """Hand over an output record (only alerts are posted); never waits."""
+        if record.get("type") in (*OPENS, *CLOSES):
+            for endpoint in self.endpoints:
+                endpoint.offer(record)
+
+    def close(self, wait: float = FLUSH_WAIT) -> None:
+        """Post what is queued (waiting at most `wait` seconds), then write down and count what is left."""
+        deadline = time.monotonic() + wait
+        for endpoint in self.endpoints:
+            endpoint.stop()
+        for endpoint in self.endpoints:
+            endpoint.join(max(0.0, deadline - time.monotonic()))
+        for endpoint in self.endpoints:
+            left = endpoint.leftovers()
+            if left:
+                metrics.notification_undelivered(endpoint.target, len(left))
+                self._undelivered(left)
 
 
 _active: Notifier | None = None
@@ -155,13 +356,15 @@ def offer(record: dict[str, Any]) -> None:
 
 
 @contextlib.contextmanager
-def notifying(alertmanager: str | None, webhooks: list[str]) -> Iterator[None]:
-    """Post this process's alerts while the block runs (nothing when no target is given)."""
+def notifying(alertmanager: str | None, webhooks: list[str], undelivered: Callable[[], Undelivered], place: str) -> Iterator[None]:
+    """Post this process's alerts while the block runs (nothing when no target is given); `undelivered` makes the
+    writer of what is never accepted, which the summary names as `place`."""
     global _active
     if not alertmanager and not webhooks:
         yield
         return
-    _active = Notifier(alertmanager, webhooks)
+    _active = Notifier(alertmanager, webhooks, undelivered())
+    metrics.notifying(place)
     try:
         yield
     finally:

@@ -31,8 +31,9 @@ OPEN_TRIALS = Gauge("fairstream_open_trials", "Trials open now, per monitor", ["
 PARTITION_TIME = Gauge("fairstream_partition_event_time_seconds", "Latest event time (Unix seconds) seen on an input partition", ["partition"], registry=REGISTRY)
 LAG = Gauge("fairstream_consumer_lag_messages", "Messages on a Kafka input partition not yet read", ["topic", "partition"], registry=REGISTRY)
 NOTIFICATIONS_SENT = Counter("fairstream_notifications_sent", "Posts Alertmanager or a webhook accepted, per target", ["target"], registry=REGISTRY)
-NOTIFICATIONS_FAILED = Counter(
-    "fairstream_notifications_failed", "Posts that failed after every retry (or alerts the full queue could not take), per target", ["target"], registry=REGISTRY
+NOTIFICATIONS_FAILED = Counter("fairstream_notifications_failed", "Posts that failed after every try, per target", ["target"], registry=REGISTRY)
+NOTIFICATIONS_UNDELIVERED = Counter(
+    "fairstream_notifications_undelivered", "Alerts an endpoint never accepted, written down as pipeline.undelivered records, per target", ["target"], registry=REGISTRY
 )
 ALERTS = Counter("fairstream_alerts", "Alert records written, per monitor and type (violation, recovery, shield intervention)", ["monitor", "type"], registry=REGISTRY)
 SHIELD_DECISIONS = Counter(
@@ -151,6 +152,32 @@ def dead_letter_unwritten() -> None:
     UNWRITTEN.inc()
     with _tally_lock:
         _tally.unwritten += 1
+
+
+def notifying(place: str) -> None:
+    """The run posts alerts: its summary counts the posts, and names `place`, where undelivered alerts are written."""
+    with _tally_lock:
+        _tally.notifications = {"sent": 0, "failed": 0, "undelivered": 0}
+        _tally.undelivered_to = place
+
+
+def _notification(kind: str, target: str, counter: Counter, count: int = 1) -> None:
+    counter.labels(target).inc(count)
+    with _tally_lock:
+        if _tally.notifications is not None:
+            _tally.notifications[kind] += count
+
+
+def notification_sent(target: str) -> None:
+    _notification("sent", target, NOTIFICATIONS_SENT)
+
+
+def notification_failed(target: str) -> None:
+    _notification("failed", target, NOTIFICATIONS_FAILED)
+
+
+def notification_undelivered(target: str, count: int) -> None:
+    _notification("undelivered", target, NOTIFICATIONS_UNDELIVERED, count)
 
 
 def lag(partition: int, messages: int, topic: str) -> None:

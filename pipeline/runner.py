@@ -31,12 +31,13 @@ from fairstream.connectors.kafka import (
     estimates_topic,
     kafka_sink,
     record_encoder,
+    undelivered_to_topic,
     wait_for_topic,
 )
 from fairstream.connectors.kafka_config import KafkaConnection, load_connection
 from fairstream.connectors.kafka_source import co_partitioned, kafka_source
 from fairstream.connectors.metrics_server import serving
-from fairstream.connectors.notify import notifying
+from fairstream.connectors.notify import UNDELIVERED_FILE, Undelivered, UndeliveredFile, notifying
 from fairstream.connectors.recovery import claim_store, prepare_store, resume_epoch
 from fairstream.dataflow import collector
 from fairstream.dataflow.flow import build_flow
@@ -228,7 +229,7 @@ def prepare(job: Job) -> bool:
         try:
             out.mkdir(parents=True, exist_ok=True)
             if job.recovery is None:
-                for name in OUTPUT_FILES:
+                for name in (*OUTPUT_FILES, UNDELIVERED_FILE):
                     (out / name).unlink(missing_ok=True)
             (out / ".writable").touch()
             (out / ".writable").unlink()
@@ -244,6 +245,21 @@ def prepare(job: Job) -> bool:
         prepare_store(Path(job.recovery))
         claim_store(Path(job.recovery), made_for(job, plans, input_partitions))
     return True
+
+
+def undelivered_writer(job: Job) -> Undelivered:
+    """Where the alerts a notification endpoint never accepted are written down: beside the output files, or on the
+    dead-letter topic."""
+    if isinstance(job.output, FileOutput):
+        return UndeliveredFile(Path(job.output.out_dir) / UNDELIVERED_FILE)
+    return undelivered_to_topic(kafka_of(job, job.output), job.output.alerts)
+
+
+def undelivered_place(job: Job) -> str:
+    """How the summary names where undelivered alerts are written down."""
+    if isinstance(job.output, FileOutput):
+        return str(Path(job.output.out_dir) / UNDELIVERED_FILE)
+    return f"topic {dead_letter_topic(job.output.alerts)!r}"
 
 
 def made_for(job: Job, plans: list[Plan], input_partitions: int) -> dict[str, object]:
@@ -280,7 +296,7 @@ def execute(job: Job, *, workers: int = 1, processes: int = 1, own_process: bool
         with (
             stopping(),
             serving(job.metrics_port, job.metrics_host),
-            notifying(job.alertmanager, job.webhooks),
+            notifying(job.alertmanager, job.webhooks, lambda: undelivered_writer(job), undelivered_place(job)),
             signing(job.signing_key),
             panic_reports_hidden() if own_process else nullcontext(),
             _unwrapped(),
@@ -310,7 +326,7 @@ def run_worker(job: Job, addresses: list[str], index: int, workers: int, tally_p
         with (
             stopping(),
             serving(None if job.metrics_port is None else job.metrics_port + index, job.metrics_host),
-            notifying(job.alertmanager, job.webhooks),
+            notifying(job.alertmanager, job.webhooks, lambda: undelivered_writer(job), undelivered_place(job)),
             signing(job.signing_key),
             panic_reports_hidden(),
             _unwrapped(),

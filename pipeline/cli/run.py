@@ -132,6 +132,11 @@ def print_run(tally: RunTally, monitors: list[str]) -> None:
             console.warning(f"dead letters {line}")
     for partition, late, read in tally.late_shares():
         console.warning(late_line(partition, late, read))
+    notifications = tally.notifications_line()
+    if notifications is not None and tally.notifications and tally.notifications["undelivered"]:
+        console.warning(notifications)
+    elif notifications is not None:
+        console.console.print(notifications, markup=False, soft_wrap=True)
 
 
 @click.command()

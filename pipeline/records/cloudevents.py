@@ -19,6 +19,7 @@ SCHEMAS = {
     "shield.intervention": "shield-intervention",
     "shield.status": "shield-status",
     "pipeline.dead_letter": "dead-letter",
+    "pipeline.undelivered": "undelivered",
 }
 """Each record type's JSON Schema, `schemas/<name>.schema.json` beside this module, whose `$id` is `schema_uri(name)`."""
 

@@ -91,6 +91,11 @@ class RunTally(BaseModel):
     shielded: int = 0
     """Decisions a shield passed on."""
     interventions: int = 0
+    notifications: dict[str, int] | None = None
+    """Where the run posts alerts: posts accepted (`sent`), posts that failed (`failed`), and alerts an endpoint never
+    accepted (`undelivered`, written down as `pipeline.undelivered` records)."""
+    undelivered_to: str | None = None
+    """Where the undelivered alerts are written down."""
 
     @property
     def rejected(self) -> int:
@@ -131,6 +136,16 @@ class RunTally(BaseModel):
             for reason, count in leading
         ]
 
+    def notifications_line(self) -> str | None:
+        """`notifications: 12 posts accepted, 3 failed; 2 alert(s) never accepted, written to …`, when the run posts alerts."""
+        if self.notifications is None:
+            return None
+        counts = self.notifications
+        line = f"notifications: {counts['sent']:,} post(s) accepted, {counts['failed']:,} failed"
+        if counts["undelivered"]:
+            line += f"; {counts['undelivered']:,} alert(s) never accepted, written to {self.undelivered_to}"
+        return line
+
     def late_shares(self) -> list[tuple[int, int, int]]:
         """(partition, late, read) of each partition whose late share passes `LATE_SHARE`."""
         return [
@@ -152,6 +167,11 @@ class RunTally(BaseModel):
         self.resumed = self.resumed or other.resumed
         self.shielded += other.shielded
         self.interventions += other.interventions
+        if other.notifications is not None:
+            self.undelivered_to = self.undelivered_to or other.undelivered_to
+            mine = self.notifications = self.notifications or {}
+            for name, count in other.notifications.items():
+                mine[name] = mine.get(name, 0) + count
         for reason, count in other.dead_letters.items():
             self.dead_letters[reason] = self.dead_letters.get(reason, 0) + count
         for reason, detail in other.examples.items():
