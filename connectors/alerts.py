@@ -30,6 +30,37 @@ def subscribe(
     Reads by partition assignment, without joining a consumer group, so it starts at once. A record that is not a JSON
     object is told to `on_bad` (a sentence naming it) and skipped, or without `on_bad` raises `ConnectorError`.
     """
+    seen: set[str] = set()
+    messages = topic_messages(kafka, topic, from_beginning=from_beginning, follow=follow, poll_seconds=poll_seconds, wait_seconds=wait_seconds)
+    for partition, offset, value in messages:
+        try:
+            record = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            record = None
+        if not isinstance(record, dict):
+            bad = f"the record at offset {offset} of {topic!r} partition {partition} is not a JSON object: is it a fairstream topic?"
+            if on_bad is None:
+                raise ConnectorError(bad)
+            on_bad(bad)
+            continue
+        record_id = record.get("alert_id")
+        if distinct and record_id in seen:
+            continue
+        if record_id is not None:
+            seen.add(record_id)
+        yield record
+
+
+def topic_messages(
+    kafka: KafkaConnection | str,
+    topic: str,
+    *,
+    from_beginning: bool = True,
+    follow: bool = False,
+    poll_seconds: float = 0.5,
+    wait_seconds: float = 0.0,
+) -> Iterator[tuple[int, int, bytes]]:
+    """Every message of `topic` as (partition, offset, value), each partition in order; see `subscribe` for when it stops."""
     from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, TopicPartition
 
     kafka = as_connection(kafka)
@@ -47,29 +78,13 @@ def subscribe(
         consumer.assign([TopicPartition(topic, partition, start) for partition in partitions])
         ends = {partition: consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=CONNECT_TIMEOUT)[1] for partition in partitions}
         positions = {partition: -1 for partition in partitions}
-        seen: set[str] = set()
         while True:
             messages = consumer.consume(num_messages=1000, timeout=poll_seconds)
             for message in messages:
                 if message.error() is not None:
                     continue  # partition-end events and transient errors: librdkafka retries
                 positions[message.partition()] = message.offset()
-                try:
-                    record = orjson.loads(message.value())
-                except orjson.JSONDecodeError:
-                    record = None
-                if not isinstance(record, dict):
-                    bad = f"the record at offset {message.offset()} of {topic!r} partition {message.partition()} is not a JSON object: is it a fairstream topic?"
-                    if on_bad is None:
-                        raise ConnectorError(bad)
-                    on_bad(bad)
-                    continue
-                record_id = record.get("alert_id")
-                if distinct and record_id in seen:
-                    continue
-                if record_id is not None:
-                    seen.add(record_id)
-                yield record
+                yield message.partition(), message.offset(), message.value() or b""
             # an idle poll as well as the end offsets: some brokers report the end of a topic early
             if not follow and not messages and all(positions[p] + 1 >= ends[p] or not from_beginning for p in partitions):
                 return

@@ -21,7 +21,7 @@ from fairstream.records.csvrows import CsvTable
 from fairstream.records.errors import ConnectorError, InputError
 from fairstream.records.events import RawRecord, Unreadable
 
-OUTPUT_FILES = ("alerts.jsonl", "dead_letters.jsonl", "decisions_shielded.jsonl", "estimates.jsonl")
+OUTPUT_FILES = ("alerts.jsonl", "dead_letters.jsonl", "decisions_shielded.jsonl", "estimates.jsonl", "seals.jsonl")
 """The files `fairstream run` writes, records routed to them by type (sorted: bytewax indexes partitions in name order)."""
 
 DEAD_LETTERS = "dead_letters.jsonl"
@@ -35,8 +35,14 @@ _FILE_OF_TYPE = {
     "shield.status": "estimates.jsonl",
     "pipeline.dead_letter": DEAD_LETTERS,
     "shield.decision": "decisions_shielded.jsonl",
+    "pipeline.seal": "seals.jsonl",
 }
 log = logging.getLogger("fairstream.files")
+
+
+def file_of(record: dict[str, Any]) -> str:
+    """The output file a record is written to, by its type."""
+    return _FILE_OF_TYPE.get(record.get("type"), "alerts.jsonl")  # type: ignore[arg-type]
 
 
 class FileEncoder:
@@ -56,7 +62,7 @@ class FileEncoder:
 
     def __call__(self, record: dict[str, Any]) -> tuple[str, str] | None:
         kind = record["type"]
-        name = _FILE_OF_TYPE.get(kind, "alerts.jsonl")
+        name = file_of(record)
         encoded = orjson.dumps(record["record"] if kind == "shield.decision" else record)
         if name == DEAD_LETTERS:
             with self._lock:

@@ -16,6 +16,7 @@ from confluent_kafka import KafkaException
 
 from fairstream.connectors.kafka_config import CONNECT_TIMEOUT, ClientErrors, KafkaConnection, as_connection
 from fairstream.dataflow.lifecycle import stop_requested
+from fairstream.records.chain import SEAL
 from fairstream.records.cloudevents import kafka_headers
 from fairstream.records.errors import ConnectorError, UndeliveredError
 
@@ -46,6 +47,11 @@ MISSING_TOPIC_EVERY = 30.0
 
 def dead_letter_topic(alerts_topic: str) -> str:
     return f"{alerts_topic}.dlq"
+
+
+def seals_topic(alerts_topic: str) -> str:
+    """Where the seals of a job's hash chains go (see `records.chain`)."""
+    return f"{alerts_topic}.seals"
 
 
 def estimates_topic(alerts_topic: str) -> str:
@@ -264,17 +270,17 @@ def kafka_sink(kafka: KafkaConnection | str, alerts_topic: str, give_up_after: f
 
 def record_encoder(alerts_topic: str, shielded_topic: str = "decisions.shielded"):
     """Routes records: alerts and shield interventions to the alert topic, estimates to `<alerts>.estimates`, dead
-    letters and undelivered notifications to `<alerts>.dlq`, shield statuses beside the estimates, shielded decisions (the decision record, keyed by its id) to `shielded_topic`.
+    letters and undelivered notifications to `<alerts>.dlq`, the chains' seals to `<alerts>.seals`, shield statuses beside the estimates, shielded decisions (the decision record, keyed by its id) to `shielded_topic`.
     Every record but a shielded decision (the decision maker's own record) carries its CloudEvents attributes as
     `ce_` headers (the binary mode of the Kafka protocol binding)."""
-    dlq, snapshots = dead_letter_topic(alerts_topic), estimates_topic(alerts_topic)
+    dlq, snapshots, seals = dead_letter_topic(alerts_topic), estimates_topic(alerts_topic), seals_topic(alerts_topic)
 
     def encode(record: dict[str, Any]) -> KafkaSinkMessage:
         kind = record["type"]
         if kind == "shield.decision":
             return KafkaSinkMessage(record["id"].encode(), orjson.dumps(record["record"]), topic=shielded_topic)
-        topic = dlq if kind in ("pipeline.dead_letter", "pipeline.undelivered") else snapshots if kind in ("fairness.estimate", "shield.status") else alerts_topic
-        key = record.get("monitor") or record.get("reason") or ""
+        topic = dlq if kind in ("pipeline.dead_letter", "pipeline.undelivered") else snapshots if kind in ("fairness.estimate", "shield.status") else seals if kind == SEAL else alerts_topic
+        key = record.get("monitor") or record.get("reason") or record.get("writer") or ""
         return KafkaSinkMessage(key.encode(), orjson.dumps(record), topic=topic, headers=kafka_headers(record))
 
     return encode

@@ -222,8 +222,11 @@ class Monitor:
         records = self._on_close(final) if self.config.on_close else self._every_tick(final)
         if ending and not self.ended and self.end is not None and self.closed == 0 and self.incomplete == 0 and not records:
             records = self.verdicts.records(self, self.end)  # type: ignore[union-attr]  # no trial closed: the counts (evicted, unfinished) are still published
+        linked = self.chain.link_all(records)  # type: ignore[union-attr]
+        if ending and not self.ended:  # the input has ended: the chain is closed
+            linked.append(self.chain.seal(final=True))  # type: ignore[union-attr]
         self.ended = self.ended or ending
-        return self.chain.link_all(records)  # type: ignore[union-attr]
+        return linked
 
     def _every_tick(self, final: int) -> list[dict[str, Any]]:
         if self.next_tick is None:

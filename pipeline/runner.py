@@ -31,6 +31,7 @@ from fairstream.connectors.kafka import (
     estimates_topic,
     kafka_sink,
     record_encoder,
+    seals_topic,
     undelivered_to_topic,
     wait_for_topic,
 )
@@ -237,7 +238,7 @@ def prepare(job: Job) -> bool:
             raise InputError(f"cannot write to the output directory {out}: {err.strerror}") from None
     else:
         alerts = job.output.alerts
-        topics = {alerts: 1, dead_letter_topic(alerts): 1, estimates_topic(alerts): 1}
+        topics = {alerts: 1, dead_letter_topic(alerts): 1, estimates_topic(alerts): 1, seals_topic(alerts): 1}
         if job.shield and isinstance(job.input, KafkaInput):
             topics[f"{job.input.topics[0]}.shielded"] = input_partitions
         ensure_topics(kafka_of(job, job.output), topics, replication_factor=job.output.replication_factor)

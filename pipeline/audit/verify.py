@@ -1,9 +1,12 @@
 """Walk the hash chains of a run's records and name the first broken link (pure; see `records.chain`).
 
-Each record's content must match its hash; each writer's records must run 0, 1, 2, … with each `prev` the hash of the
-one before and one spec hash throughout. A record met again with the same position and hash is a duplicate (at-least-once
-delivery, a resumed run), not a break; two different records at one position, a missing position, a record without a
-chain and a changed record are breaks.
+Each record's content must match its hash and sit where records of its type are written; each writer's records must
+run 0, 1, 2, … with each `prev` the hash of the one before and one spec hash throughout, in that order within each
+file or topic partition, and end with the writer's closing seal. A record met again with the same position and hash
+is a duplicate (at-least-once delivery, a resumed run), not a break; two different records at one position, a missing
+position, a record out of order or out of place, a record after the closing seal, a chain without one, a record
+without a chain and a changed record are breaks. `emitted_at`, the wall-clock time a record was written, is outside
+the hashes: a replay changes it.
 """
 
 from __future__ import annotations
@@ -13,28 +16,38 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from fairstream.records.chain import GENESIS, record_hash
+from fairstream.records.chain import GENESIS, SEAL, record_hash
 from fairstream.records.signing import signed_by
 
 
 class Located(NamedTuple):
-    """A record and where it was read: a file and line, or a topic and its place in the topic."""
+    """A record and where it was read: a file and line, or a topic, partition and offset; `home` is where a record of
+    its type is written (None where its type does not say)."""
 
     source: str
     position: int
     record: dict[str, Any]
+    partition: int = -1
+    home: str | None = None
 
     def where(self) -> str:
-        return f"{self.source} line {self.position}" if self.source.endswith(".jsonl") else f"{self.source} record {self.position}"
+        return f"{self.source} line {self.position}" if self.partition < 0 else f"{self.source} partition {self.partition} offset {self.position}"
+
+    def stream(self) -> str:
+        """The file, or topic partition, whose order the records of one writer keep."""
+        return self.source if self.partition < 0 else f"{self.source} partition {self.partition}"
 
 
 @dataclass
 class ChainCheck:
-    """What a walk of the chains found: records checked per writer, duplicates, and the breaks in reading order."""
+    """What a walk of the chains found: records checked per writer, duplicates, the breaks in reading order, and the
+    chains left open (no closing seal: a run that goes on), each with the place of its last checkpoint."""
 
     checked: Counter = field(default_factory=Counter)
     duplicates: int = 0
     breaks: list[str] = field(default_factory=list)
+    open: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """writer → (its last checkpoint's place, or -1; its last record's place)."""
 
     @property
     def intact(self) -> bool:
@@ -43,7 +56,17 @@ class ChainCheck:
     def summary(self) -> str:
         writers = ", ".join(f"{writer}: {count:,}" for writer, count in sorted(self.checked.items()))
         duplicated = f"; {self.duplicates:,} duplicate(s) of records already seen (re-sent, same hash)" if self.duplicates else ""
-        return f"verified {sum(self.checked.values()):,} record(s) in {len(self.checked)} chain(s) ({writers}){duplicated}"
+        sealed = len(self.checked) - len(self.open)
+        opened = "".join(
+            f"; {writer} is open, vouched for through #{checkpoint} ({last - checkpoint:,} record(s) after it could still be cut unseen)"
+            if checkpoint >= 0
+            else f"; {writer} is open with no checkpoint yet ({last + 1:,} record(s) could still be cut unseen)"
+            for writer, (checkpoint, last) in sorted(self.open.items())
+        )
+        return (
+            f"verified {sum(self.checked.values()):,} record(s) in {len(self.checked)} chain(s) ({writers}), {sealed} closed by its seal{duplicated}{opened}; "
+            "emitted_at (when a record was written) is outside the hashes"
+        )
 
 
 class _Link(NamedTuple):
@@ -61,34 +84,84 @@ def _name(found: Located) -> str:
     return f"{found.where()}: record {record.get('alert_id', '?')} ({chain.get('writer', '?')} #{chain.get('seq', '?')})"
 
 
-def verify_chains(records: Iterable[Located], public_key: Any = None) -> ChainCheck:
-    """Check every record's hash and every writer's sequence, and with `public_key` (Ed25519) every record's signature;
-    breaks are listed in the order the records were read."""
-    check = ChainCheck()
-    seen: dict[str, dict[int, _Link]] = {}
-    for found in records:
-        chain = found.record.get("chain")
+class _Walk:
+    """The state of one walk: every writer's places, the last place per writer and stream, and the seals met."""
+
+    def __init__(self, public_key: Any):
+        self.public_key = public_key
+        self.check = ChainCheck()
+        self.seen: dict[str, dict[int, _Link]] = {}
+        self.last_in: dict[tuple[str, str], int] = {}
+        self.final: dict[str, int] = {}
+        self.checkpoints: dict[str, int] = {}
+
+    def take(self, found: Located) -> None:
+        breaks = self.check.breaks
+        record, chain = found.record, found.record.get("chain")
         if not isinstance(chain, dict) or not {"writer", "seq", "prev", "spec", "hash"} <= chain.keys():
-            check.breaks.append(f"{found.where()}: record {found.record.get('alert_id', '?')} carries no chain (written by another program, or edited)")
-            continue
-        if record_hash(found.record) != chain["hash"]:
-            check.breaks.append(f"{_name(found)} was changed after it was written: its content does not match its hash")
-            continue
-        if public_key is not None and not (chain.get("sig") and signed_by(public_key, chain["hash"], chain["sig"])):
-            check.breaks.append(f"{_name(found)} is not signed by the given key")
-            continue
-        positions = seen.setdefault(chain["writer"], {})
-        first = positions.get(chain["seq"])
+            breaks.append(f"{found.where()}: record {record.get('alert_id', '?')} carries no chain (written by another program, or edited)")
+            return
+        if record_hash(record) != chain["hash"]:
+            breaks.append(f"{_name(found)} was changed after it was written: its content does not match its hash")
+            return
+        if self.public_key is not None and not (chain.get("sig") and signed_by(self.public_key, chain["hash"], chain["sig"])):
+            breaks.append(f"{_name(found)} is not signed by the given key")
+            return
+        if found.home is not None and found.home != found.source:
+            breaks.append(f"{_name(found)} is a {record.get('type')} record, which is written to {found.home}, not {found.source}")
+        writer, seq = chain["writer"], chain["seq"]
+        positions = self.seen.setdefault(writer, {})
+        first = positions.get(seq)
         if first is None:
-            positions[chain["seq"]] = _Link(_name(found), found.where(), chain["hash"], chain["prev"], chain["spec"])
+            positions[seq] = _Link(_name(found), found.where(), chain["hash"], chain["prev"], chain["spec"])
         elif first.hash == chain["hash"]:
-            check.duplicates += 1
+            self.check.duplicates += 1
         else:
-            check.breaks.append(f"{_name(found)} differs from the record at the same place in the chain, {first.where}")
-    for writer, positions in seen.items():
-        check.breaks.extend(_sequence_breaks(writer, positions))
-        check.checked[writer] = len(positions)
-    return check
+            breaks.append(f"{_name(found)} differs from the record at the same place in the chain, {first.where}")
+        stream = (found.stream(), writer)
+        before = self.last_in.get(stream)
+        if first is None and before is not None and seq < before:
+            breaks.append(f"{_name(found)} comes after #{before} in {found.stream()}: records out of order (moved or swapped)")
+        self.last_in[stream] = seq
+        if record.get("type") == SEAL:
+            self._seal(found, writer, seq)
+
+    def _seal(self, found: Located, writer: str, seq: int) -> None:
+        record = found.record
+        if record.get("records") != seq or record.get("last") != record["chain"]["prev"] or record.get("writer") != writer:
+            self.check.breaks.append(f"{_name(found)} is a seal that does not state its own place in the chain")
+        elif record.get("final") is True:
+            self.final[writer] = seq
+        else:
+            self.checkpoints[writer] = max(seq, self.checkpoints.get(writer, -1))
+
+    def finish(self, open_chains: bool) -> ChainCheck:
+        check = self.check
+        for writer, positions in self.seen.items():
+            check.breaks.extend(_sequence_breaks(writer, positions))
+            check.checked[writer] = len(positions)
+            last = max(positions)
+            final = self.final.get(writer)
+            if final is not None and last > final:
+                check.breaks.append(f"{positions[last].name} comes after the chain's closing seal, #{final} (added after it was written)")
+            elif final is None and open_chains:
+                check.open[writer] = (self.checkpoints.get(writer, -1), last)
+            elif final is None:
+                check.breaks.append(
+                    f"{writer}: no closing seal after #{last}: records were cut from its end, or its run has not ended "
+                    "(--open checks a run that goes on, up to its last checkpoint)"
+                )
+        return check
+
+
+def verify_chains(records: Iterable[Located], public_key: Any = None, *, open_chains: bool = False) -> ChainCheck:
+    """Check every record's hash, place and stream order, every writer's sequence and seal, and with `public_key`
+    (Ed25519) every record's signature; breaks are listed in the order the records were read. `open_chains`: a chain
+    without its closing seal (a run that goes on) is vouched for up to its last checkpoint, not a break."""
+    walk = _Walk(public_key)
+    for found in records:
+        walk.take(found)
+    return walk.finish(open_chains)
 
 
 def _sequence_breaks(writer: str, positions: dict[int, _Link]) -> list[str]:

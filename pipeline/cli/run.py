@@ -241,7 +241,7 @@ def run(
         console.stopped(stopped_by(), recovery)
         return
     if kafka is None:
-        written = [name for name in ("alerts.jsonl", "estimates.jsonl", "dead_letters.jsonl") if (Path(out_dir) / name).exists()]
+        written = [name for name in ("alerts.jsonl", "estimates.jsonl", "dead_letters.jsonl", "seals.jsonl") if (Path(out_dir) / name).exists()]
         done = f"wrote {', '.join(written) or 'nothing'} to {out_dir} in {time.perf_counter() - started:.1f} s"
     else:
         done = f"read {topic} to {'their' if len(read) > 1 else 'its'} end in {time.perf_counter() - started:.1f} s; alerts are on {alerts_topic!r}"

@@ -21,7 +21,7 @@ from fairstream.dataflow.local import WorkingSource
 from fairstream.language.plan import Plan
 from fairstream.monitor import Monitor
 from fairstream.records.chain import combined_hash
-from fairstream.records.events import DeadLetter, Event
+from fairstream.records.events import DeadLetter, Event, Sealed
 from fairstream.trials.bucket import Bucket, Recipient, Report
 from fairstream.trials.clock import PartitionClock
 from fairstream.trials.merge import TopicMerge
@@ -63,7 +63,8 @@ class ClockStep(StatefulLogic):
         if stop_requested():  # stopped, not ended: held events wait in the snapshot
             return [], StatefulLogic.RETAIN
         routed = self.clock.route(self.clock.release_all(), self.buckets)
-        return [("bucket", f"b{bucket}", (bucket, self.clock.partition, events, self.clock.high, False)) for bucket, events in sorted(routed.items())], StatefulLogic.RETAIN
+        buckets = [("bucket", f"b{bucket}", (bucket, self.clock.partition, events, self.clock.high, False)) for bucket, events in sorted(routed.items())]
+        return [*buckets, *(("dead", seal) for seal in self.clock.seal())], StatefulLogic.RETAIN
 
     def snapshot(self) -> PartitionClock:
         return self.clock.copy()
@@ -199,8 +200,8 @@ def _partition_local(
 ) -> tuple[list[Stream[Report]], Stream[dict[str, Any]]]:
     """Each partition parses, clocks and folds its own trials where it is read; per monitor, the stream of its reports."""
     read = op.input("read", flow, WorkingSource(source, lambda partition: new_partition_trials(plans, partition, partitions, strings=strings, topics=topics)))
-    split = op.branch("split-dead", read, lambda item: type(item) is DeadLetter)  # DeadLetter | (monitor index, Report)
-    dead = op.map("dead-record", split.trues, DeadLetter.to_json)
+    split = op.branch("split-dead", read, lambda item: type(item) is DeadLetter or type(item) is Sealed)  # DeadLetter | Sealed | (monitor index, Report)
+    dead = op.map("dead-record", split.trues, lambda item: item.to_json())
     if len(plans) == 1:
         return [op.map("report", split.falses, lambda item: item[1])], dead
     return [

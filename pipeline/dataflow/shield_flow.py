@@ -35,10 +35,16 @@ class _ShieldLogic(StatefulLogic):
         return self._chained([record for event, arrival in released for record in self.run.receive(event, arrival)])
 
     def _chained(self, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Link every record but the shielded decisions, checkpoint seals where they are due."""
+        linked = []
         for record in records:
             if record["type"] != SHIELDED:
+                checkpoint = self.chain.checkpoint()
+                if checkpoint is not None:
+                    linked.append(checkpoint)
                 self.chain.link(record)
-        return records
+            linked.append(record)
+        return linked
 
     def on_item(self, value) -> tuple[list[dict[str, Any]], bool]:
         partition, events, dead, idle = value
@@ -48,7 +54,7 @@ class _ShieldLogic(StatefulLogic):
     def on_eof(self) -> tuple[list[dict[str, Any]], bool]:
         if stop_requested():  # stopped, not ended: decisions held for ordering wait in the snapshot
             return [], StatefulLogic.RETAIN
-        return self._decide(self.order.finish()), StatefulLogic.RETAIN
+        return [*self._decide(self.order.finish()), self.chain.seal(final=True)], StatefulLogic.RETAIN
 
     def snapshot(self) -> tuple[EventOrder, ShieldRun, RecordChain]:
         return copy.deepcopy((self.order, self.run, self.chain))

@@ -8,6 +8,11 @@ is the sha256 of the record's canonical JSON without `emitted_at` (the one field
 removing or reordering a record, breaks the chain where it happened. A record written again after a crash and resume
 is the same record (same position, same hash): a duplicate, not a break. Where the job has a signing key, `chain.sig`
 is the Ed25519 signature of the hash (see `records.signing`).
+
+A chain is sealed: a `pipeline.seal` record closes it when its writer's input ends (`final: true`), stating the number
+of records before it and the last one's hash, so a cut from its end is caught; while a run goes on, a checkpoint seal
+(`final: false`) takes every `CHECKPOINT_EVERY`-th place, so a cut is caught up to the last checkpoint. Seals are
+links of the chain like any record (signed alike); where they fall depends on the records alone, never on timing.
 """
 
 from __future__ import annotations
@@ -22,6 +27,10 @@ from fairstream.records.signing import signature
 
 GENESIS = "0" * 64
 """The `prev` of a writer's first record."""
+
+SEAL = "pipeline.seal"
+CHECKPOINT_EVERY = 100
+"""A checkpoint seal takes the places 99, 199, … of a chain (when a record follows it)."""
 
 
 def record_hash(record: dict[str, Any]) -> str:
@@ -66,7 +75,21 @@ class RecordChain:
         self.prev = digest
         return record
 
+    def checkpoint(self) -> dict[str, Any] | None:
+        """The checkpoint seal due at this place, linked; None when the next record takes it."""
+        return self.seal(final=False) if self.seq % CHECKPOINT_EVERY == CHECKPOINT_EVERY - 1 else None
+
     def link_all(self, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Link each record (in place), checkpoint seals where they are due; return the records and seals in order."""
+        linked = []
         for record in records:
-            self.link(record)
-        return records
+            checkpoint = self.checkpoint()
+            if checkpoint is not None:
+                linked.append(checkpoint)
+            linked.append(self.link(record))
+        return linked
+
+    def seal(self, *, final: bool) -> dict[str, Any]:
+        """A seal of the chain so far (`final`: its writer's input has ended), linked as its next record."""
+        alert_id = hashlib.sha256(f"{SEAL}\x1f{self.writer}\x1f{self.seq}".encode()).hexdigest()[:24]
+        return self.link({"alert_id": alert_id, "type": SEAL, "writer": self.writer, "final": final, "records": self.seq, "last": self.prev})

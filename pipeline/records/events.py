@@ -84,3 +84,12 @@ class DeadLetter(NamedTuple):
         if self.chain is not None:
             record["chain"] = self.chain
         return record
+
+
+class Sealed(NamedTuple):
+    """A seal of a partition's chain of dead letters (see `records.chain`): it travels with the dead letters."""
+
+    record: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return self.record

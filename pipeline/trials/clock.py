@@ -12,7 +12,7 @@ from time import time_ns
 from typing import NamedTuple
 
 from fairstream.records.chain import RecordChain
-from fairstream.records.events import DeadLetter, Event
+from fairstream.records.events import DeadLetter, Event, Sealed
 from fairstream.records.redact import DEFAULT, LetterRecord
 from fairstream.records.timefmt import format_duration, format_instant
 
@@ -113,22 +113,29 @@ class PartitionClock:
         self.buffer = LatenessBuffer(kind_rank or {}) if lateness > 0 and ordered else None
         """Events admitted but not yet due; None without a lateness, or where the caller orders events itself (`ordered`)."""
 
-    def count(self, *groups: list[DeadLetter]) -> list[DeadLetter]:
-        """Number the partition's dead letters in offset order with a running count."""
+    def count(self, *groups: list[DeadLetter]) -> list[DeadLetter | Sealed]:
+        """Number the partition's dead letters in offset order with a running count (and the chain's checkpoint seals)."""
         ordered = sorted((letter for group in groups for letter in group), key=lambda letter: (letter.topic, letter.offset))
-        numbered = []
+        numbered: list[DeadLetter | Sealed] = []
         for letter in ordered:
             self.dead_letters += 1
-            numbered.append(self._chained(letter._replace(count=self.dead_letters)))
+            numbered.extend(self._chained(letter._replace(count=self.dead_letters)))
         return numbered
 
-    def _chained(self, letter: DeadLetter) -> DeadLetter:
-        """The letter with its link in the partition's chain of dead letters, where there is one."""
+    def _chained(self, letter: DeadLetter) -> list[DeadLetter | Sealed]:
+        """The letter with its link in the partition's chain of dead letters where there is one, after the checkpoint
+        seal due before it."""
         if self.spec_sha256 is None:
-            return letter
+            return [letter]
         if self.chain is None:
             self.chain = RecordChain(f"dead_letters/{self.partition}", self.spec_sha256)
-        return letter._replace(chain=self.chain.link(letter.to_json())["chain"])
+        checkpoint = self.chain.checkpoint()
+        linked = letter._replace(chain=self.chain.link(letter.to_json())["chain"])
+        return [linked] if checkpoint is None else [Sealed(checkpoint), linked]
+
+    def seal(self) -> list[Sealed]:
+        """The partition has ended: the closing seal of its dead letters' chain, where it wrote any."""
+        return [] if self.chain is None else [Sealed(self.chain.seal(final=True))]
 
     def admit(self, events: list[Event]) -> tuple[list[Event], list[DeadLetter]]:
         """Split a batch (in partition order) into the events now due, in event-time order, and dead letters for late

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fairstream import metrics
-from fairstream.records.events import ENDED, IDLE, DeadLetter, Event, RawRecord
+from fairstream.records.events import ENDED, IDLE, DeadLetter, Event, RawRecord, Sealed
 from fairstream.records.parse import ParsedBatch, RecordParser
 from fairstream.records.typed import TypedParser
 from fairstream.trials.bucket import Bucket, Report
@@ -26,8 +26,8 @@ log = logging.getLogger("fairstream.trials")
 BatchParse = Callable[[list[RawRecord]], ParsedBatch]
 """A parser's `parse_batch`."""
 
-Output = DeadLetter | tuple[int, Report]
-"""What a partition sends on: a dead letter, or (monitor index, report)."""
+Output = DeadLetter | Sealed | tuple[int, Report]
+"""What a partition sends on: a dead letter (or a seal of their chain), or (monitor index, report)."""
 
 
 def split_batch(parse_batch: BatchParse, raws: list[RawRecord], idle_markers: tuple[int, ...]) -> tuple[list[Event], list[DeadLetter], bool]:
@@ -153,7 +153,8 @@ class PartitionTrials:
     def finish(self) -> list[Output]:
         """The partition has ended: fold the events still held, close every open trial and report every tick it reached."""
         merged = self._admit(self.merge.drain(), []) if self.merge is not None and len(self.merge) else []
-        return [*merged, *self._fold_held(), *(item for bucket, group in zip(self.buckets, self._groups) for item in zip(group, bucket.finish()))]
+        reports = (item for bucket, group in zip(self.buckets, self._groups) for item in zip(group, bucket.finish()))
+        return [*merged, *self._fold_held(), *reports, *self.clock.seal()]
 
     def snapshot(self) -> tuple[PartitionClock, list[Bucket], bool, TopicMerge | None]:
         return self.clock.copy(), [bucket.snapshot() for bucket in self.buckets], self._idle, self.merge.copy() if self.merge is not None else None

@@ -44,7 +44,7 @@ def copy_run(source: Path, target: Path, change=None) -> Path:
 
 
 def test_every_record_links_to_the_one_before_under_the_specs_hash(run_dir):
-    records = [orjson.loads(line) for name in ("alerts.jsonl", "estimates.jsonl") for line in (run_dir / name).read_bytes().splitlines()]
+    records = [orjson.loads(line) for name in ("alerts.jsonl", "estimates.jsonl", "seals.jsonl") for line in (run_dir / name).read_bytes().splitlines()]
     chain = sorted((record["chain"] for record in records), key=lambda link: link["seq"])
     assert [link["seq"] for link in chain] == list(range(len(records)))
     assert [link["prev"] for link in chain] == [GENESIS] + [link["hash"] for link in chain[:-1]]
@@ -54,9 +54,12 @@ def test_every_record_links_to_the_one_before_under_the_specs_hash(run_dir):
 
 def test_an_untouched_run_verifies(run_dir):
     result = verify(run_dir)
-    count = sum(1 for name in ("alerts.jsonl", "estimates.jsonl") for _ in (run_dir / name).open())
+    count = sum(1 for name in ("alerts.jsonl", "estimates.jsonl", "seals.jsonl") for _ in (run_dir / name).open())
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == f"verified {count:,} record(s) in 1 chain(s) (monitor/compas-equalized-odds: {count:,})"
+    assert result.stdout.strip() == (
+        f"verified {count:,} record(s) in 1 chain(s) (monitor/compas-equalized-odds: {count:,}), 1 closed by its seal; "
+        "emitted_at (when a record was written) is outside the hashes"
+    )
 
 
 def change_a_digit(lines: list[str]) -> list[str]:

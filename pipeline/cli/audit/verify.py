@@ -22,17 +22,19 @@ class BrokenChain(FairstreamError):
 @kafka_options("Kafka bootstrap servers, HOST:PORT: verify the job's --alerts topic and its .estimates and .dlq topics.")
 @click.option("--alerts", default="fairness-alerts", show_default=True, help="With a Kafka: the job's alert topic.")
 @click.option("--public-key", type=click.Path(dir_okay=False), help="The Ed25519 public key (PEM) of the run's --signing-key: every record must carry its signature.")
+@click.option("--open", "open_chains", is_flag=True, help="The run goes on: a chain without its closing seal is checked up to its last checkpoint, not a break.")
 @reports_errors
-def verify(directory: str | None, bootstrap: str | None, kafka_config: str | None, alerts: str, public_key: str | None) -> None:
+def verify(directory: str | None, bootstrap: str | None, kafka_config: str | None, alerts: str, public_key: str | None, open_chains: bool) -> None:
     """Check that no record of a run was changed after it was written.
 
     Give the output DIRECTORY of `fairstream run --out DIR`, or a Kafka and the job's --alerts topic. Exit 0 with the
-    number of records checked; exit 1 naming the first broken link (a changed, missing, reordered or foreign record).
-    Records written twice (a resumed run, at-least-once delivery) are duplicates, not breaks.
+    number of records checked; exit 1 naming the first broken link (a changed, missing, reordered, misplaced or foreign
+    record, a record naming a key twice, a chain cut from its end). Records written twice (a resumed run, at-least-once
+    delivery) are duplicates, not breaks.
     """
     kafka = file_or_kafka(directory, bootstrap, kafka_config, file_option="DIRECTORY")
     key = load_public_key(public_key) if public_key is not None else None
-    check = verify_chains(directory_records(directory) if kafka is None else topic_records(kafka, alerts), key)  # type: ignore[arg-type]
+    check = verify_chains(directory_records(directory) if kafka is None else topic_records(kafka, alerts), key, open_chains=open_chains)  # type: ignore[arg-type]
     if check.breaks:
         more = f" ({len(check.breaks) - 1} more break(s) after it)" if len(check.breaks) > 1 else ""
         raise BrokenChain(f"{check.breaks[0]}{more}")
