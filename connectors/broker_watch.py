@@ -1,7 +1,8 @@
 """Notice a Kafka broker that stopped answering while a tailed topic is quiet, say so, and give up when told to.
 
 A tailing consumer cannot tell a quiet topic from a broker that is gone: librdkafka retries in the background and
-only logs. So while no message arrives, the watch asks the broker for metadata every `probe_every` seconds; a
+only logs (a topic read to its end, likewise, while the broker is gone). So while no message arrives, the watch asks
+the broker for metadata every `probe_every` seconds; a
 failed probe is reported at once and then every `report_every` seconds, and after `give_up_after` seconds (when
 set) it raises, so the run stops with one line and a non-zero exit instead of waiting forever. A broker that answers
 but no longer has the input topic (deleted, or the broker replaced by a fresh one) stops the run at once: offsets
@@ -102,8 +103,13 @@ class BrokerWatch:
             return False
         gone = [topic for topic in self.topics if topic not in topics]
         if gone:
-            raise ConnectorError(
-                f"input topic {gone[0]!r} is gone from Kafka at {self.bootstrap} (deleted, or the broker replaced by one without it); "
-                "the offsets read so far refer to the lost topic: start again without --recovery, or with a new store"
-            )
+            raise ConnectorError(gone_message(gone[0], self.bootstrap))
         return True
+
+
+def gone_message(topic: str, bootstrap: str, kind: str = "input") -> str:
+    """The one line that ends a run whose topic is gone: a resume from its recovery store cannot work."""
+    return (
+        f"{kind} topic {topic!r} is gone from Kafka at {bootstrap} (deleted, or the broker replaced by one without it); "
+        "the offsets read so far refer to the lost topic: start again without --recovery, or with a new store"
+    )

@@ -14,6 +14,7 @@ from bytewax.connectors.kafka import KafkaSinkMessage
 from bytewax.outputs import DynamicSink, StatelessSinkPartition
 from confluent_kafka import KafkaException
 
+from fairstream.connectors.broker_watch import gone_message
 from fairstream.connectors.kafka_config import CONNECT_TIMEOUT, ClientErrors, KafkaConnection, as_connection
 from fairstream.dataflow.lifecycle import stop_requested
 from fairstream.records.chain import SEAL
@@ -43,6 +44,10 @@ LOST_TOPIC_PROBE = 10.0
 
 MISSING_TOPIC_EVERY = 30.0
 """Seconds between the reports of a tailed input topic that does not exist (yet)."""
+
+
+Inputs = tuple[KafkaConnection, list[str]]
+"""A job's input topics and their broker, which a sink waiting on acknowledgements checks too."""
 
 
 def dead_letter_topic(alerts_topic: str) -> str:
@@ -135,6 +140,15 @@ def _partition_counts(kafka: KafkaConnection, admin: Any, errors: ClientErrors, 
     return counts
 
 
+def lost_topics(kafka: KafkaConnection | str, topics: list[str], timeout: float = CONNECT_TIMEOUT) -> list[str]:
+    """The given topics the broker no longer has (deleted, or the broker replaced by one without them); raises
+    `ConnectorError` when it does not answer."""
+    kafka = as_connection(kafka)
+    admin, errors = _admin(kafka)
+    existing = _metadata(kafka, admin, errors, None, timeout).topics
+    return [topic for topic in topics if topic not in existing]
+
+
 def wait_for_topic(kafka: KafkaConnection | str, topic: str, *, every: float = MISSING_TOPIC_EVERY, poll: float = 1.0) -> int:
     """The partition count of `topic` once it exists, saying every `every` seconds that it does not yet; returns 0 when a
     stop is requested while waiting."""
@@ -165,8 +179,9 @@ class _DeliveredPartition(StatelessSinkPartition[KafkaSinkMessage]):
     acknowledged within `message.timeout.ms`, raises instead of being dropped (bytewax's own KafkaSink ignores them).
     """
 
-    def __init__(self, producer: Any, topic: str, kafka: KafkaConnection, give_up_after: float | None):
+    def __init__(self, producer: Any, topic: str, kafka: KafkaConnection, give_up_after: float | None, inputs: Inputs | None = None):
         self._producer = producer
+        self._inputs = inputs
         self._topic = topic
         self._kafka = kafka
         self._bootstrap = kafka.bootstrap
@@ -241,6 +256,14 @@ class _DeliveredPartition(StatelessSinkPartition[KafkaSinkMessage]):
                 f"output topic {gone[0]!r} is gone from Kafka at {self._bootstrap} (deleted, or the broker replaced by one without it); "
                 f"{waiting} record(s) not delivered"
             )
+        if self._inputs is not None:  # the source is not read while a batch waits here: its topics are checked here too
+            kafka, topics = self._inputs
+            try:
+                lost = lost_topics(kafka, topics, timeout=LOST_TOPIC_PROBE / 2)
+            except ConnectorError:
+                return
+            if lost:
+                raise ConnectorError(f"{gone_message(lost[0], kafka.bootstrap)}; {waiting} output record(s) not delivered")
 
     def close(self) -> None:
         if not self._failed:  # once a batch failed, the dataflow is unwinding: raising again would abort the process
@@ -250,22 +273,24 @@ class _DeliveredPartition(StatelessSinkPartition[KafkaSinkMessage]):
 class DeliveredKafkaSink(DynamicSink[KafkaSinkMessage]):
     """A Kafka sink (one producer per worker) whose every batch is acknowledged before the dataflow moves on."""
 
-    def __init__(self, kafka: KafkaConnection | str, topic: str, give_up_after: float | None = None):
+    def __init__(self, kafka: KafkaConnection | str, topic: str, give_up_after: float | None = None, inputs: Inputs | None = None):
         kafka = as_connection(kafka)
         self._kafka = kafka
         self._config = kafka.client(PRODUCER_CONFIG)
         self._topic = topic
         self._give_up_after = give_up_after
+        self._inputs = inputs
 
     def build(self, step_id: str, worker_index: int, worker_count: int) -> _DeliveredPartition:
         from confluent_kafka import Producer
 
-        return _DeliveredPartition(Producer(self._config), self._topic, self._kafka, self._give_up_after)
+        return _DeliveredPartition(Producer(self._config), self._topic, self._kafka, self._give_up_after, self._inputs)
 
 
-def kafka_sink(kafka: KafkaConnection | str, alerts_topic: str, give_up_after: float | None = None) -> DeliveredKafkaSink:
-    """Alerts, estimates and dead letters to Kafka, each batch acknowledged; waiting over 30 s is reported, over `give_up_after` s an error."""
-    return DeliveredKafkaSink(kafka, alerts_topic, give_up_after)
+def kafka_sink(kafka: KafkaConnection | str, alerts_topic: str, give_up_after: float | None = None, inputs: Inputs | None = None) -> DeliveredKafkaSink:
+    """Alerts, estimates and dead letters to Kafka, each batch acknowledged; waiting over 30 s is reported, over
+    `give_up_after` s an error, and an output topic or one of the job's input `topics` gone from its broker ends it."""
+    return DeliveredKafkaSink(kafka, alerts_topic, give_up_after, inputs)
 
 
 def record_encoder(alerts_topic: str, shielded_topic: str = "decisions.shielded"):

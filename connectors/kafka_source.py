@@ -11,11 +11,11 @@ from bytewax.inputs import StatefulSourcePartition
 from confluent_kafka import OFFSET_BEGINNING, KafkaError, TopicPartition
 
 from fairstream import metrics
-from fairstream.connectors.broker_watch import BrokerWatch
+from fairstream.connectors.broker_watch import BrokerWatch, gone_message
 from fairstream.connectors.kafka import CONSUMER_CONFIG, partition_counts
 from fairstream.connectors.kafka_config import KafkaConnection, as_connection
 from fairstream.dataflow.lifecycle import stop_requested
-from fairstream.records.errors import InputError
+from fairstream.records.errors import ConnectorError, InputError
 from fairstream.records.events import ENDED, IDLE, RawRecord
 
 TOPIC_SEPARATOR = "+"
@@ -85,6 +85,8 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, Any]):
                 if error.code() == KafkaError._PARTITION_EOF:
                     inner._eof = True  # StopIteration at the next read, after this batch
                     break
+                if error.code() in (KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_TOPIC, KafkaError._UNKNOWN_PARTITION):
+                    raise ConnectorError(gone_message(inner._topic, self._watch.bootstrap if self._watch is not None else "the broker"))
                 if inner._raise_on_errors:
                     raise RuntimeError(f"error consuming from Kafka topic `{inner._topic!r}`: {error}")
             keep(RawRecord(partition, msg.offset(), msg.value(), topic))
@@ -220,7 +222,8 @@ def kafka_source(
     idle_after: float | None = IDLE_AFTER,
     give_up_after: float | None = None,
 ) -> RecordKafkaSource:
-    """The decision topics as `RawRecord`s; when tailing, a broker that stops answering is reported (and given up on after `give_up_after` s)."""
+    """The decision topics as `RawRecord`s; a broker that stops answering is reported (and given up on after
+    `give_up_after` s), and a topic that is gone ends the run naming it, whether it is tailed or read to its end."""
     kafka = as_connection(kafka)
     topics = [topics] if isinstance(topics, str) else list(topics)
     return RecordKafkaSource(
@@ -230,6 +233,6 @@ def kafka_source(
         batch_size=batch_size,
         add_config=kafka.client(CONSUMER_CONFIG),
         idle_after=idle_after if tail else None,
-        watch=BrokerWatch(kafka, topics=topics, give_up_after=give_up_after) if tail else None,
+        watch=BrokerWatch(kafka, topics=topics, give_up_after=give_up_after),
         kafka=kafka,
     )

@@ -8,8 +8,8 @@
     ...     {"event": "DECISION", "id": "a3", "time": "2024-03-01T09:10:00Z"},
     ... ])
     >>> records += monitor.close()                # the end of the input: every open trial closes
-    >>> [record["type"] for record in records]
-    ['pipeline.dead_letter', 'fairness.estimate', 'fairness.estimate']
+    >>> [record["type"] for record in records]   # the seals close the records' hash chains (see `fairstream verify`)
+    ['pipeline.dead_letter', 'fairness.estimate', 'fairness.estimate', 'pipeline.seal', 'pipeline.seal']
     >>> records[0]["reason"], records[0]["detail"]
     ('missing_field', "DECISION events need field 'gender'")
     >>> monitor.verdicts()                        # per (monitor, part): True violated, False not, None undefined
@@ -30,7 +30,7 @@ from fairstream.dataflow.flow import MergeStep, new_partition_trials
 from fairstream.language.load import load_plans
 from fairstream.language.plan import Plan
 from fairstream.monitor import Monitor
-from fairstream.records.events import DeadLetter, RawRecord
+from fairstream.records.events import DeadLetter, RawRecord, Sealed
 from fairstream.trials.partition import Output
 from fairstream.verdicts.alerts import ALERT_TYPES, ESTIMATE
 
@@ -58,7 +58,8 @@ class FairnessMonitor:
         return cls(load_plans([spec if isinstance(spec, Mapping) else str(spec) for spec in specs]))
 
     def feed(self, records: Iterable[dict[str, Any] | bytes | str]) -> list[dict[str, Any]]:
-        """Take records in order (dicts, or JSON text); return the estimates, alerts and dead letters now final."""
+        """Take records in order (dicts, or JSON text); return the estimates, alerts and dead letters now final (and
+        the seals of their chains)."""
         batch = []
         for record in records:
             batch.append(RawRecord(0, self._offset, record))
@@ -72,7 +73,7 @@ class FairnessMonitor:
     def _outputs(self, items: list[Output]) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         for item in items:
-            if type(item) is DeadLetter:
+            if type(item) is DeadLetter or type(item) is Sealed:
                 out.append(item.to_json())
             else:
                 index, report = item

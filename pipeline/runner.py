@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -22,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from fairstream import metrics
 from fairstream.connectors.broker import free_ports
+from fairstream.connectors.broker_watch import gone_message
 from fairstream.connectors.compas import compas_records
 from fairstream.connectors.event_order import time_ordered, time_reader
 from fairstream.connectors.files import OUTPUT_FILES, FileEncoder, RecordSource, csv_rows, jsonl_lines, numbered_rows, output_sink
@@ -30,6 +32,7 @@ from fairstream.connectors.kafka import (
     ensure_topics,
     estimates_topic,
     kafka_sink,
+    lost_topics,
     record_encoder,
     seals_topic,
     undelivered_to_topic,
@@ -45,7 +48,7 @@ from fairstream.dataflow.flow import build_flow
 from fairstream.dataflow.lifecycle import panic_reports_hidden, stopping
 from fairstream.language.load import load_plans
 from fairstream.language.plan import Plan
-from fairstream.records.errors import FairstreamError, InputError, UsageError, raised_in_dataflow
+from fairstream.records.errors import ConnectorError, FairstreamError, InputError, UsageError, raised_in_dataflow
 from fairstream.records.signing import load_private_key, signing
 from fairstream.verdicts.tally import RunTally
 
@@ -196,7 +199,9 @@ def job_flow(job: Job, wrap_source: Callable[[FixedPartitionedSource], FixedPart
     else:
         shielded = f"{job.input.topics[0]}.shielded" if isinstance(job.input, KafkaInput) else "decisions.shielded"
         give_up_after = job.input.give_up_after if isinstance(job.input, KafkaInput) else None
-        sink, encode = kafka_sink(kafka_of(job, job.output), job.output.alerts, give_up_after=give_up_after), record_encoder(job.output.alerts, shielded)
+        inputs = (kafka_of(job, job.input), job.input.topics) if isinstance(job.input, KafkaInput) else None
+        sink = kafka_sink(kafka_of(job, job.output), job.output.alerts, give_up_after=give_up_after, inputs=inputs)
+        encode = record_encoder(job.output.alerts, shielded)
     if wrap_source is not None:
         source = wrap_source(source)
     if job.shield:
@@ -285,13 +290,15 @@ def execute(job: Job, *, workers: int = 1, processes: int = 1, own_process: bool
     """Run the job to its end (files, `tail=False`) or until interrupted, and return what it read and wrote (the tallies
     of all its processes merged); an error a step raised on purpose surfaces as itself.
 
-    `own_process`: the job is all this process does (the CLI), so the collector is settled for it (see `collector`).
+    `own_process`: the job is all this process does (the CLI), so the collector is settled for it (see `collector`); a
+    job reading Kafka then runs in a child process, so that a crash of the Kafka client (librdkafka's, on a topic
+    deleted under it) ends the run with the reason in one line rather than a segmentation fault.
     """
     tally = metrics.start_tally()
     resumed = _resumes(job)
     if not prepare(job):
         return tally
-    if processes > 1:
+    if processes > 1 or (own_process and isinstance(job.input, KafkaInput)):  # a Kafka client that crashes takes only a child with it
         tally = _run_processes(job, workers, processes)
     else:
         with (
@@ -396,15 +403,16 @@ def _run_processes(job: Job, workers: int, processes: int) -> RunTally:
             )
             for index in range(processes)
         ]
-        _wait_for(children)
+        _wait_for(children, job)
         merged = RunTally()
         for path in tallies:
             merged.merge(RunTally.model_validate_json(path.read_bytes()))
         return merged
 
 
-def _wait_for(children: list[subprocess.Popen]) -> None:
-    """Wait for every worker process, passing a stop request on to them; one that failed fails the run."""
+def _wait_for(children: list[subprocess.Popen], job: Job) -> None:
+    """Wait for every worker process, passing a stop request on to them. One that failed fails the run: with its own
+    exit code where each has said why (on stderr), or, killed by a signal, with the cause found on the broker."""
 
     def pass_on(signum: int) -> None:
         for child in children:
@@ -418,8 +426,45 @@ def _wait_for(children: list[subprocess.Popen]) -> None:
         for child in children:
             if child.poll() is None:
                 child.kill()
+    killed = [code for code in codes if code < 0]
+    if killed:
+        raise crash_cause(job, -killed[0])
     failed = {code for code in codes if code}
-    if failed:  # each worker has said why on stderr; the run exits with their code where they agree
-        error = FairstreamError(f"a worker process failed (exit codes {codes})")
-        error.exit_code = failed.pop() if len(failed) == 1 and min(failed) > 0 else 1
-        raise error
+    if failed:
+        raise WorkerFailed(failed.pop() if len(failed) == 1 else 1)
+
+
+def resume_blocker(job: Job) -> str | None:
+    """Why a run stopped now could not be resumed from its recovery store: an input topic gone (its offsets refer to
+    the lost topic), or a broker that does not answer; None when nothing stands in the way."""
+    if job.recovery is None or not isinstance(job.input, KafkaInput):
+        return None
+    try:
+        gone = lost_topics(kafka_of(job, job.input), job.input.topics)
+    except ConnectorError as err:
+        return f"{err}: a resume from {job.recovery} goes on once it answers with topic(s) {', '.join(map(repr, job.input.topics))}"
+    return gone_message(gone[0], job.input.bootstrap) if gone else None
+
+
+def crash_cause(job: Job, signum: int) -> FairstreamError:
+    """Why a worker process was killed by a signal: a topic the job reads or writes that is gone (librdkafka crashes on
+    some brokers' answers about a deleted topic), else the signal itself."""
+    name = signal.Signals(signum).name if signum in signal.Signals._value2member_map_ else f"signal {signum}"
+    ends = [(end, kind) for end, kind in ((job.input, "input"), (job.output, "output")) if isinstance(end, KafkaInput | KafkaOutput)]
+    for end, kind in ends:
+        topics = end.topics if isinstance(end, KafkaInput) else [end.alerts]  # type: ignore[union-attr]
+        try:
+            gone = lost_topics(kafka_of(job, end), topics)
+        except ConnectorError as err:
+            return ConnectorError(f"a worker process was killed by {name}, and {err}")
+        if gone:
+            return ConnectorError(gone_message(gone[0], end.bootstrap, kind))
+    return FairstreamError(f"a worker process was killed by {name}; the run's records up to its last snapshot are kept (see --recovery)")
+
+
+class WorkerFailed(FairstreamError):
+    """A worker process failed and said why itself: the run ends with its exit code and no further line."""
+
+    def __init__(self, exit_code: int):
+        super().__init__("")
+        self.exit_code = exit_code

@@ -6,7 +6,8 @@ file or topic partition, and end with the writer's closing seal. A record met ag
 is a duplicate (at-least-once delivery, a resumed run), not a break; two different records at one position, a missing
 position, a record out of order or out of place, a record after the closing seal, a chain without one, a record
 without a chain and a changed record are breaks. `emitted_at`, the wall-clock time a record was written, is outside
-the hashes: a replay changes it.
+the hashes: a replay changes it. `pipeline.undelivered` notices (alerts a notification endpoint never accepted, on the
+dead-letter topic) are counted apart: they are outside the chains.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from typing import Any, NamedTuple
 
 from fairstream.records.chain import GENESIS, SEAL, record_hash
 from fairstream.records.signing import signed_by
+
+UNDELIVERED = "pipeline.undelivered"
 
 
 class Located(NamedTuple):
@@ -48,6 +51,8 @@ class ChainCheck:
     breaks: list[str] = field(default_factory=list)
     open: dict[str, tuple[int, int]] = field(default_factory=dict)
     """writer → (its last checkpoint's place, or -1; its last record's place)."""
+    notices: int = 0
+    """`pipeline.undelivered` records met (beside the dead letters, outside the chains)."""
 
     @property
     def intact(self) -> bool:
@@ -56,6 +61,7 @@ class ChainCheck:
     def summary(self) -> str:
         writers = ", ".join(f"{writer}: {count:,}" for writer, count in sorted(self.checked.items()))
         duplicated = f"; {self.duplicates:,} duplicate(s) of records already seen (re-sent, same hash)" if self.duplicates else ""
+        duplicated += f"; {self.notices:,} undelivered-notification notice(s), outside the chains" if self.notices else ""
         sealed = len(self.checked) - len(self.open)
         opened = "".join(
             f"; {writer} is open, vouched for through #{checkpoint} ({last - checkpoint:,} record(s) after it could still be cut unseen)"
@@ -98,6 +104,9 @@ class _Walk:
     def take(self, found: Located) -> None:
         breaks = self.check.breaks
         record, chain = found.record, found.record.get("chain")
+        if record.get("type") == UNDELIVERED and chain is None:  # an operational notice beside the dead letters, outside the chains
+            self.check.notices += 1
+            return
         if not isinstance(chain, dict) or not {"writer", "seq", "prev", "spec", "hash"} <= chain.keys():
             breaks.append(f"{found.where()}: record {record.get('alert_id', '?')} carries no chain (written by another program, or edited)")
             return

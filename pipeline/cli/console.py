@@ -29,9 +29,9 @@ def warning(message: str) -> None:
     errors.print(f"[yellow]warning:[/] {escape(message)}", soft_wrap=True)
 
 
-def stopped(signal_name: str | None, recovery: str | None) -> None:
-    """The one line a run stopped by a signal ends with."""
-    resume = f"; run it again with --recovery {recovery} to go on from here" if recovery else ""
+def stopped(signal_name: str | None, recovery: str | None, blocker: str | None = None) -> None:
+    """The one line a run stopped by a signal ends with: how to go on from here, or why a resume cannot (`blocker`)."""
+    resume = f"; {blocker}" if blocker else f"; run it again with --recovery {recovery} to go on from here" if recovery else ""
     errors.print(f"stopped on {signal_name}: every record read so far is processed and written{resume}", soft_wrap=True, markup=False)
 
 
@@ -121,7 +121,8 @@ def reports_errors(command: F) -> F:
         try:
             return command(*args, **kwargs)
         except FairstreamError as err:
-            error(str(err))
+            if str(err):  # empty: said already (a worker process that failed)
+                error(str(err))
             sys.exit(err.exit_code)
 
     return wrapper  # type: ignore[return-value]

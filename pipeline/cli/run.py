@@ -15,7 +15,7 @@ from fairstream.language.load import load_plans
 from fairstream.language.metric import tests_ratio
 from fairstream.records.errors import InputError
 from fairstream.records.hints import FIXES
-from fairstream.runner import FORMATS, FileInput, FileOutput, Job, KafkaInput, KafkaOutput, execute, guess_format, job_plans
+from fairstream.runner import FORMATS, FileInput, FileOutput, Job, KafkaInput, KafkaOutput, execute, guess_format, job_plans, resume_blocker
 from fairstream.verdicts.summary import final_rates, part_gaps
 from fairstream.verdicts.tally import REJECTED_SHARE, MonitorTally, RunTally, late_line
 from fairstream.verdicts.tracked import unseen_line
@@ -238,7 +238,7 @@ def run(
             console.console.print(f"monitoring {topic} on {kafka}; alerts to {alerts_topic!r} (Ctrl-C to stop)", soft_wrap=True)
     tally = execute(job, workers=workers, processes=processes, own_process=True)
     if stopped_by():
-        console.stopped(stopped_by(), recovery)
+        console.stopped(stopped_by(), recovery, resume_blocker(job))
         return
     if kafka is None:
         written = [name for name in ("alerts.jsonl", "estimates.jsonl", "dead_letters.jsonl", "seals.jsonl") if (Path(out_dir) / name).exists()]

@@ -20,6 +20,7 @@ SCHEMAS = {
     "shield.status": "shield-status",
     "pipeline.dead_letter": "dead-letter",
     "pipeline.undelivered": "undelivered",
+    "pipeline.seal": "seal",
 }
 """Each record type's JSON Schema, `schemas/<name>.schema.json` beside this module, whose `$id` is `schema_uri(name)`."""
 

@@ -51,7 +51,7 @@ def test_run_succeeds_and_names_the_final_evaluation(result, trials):
     assert lines[0].rstrip() == f"Final rates at {last} (MAP: prior 0.5, κ = {float(CONFIDENCE)})"
     assert f"closed trials: {len(trials)}, incomplete: 0" in lines
     assert result.stderr == ""
-    assert lines[-1].startswith("wrote alerts.jsonl, estimates.jsonl to ")  # COMPAS has no bad record: no dead-letter file
+    assert lines[-1].startswith("wrote alerts.jsonl, estimates.jsonl, seals.jsonl to ")  # COMPAS has no bad record: no dead-letter file
 
 
 def test_final_table_rows_carry_the_independent_counts(result, trials):

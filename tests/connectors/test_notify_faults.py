@@ -14,8 +14,8 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from jsonschema import Draft202012Validator
 from click.testing import CliRunner
+from jsonschema import Draft202012Validator
 
 from fairstream import metrics
 from fairstream.cli import cli

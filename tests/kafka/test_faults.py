@@ -85,7 +85,7 @@ def kill(process: subprocess.Popen) -> bool:
     return running
 
 
-def finish(process: subprocess.Popen, timeout: float = 240) -> None:
+def finish(process: subprocess.Popen, timeout: float = 600) -> None:
     _, err = process.communicate(timeout=timeout)
     assert process.returncode == 0, err.decode()[-2000:]
 
@@ -104,6 +104,7 @@ def kill_at_random_moments(scenario: Scenario, kills: int, seed: int) -> int:
     return hits
 
 
+@pytest.mark.timeout(900)  # five starts of the monitor on a loaded 2-core machine: what it checks does not depend on speed
 def test_killed_four_times_at_random_moments_loses_nothing(kafka_bootstrap, tmp_path):
     scenario = Scenario(kafka_bootstrap, tmp_path, f"kill3-{tmp_path.name}", per_day=800)
     assert kill_at_random_moments(scenario, kills=4, seed=1) >= 3, "the monitor finished before it could be killed; use a longer stream"
