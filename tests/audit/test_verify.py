@@ -113,14 +113,18 @@ def write_key(path: Path) -> Ed25519PrivateKey:
     return key
 
 
-def test_signed_records_verify_with_their_key_and_no_other(compas_csv, tmp_path):
-    key, other = write_key(tmp_path / "key.pem"), write_key(tmp_path / "other.pem")
+def signed_run(compas_csv: Path, out: Path, key: Path) -> None:
+    """COMPAS monitored into `out`, every record signed with `key`."""
     run = subprocess.run(
-        [sys.executable, "-m", "fairstream.cli", "run", "compas_equalized_odds", "--input", str(compas_csv), "--out", str(tmp_path / "run"),
-         "--signing-key", str(tmp_path / "key.pem")],
+        [sys.executable, "-m", "fairstream.cli", "run", "compas_equalized_odds", "--input", str(compas_csv), "--out", str(out), "--signing-key", str(key)],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
+
+
+def test_signed_records_verify_with_their_key_and_no_other(compas_csv, tmp_path):
+    key, other = write_key(tmp_path / "key.pem"), write_key(tmp_path / "other.pem")
+    signed_run(compas_csv, tmp_path / "run", tmp_path / "key.pem")
     record = orjson.loads((tmp_path / "run" / "alerts.jsonl").read_bytes().splitlines()[0])
     key.public_key().verify(base64.b64decode(record["chain"]["sig"]), bytes.fromhex(record["chain"]["hash"]))  # raises when not signed by it
     with pytest.raises(InvalidSignature):

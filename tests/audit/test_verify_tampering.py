@@ -15,7 +15,7 @@ import pytest
 
 from fairstream.records.chain import CHECKPOINT_EVERY
 from fairstream.runner import run_file
-from tests.audit.test_verify import copy_run, write_key
+from tests.audit.test_verify import copy_run, signed_run, write_key
 from tests.conftest import SPECS
 
 
@@ -95,12 +95,7 @@ def test_records_cut_from_the_end_are_named(run_dir, tmp_path, cut):
 
 def test_records_cut_from_the_end_of_a_signed_run_with_its_seal_are_named(compas_csv, tmp_path):
     write_key(tmp_path / "key.pem")
-    run = subprocess.run(
-        [sys.executable, "-m", "fairstream.cli", "run", "compas_equalized_odds", "--input", str(compas_csv), "--out", str(tmp_path / "run"),
-         "--signing-key", str(tmp_path / "key.pem")],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stderr
+    signed_run(compas_csv, tmp_path / "run", tmp_path / "key.pem")
     key = ("--public-key", str(tmp_path / "key.pub"))
     assert verify(tmp_path / "run", *key).returncode == 0
     estimates = (tmp_path / "run" / "estimates.jsonl").read_text().splitlines()

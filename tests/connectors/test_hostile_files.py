@@ -20,19 +20,9 @@ from fairstream.records.csvrows import CsvTable
 from fairstream.records.events import Unreadable
 from tests.helpers import german_decisions
 from tests.test_compas_reference import without_emitted_at
+from tests.test_file_order import SPEC as GERMAN_SPEC
 
 ENV = {"NO_COLOR": "1", "COLUMNS": "200"}
-GERMAN_SPEC = """\
-monitor: german-parity
-input: {time: date, time_format: "%Y-%m-%d", key: id, kinds: {DECISION: {sex: str, approved: bool}}}
-trial: {close_on: [DECISION]}
-variables:
-  group: {first: DECISION, field: sex}
-  approved: {first: DECISION, field: approved}
-metric: {type: demographic_parity, group: group, prediction: approved, groups: [male, female], threshold: 0.05}
-estimator: {prior: 0.5, confidence: 10}
-evaluate: {every: 1d}
-"""
 COMPAS_COLUMNS = ["event", "id", "date", "decile_score", "race", "sex", "age_cat"]
 
 
@@ -62,7 +52,7 @@ def without(lines: list[bytes], index: int) -> bytes:
 def german(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("german")
     german_decisions(lambda index: f"2024-01-{index // 40 + 1:02d}").to_csv(folder / "clean.csv", index=False)
-    (folder / "spec.yaml").write_text(GERMAN_SPEC)
+    (folder / "spec.yaml").write_text(GERMAN_SPEC)  # the German credit decisions, demographic parity by sex
     return folder
 
 

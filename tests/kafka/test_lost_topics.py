@@ -19,15 +19,9 @@ from fairstream.connectors.compas import compas_events
 from fairstream.connectors.replay import replay
 from fairstream.connectors.synthetic.hiring import hiring_decisions
 from fairstream.records.errors import ConnectorError
+from tests.helpers import wait_until
 
 pytestmark = pytest.mark.kafka
-
-
-def wait_until(condition, seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.2)
 
 
 def reading(bootstrap: str) -> bool:
@@ -60,7 +54,7 @@ def test_an_input_topic_deleted_under_a_tailing_run_ends_it_in_one_line(compas_c
     with LocalBroker() as broker:
         replay(compas_events(compas_csv), broker.bootstrap, "decisions", partitions=2)
         running = monitor(broker.bootstrap, *(["--recovery", str(tmp_path / "store")] if recovery else []))
-        wait_until(lambda: reading(broker.bootstrap))
+        wait_until(lambda: reading(broker.bootstrap), "the monitor to write estimates", 60)
         time.sleep(2)
         delete_topic(broker.bootstrap, "decisions")
         started = time.monotonic()
@@ -75,7 +69,7 @@ def test_a_broker_replaced_during_an_until_end_read_is_named_within_the_give_up_
     try:
         replay(hiring_decisions(300_000, 0.5, 0.4, seed=5), first.bootstrap, "decisions")  # long enough to be read for several seconds
         running = monitor(first.bootstrap, "--until-end", "--give-up-after", "30", "--recovery", str(tmp_path / "store"), spec="hiring_demographic_parity")
-        wait_until(lambda: reading(first.bootstrap))
+        wait_until(lambda: reading(first.bootstrap), "the monitor to write estimates", 60)
         running.send_signal(signal.SIGSTOP)  # the read is held where it is while the broker is replaced
     finally:
         first.stop()
@@ -94,7 +88,7 @@ def test_a_run_stopped_once_its_topic_is_gone_suggests_no_resume(compas_csv, tmp
     try:
         replay(compas_events(compas_csv), first.bootstrap, "decisions")
         running = monitor(first.bootstrap, "--recovery", str(tmp_path / "store"))
-        wait_until(lambda: reading(first.bootstrap))
+        wait_until(lambda: reading(first.bootstrap), "the monitor to write estimates", 60)
         time.sleep(2)
     finally:
         first.stop()
