@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from fairstream.language.stream import InputSchema
-from fairstream.records.parse import field_getter
+from fairstream.reading.parse import field_getter
 from fairstream.records.timefmt import time_parser
 
 UNREADABLE = float("-inf")

@@ -15,8 +15,8 @@ from bytewax.connectors.files import DirSink
 from bytewax.inputs import FixedPartitionedSource, StatefulSourcePartition
 
 from fairstream import metrics
-from fairstream.dataflow.lifecycle import stop_requested
 from fairstream.language.table import ROW
+from fairstream.process.lifecycle import stop_requested
 from fairstream.records.csvrows import CsvTable
 from fairstream.records.errors import ConnectorError, InputError
 from fairstream.records.events import RawRecord, Unreadable

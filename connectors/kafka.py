@@ -16,9 +16,9 @@ from confluent_kafka import KafkaException
 
 from fairstream.connectors.broker_watch import gone_message
 from fairstream.connectors.kafka_config import CONNECT_TIMEOUT, ClientErrors, KafkaConnection, as_connection
-from fairstream.dataflow.lifecycle import stop_requested
-from fairstream.records.chain import SEAL
+from fairstream.process.lifecycle import stop_requested
 from fairstream.records.cloudevents import kafka_headers
+from fairstream.records.envelope import SEAL
 from fairstream.records.errors import ConnectorError, UndeliveredError
 
 log = logging.getLogger("fairstream.kafka")

@@ -14,7 +14,7 @@ from fairstream import metrics
 from fairstream.connectors.broker_watch import BrokerWatch, gone_message
 from fairstream.connectors.kafka import CONSUMER_CONFIG, partition_counts
 from fairstream.connectors.kafka_config import KafkaConnection, as_connection
-from fairstream.dataflow.lifecycle import stop_requested
+from fairstream.process.lifecycle import stop_requested
 from fairstream.records.errors import ConnectorError, InputError
 from fairstream.records.events import ENDED, IDLE, RawRecord
 

@@ -11,8 +11,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from fairstream.dataflow.readiness import readiness, reset
 from fairstream.metrics import REGISTRY
+from fairstream.process.readiness import readiness, reset
 from fairstream.records.errors import UsageError
 
 

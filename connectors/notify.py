@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 import orjson
 
 from fairstream import metrics
-from fairstream.verdicts.alerts import CERTIFIED, RECOVERED, UNCERTIFIED, VIOLATION
+from fairstream.records.envelope import CERTIFIED, RECOVERED, UNCERTIFIED, UNDELIVERED, VIOLATION
 
 RUNBOOK = "docs/operations.md#alertmanager-and-webhooks"
 """Where an alert's `runbook_url` annotation points, in the documentation: what the alert means and what to do."""
@@ -36,7 +36,6 @@ REQUEST_TIMEOUT = 5.0
 """Seconds one request may take."""
 FLUSH_WAIT = 5.0
 """Seconds the end of a run waits for what is still queued to be posted; the rest is undelivered."""
-UNDELIVERED = "pipeline.undelivered"
 UNDELIVERED_FILE = "undelivered.jsonl"
 """Beside a file run's outputs: the alerts a notification endpoint never accepted."""
 

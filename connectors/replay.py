@@ -11,9 +11,9 @@ import orjson
 
 from fairstream.connectors.kafka import PRODUCER_CONFIG, ensure_topics
 from fairstream.connectors.kafka_config import KafkaConnection, as_connection
+from fairstream.reading.parse import field_getter, key_getter
 from fairstream.records.errors import ConnectorError
 from fairstream.records.events import Unreadable
-from fairstream.records.parse import field_getter, key_getter
 from fairstream.records.timefmt import time_parser
 
 

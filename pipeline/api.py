@@ -26,13 +26,13 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from fairstream.compiler.load import load_plans
+from fairstream.compiler.plan import Plan
 from fairstream.dataflow.flow import MergeStep, new_partition_trials
-from fairstream.language.load import load_plans
-from fairstream.language.plan import Plan
 from fairstream.monitor import Monitor
+from fairstream.records.envelope import ALERT_TYPES, ESTIMATE
 from fairstream.records.events import DeadLetter, RawRecord, Sealed
 from fairstream.trials.partition import Output
-from fairstream.verdicts.alerts import ALERT_TYPES, ESTIMATE
 
 
 class FairnessMonitor:

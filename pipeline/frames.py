@@ -20,7 +20,7 @@ from typing import Any
 
 from fairstream.api import FairnessMonitor
 from fairstream.connectors.files import numbered_rows
-from fairstream.verdicts.alerts import ALERT_TYPES, ESTIMATE
+from fairstream.records.envelope import ALERT_TYPES, ESTIMATE
 
 WARN_SHARE = 0.01
 """Above this share of rejected rows `monitor_frame` warns; when every row is rejected it raises."""

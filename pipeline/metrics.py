@@ -15,8 +15,8 @@ from prometheus_client import CollectorRegistry, Counter, Gauge
 from prometheus_client.core import GaugeMetricFamily
 
 from fairstream.language.metric import tests_ratio
+from fairstream.records.envelope import ALERT_TYPES
 from fairstream.records.timefmt import time_parser
-from fairstream.verdicts.alerts import ALERT_TYPES
 from fairstream.verdicts.summary import rested_on
 from fairstream.verdicts.tally import LATE_SHARE, RunTally, late_line
 from fairstream.verdicts.tracked import UNSEEN_AFTER, unseen_line

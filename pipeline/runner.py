@@ -22,6 +22,9 @@ from bytewax.testing import cluster_main, run_main
 from pydantic import BaseModel, ConfigDict, Field
 
 from fairstream import metrics
+from fairstream.compiler.load import load_plans
+from fairstream.compiler.plan import Plan
+from fairstream.connectors import notify
 from fairstream.connectors.broker import free_ports
 from fairstream.connectors.broker_watch import gone_message
 from fairstream.connectors.compas import compas_records
@@ -45,9 +48,7 @@ from fairstream.connectors.notify import UNDELIVERED_FILE, Undelivered, Undelive
 from fairstream.connectors.recovery import claim_store, prepare_store, resume_epoch
 from fairstream.dataflow import collector
 from fairstream.dataflow.flow import build_flow
-from fairstream.dataflow.lifecycle import panic_reports_hidden, stopping
-from fairstream.language.load import load_plans
-from fairstream.language.plan import Plan
+from fairstream.process.lifecycle import panic_reports_hidden, stopping
 from fairstream.records.errors import ConnectorError, FairstreamError, InputError, UsageError, raised_in_dataflow
 from fairstream.records.signing import load_private_key, signing
 from fairstream.verdicts.tally import RunTally
@@ -207,8 +208,26 @@ def job_flow(job: Job, wrap_source: Callable[[FixedPartitionedSource], FixedPart
     if job.shield:
         from fairstream.dataflow.shield_flow import build_shield_flow  # the shields' synthesis needs scipy: monitors start without it
 
-        return build_shield_flow(plans[0], source, sink, partitions=partitions, strings=strings, encode=encode)
-    return build_flow(plans, source, sink, partitions=partitions, strings=strings, encode=encode, topics=topics)
+        return build_shield_flow(plans[0], source, sink, partitions=partitions, strings=strings, encode=encode, telemetry=JOB_TELEMETRY)
+    return build_flow(plans, source, sink, partitions=partitions, strings=strings, encode=encode, topics=topics, telemetry=JOB_TELEMETRY)
+
+
+class JobTelemetry:
+    """A job's telemetry (see `process.telemetry`): its Prometheus metrics and tally, and its alerts to Alertmanager and
+    webhooks."""
+
+    def read(self, partition: int, records: int, latest_time_ms: int | None) -> None:
+        metrics.read(partition, records, latest_time_ms)
+
+    def open_trials(self, monitor: str, holder: int, count: int) -> None:
+        metrics.open_trials(monitor, holder, count)
+
+    def observe(self, record: dict[str, Any]) -> None:
+        metrics.observe(record)
+        notify.offer(record)
+
+
+JOB_TELEMETRY = JobTelemetry()
 
 
 def prepare(job: Job) -> bool:
@@ -326,7 +345,7 @@ def _resumes(job: Job) -> bool:
     return store is not None and any(store.glob("*.sqlite3")) and resume_epoch(store) is not None
 
 
-def run_worker(job: Job, addresses: list[str], index: int, workers: int, tally_path: Path) -> None:
+def run_worker(job: Job, addresses: list[str], index: int, workers: int, tally_path: Path | None) -> None:
     """One process of a multi-process run (it stops, like the others, on SIGINT or SIGTERM); its tally goes to
     `tally_path` for the parent to merge, also when it was stopped."""
     tally = metrics.start_tally()
@@ -343,7 +362,8 @@ def run_worker(job: Job, addresses: list[str], index: int, workers: int, tally_p
             collector.settle()
             cluster_main(flow, addresses, index, worker_count_per_proc=workers, **_recovery(job))
     finally:
-        tally_path.write_text(tally.model_dump_json())
+        if tally_path is not None:
+            tally_path.write_text(tally.model_dump_json())
 
 
 @contextmanager
@@ -398,7 +418,7 @@ def _run_processes(job: Job, workers: int, processes: int) -> RunTally:
         tallies = [Path(scratch) / f"{index}.json" for index in range(processes)]
         children = [
             subprocess.Popen(
-                [sys.executable, "-m", "fairstream.dataflow.worker", job.model_dump_json(), addresses, str(index), str(workers), str(tallies[index])],
+                [sys.executable, "-m", "fairstream.cli", "worker", job.model_dump_json(), addresses, str(index), str(workers), str(tallies[index])],
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},
             )
             for index in range(processes)

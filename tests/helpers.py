@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import copy
+import math
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from fairstream.language.load import parse_spec
-from fairstream.language.plan import Plan, build_plan
+from fairstream.compiler.load import parse_spec
+from fairstream.compiler.plan import Plan, build_plan
 from fairstream.records.events import Event
 from fairstream.records.timefmt import DAY
 from fairstream.trials.bucket import Report
@@ -142,3 +143,8 @@ def german_decisions(date_of: Callable[[int], str]) -> pd.DataFrame:
             "approved": (raw["classlabel21"] == 1).astype(int),
         }
     )
+
+
+def binomial_slack(rate: float, runs: int) -> float:
+    """Three standard errors of a rate estimated from `runs` runs (for comparing a simulated rate with α)."""
+    return 3 * math.sqrt(max(rate * (1 - rate), 1e-12) / runs)

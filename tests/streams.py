@@ -13,9 +13,12 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 from kafka.partitioner.default import murmur2
 
 from fairstream.connectors.synthetic.compas_like import DECILE_WEIGHTS, RACE_WEIGHTS, RACES, RECIDIVISM_BY_DECILE
+from fairstream.connectors.synthetic.hiring import GENDERS
+from fairstream.connectors.synthetic.hiring import START as HIRING_START
 from fairstream.records.timefmt import DAY, SECOND, format_instant
 
 LATENESS_DAYS = 2
@@ -156,3 +159,56 @@ def compas_spec(path, *, window: bool = True) -> str:
         spec["window"] = {"kind": "sliding", "length": "120d"}
     path.write_text(yaml.safe_dump(spec))
     return str(path)
+
+
+def labelled_decisions(
+    n: int,
+    qualified: tuple[float, float],
+    tpr: tuple[float, float],
+    fpr: tuple[float, float],
+    seed: int,
+    *,
+    delay: int = 0,
+    share_male: float = 0.5,
+) -> list[dict[str, Any]]:
+    """`n` DECISION events a minute apart as `hiring_decisions` makes them, each applicant qualified with the probability
+    of their gender (`qualified`, male first) and hired with the true- or false-positive rate of their gender; each
+    followed by a LABEL event (`qualified`: bool) `delay` decisions later (just before that decision's successor)."""
+    draws = np.random.default_rng(seed).random((n, 3))
+    origin = int(HIRING_START.timestamp()) * SECOND
+    decisions: list[dict[str, Any]] = []
+    labels: list[tuple[int, dict[str, Any]]] = []
+    for index, (group_draw, qualified_draw, hire_draw) in enumerate(draws.tolist()):
+        male = group_draw < share_male
+        side = 0 if male else 1
+        is_qualified = qualified_draw < qualified[side]
+        hired = hire_draw < (tpr[side] if is_qualified else fpr[side])
+        at = origin + 60 * SECOND * index
+        decisions.append({"event": "DECISION", "id": str(index + 1), "time": format_instant(at), "gender": GENDERS[side], "hired": hired})
+        labels.append((index + delay, {"event": "LABEL", "id": str(index + 1), "time": format_instant(at + 60 * SECOND * delay + 30 * SECOND), "qualified": is_qualified}))
+    out: list[dict[str, Any]] = []
+    pending = iter(labels)
+    upcoming = next(pending, None)
+    for index, decision in enumerate(decisions):
+        out.append(decision)
+        while upcoming is not None and upcoming[0] <= index:
+            out.append(upcoming[1])
+            upcoming = next(pending, None)
+    if upcoming is not None:  # the labels due after the last decision
+        out.append(upcoming[1])
+    out.extend(label for _, label in pending)
+    return out
+
+
+def group_decisions(n: int, rates: dict[str, float], seed: int, *, shares: dict[str, float] | None = None) -> list[dict[str, Any]]:
+    """`n` DECISION events (`id`, `time`, `group`, `approved`) a minute apart, each applicant of a group drawn by
+    `shares` (default equal) and approved with that group's rate; the same arguments give the same list."""
+    names = list(rates)
+    weights = np.array([shares[name] for name in names] if shares else [1.0] * len(names))
+    draws = np.random.default_rng(seed).random((n, 2))
+    chosen = np.searchsorted(np.cumsum(weights / weights.sum())[:-1], draws[:, 0], side="right")
+    origin = int(HIRING_START.timestamp()) * SECOND
+    return [
+        {"event": "DECISION", "id": str(index + 1), "time": format_instant(origin + 60 * SECOND * index), "group": names[group], "approved": bool(draw < rates[names[group]])}
+        for index, (group, draw) in enumerate(zip(chosen.tolist(), draws[:, 1].tolist()))
+    ]

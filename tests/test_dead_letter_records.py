@@ -7,10 +7,10 @@ import hashlib
 import orjson
 import pytest
 
-from fairstream.language.load import parse_spec
-from fairstream.language.plan import build_plan
+from fairstream.compiler.load import parse_spec
+from fairstream.compiler.plan import build_plan
+from fairstream.reading.parse import RecordParser
 from fairstream.records.events import DeadLetter, RawRecord
-from fairstream.records.parse import RecordParser
 from fairstream.records.redact import REDACTED, LetterRecord
 from tests.helpers import spec_dict
 
@@ -70,7 +70,7 @@ def test_a_late_event_is_dead_lettered_with_the_same_redaction():
 def test_dead_letters_redact_the_fields_that_define_groups_by_default_and_keep_them_on_request(specs_dir, tmp_path):
     """The hiring spec has no dead_letters section: gender, the field its group variable reads, is redacted; an explicit
     `redact: []` keeps every field; a record that is not a JSON object cannot show fields and is only hashed."""
-    from fairstream.language.load import load_plans
+    from fairstream.compiler.load import load_plans
 
     record = {"id": "a-1", "time": "2024-01-01T00:00:00Z", "event": "DECISION", "gender": "female", "hired": True}
     (default,) = load_plans([str(specs_dir / "hiring_demographic_parity.yaml")])

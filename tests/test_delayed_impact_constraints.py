@@ -14,7 +14,7 @@ import pytest
 import yaml
 from scipy import stats
 
-from fairstream.language.load import load_plan
+from fairstream.compiler.load import load_plan
 from fairstream.records.errors import SpecError
 from fairstream.runner import run_file
 

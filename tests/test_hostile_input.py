@@ -16,11 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fairstream import metrics
+from fairstream.compiler.load import load_plan, parse_spec
 from fairstream.connectors.compas import compas_events
 from fairstream.connectors.files import write_jsonl
-from fairstream.language.load import load_plan, parse_spec
+from fairstream.reading.parse import REASONS, RecordParser
 from fairstream.records.events import DeadLetter, Event, RawRecord
-from fairstream.records.parse import REASONS, RecordParser
 from fairstream.records.timefmt import DAY, HOUR, MAX_TIME, MIN_TIME
 from fairstream.runner import run_file
 from fairstream.trials.clock import PartitionClock

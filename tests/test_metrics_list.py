@@ -13,11 +13,11 @@ import pandas as pd
 import pytest
 import yaml
 
+from fairstream.compiler.load import load_file_plans, load_plans
 from fairstream.connectors.compas import compas_events
 from fairstream.connectors.replay import replay
 from fairstream.connectors.synthetic.seminar import seminar_events
 from fairstream.dataflow.flow import new_partition_trials, trial_groups
-from fairstream.language.load import load_file_plans, load_plans
 from fairstream.records.errors import SpecError
 from fairstream.runner import FileInput, FileOutput, Job, job_flow, run_file
 from tests.conftest import SPECS

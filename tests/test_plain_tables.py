@@ -14,7 +14,7 @@ from fairlearn.metrics import MetricFrame, false_positive_rate, selection_rate, 
 
 from fairstream import monitor_frame
 from fairstream.cli import cli
-from fairstream.language.load import load_plans
+from fairstream.compiler.load import load_plans
 from fairstream.paths import SHARED_DATA
 
 COLUMNS = ["age", "workclass", "fnlwgt", "education", "education_num", "marital_status", "occupation", "relationship", "race", "sex",

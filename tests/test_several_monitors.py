@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from fairstream.language.load import load_plans
+from fairstream.compiler.load import load_plans
 from fairstream.records.errors import SpecError
 from fairstream.runner import FileInput, FileOutput, FileRun, Job, execute, run_file
 from tests.conftest import SPECS

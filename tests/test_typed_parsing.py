@@ -11,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fairstream.language.load import parse_spec
+from fairstream.compiler.load import parse_spec
+from fairstream.reading.parse import RecordParser
+from fairstream.reading.typed import TypedParser, expressible, record_parser
 from fairstream.records.events import ENDED, IDLE, RawRecord
-from fairstream.records.parse import RecordParser
-from fairstream.records.typed import TypedParser, expressible, record_parser
 from tests.helpers import spec_dict
 from tests.test_hostile_input import JSON, records
 

@@ -11,10 +11,10 @@ from click.testing import CliRunner
 
 from fairstream import FairnessMonitor
 from fairstream.cli import cli
+from fairstream.compiler.load import parse_spec
+from fairstream.compiler.plan import build_plan
 from fairstream.connectors.files import write_jsonl
 from fairstream.connectors.synthetic.hiring import hiring_decisions
-from fairstream.language.load import parse_spec
-from fairstream.language.plan import build_plan
 from fairstream.records.errors import SpecError
 from fairstream.runner import FileRun, run_file
 from tests.conftest import SPECS

@@ -12,9 +12,9 @@ from typing import Any
 
 from fairstream.audit.tables import MIN_SHARE, AuditTable, part_tables
 from fairstream.audit.verify import ChainCheck, Located, verify_chains
+from fairstream.compiler.plan import Plan
 from fairstream.language.metric import tests_ratio
-from fairstream.language.plan import Plan
-from fairstream.verdicts.alerts import ALERT_TYPES
+from fairstream.records.envelope import ALERT_TYPES
 from fairstream.verdicts.summary import rested_on
 
 RATE_NAMES = {

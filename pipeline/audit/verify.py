@@ -17,10 +17,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from fairstream.records.chain import GENESIS, SEAL, record_hash
+from fairstream.records.chain import GENESIS, record_hash
+from fairstream.records.envelope import SEAL, UNDELIVERED
 from fairstream.records.signing import signed_by
-
-UNDELIVERED = "pipeline.undelivered"
 
 
 class Located(NamedTuple):

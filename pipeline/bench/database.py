@@ -27,12 +27,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from fairstream.compiler.plan import Plan
 from fairstream.connectors.synthetic.seminar import seminar_events
-from fairstream.language.plan import Plan
 from fairstream.paths import SPECS_DIR
+from fairstream.records.envelope import ESTIMATE
 from fairstream.records.timefmt import time_parser
 from fairstream.studies.runs import monitor_records, tuned_plan
-from fairstream.verdicts.alerts import ESTIMATE
 
 SPEC = SPECS_DIR / "seminar_demographic_parity.yaml"
 parse_instant = time_parser("iso")

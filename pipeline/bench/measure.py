@@ -21,13 +21,13 @@ from bytewax.testing import run_main
 
 from fairstream.bench.hand_loop import daily_gaps
 from fairstream.bench.sink import CountingSink
+from fairstream.compiler.load import load_plan
+from fairstream.compiler.plan import Plan
 from fairstream.connectors.files import RecordSource, jsonl_lines
 from fairstream.dataflow import collector
 from fairstream.dataflow.flow import build_flow, parsed_stream
-from fairstream.language.load import load_plan
-from fairstream.language.plan import Plan
+from fairstream.records.envelope import ESTIMATE
 from fairstream.records.timefmt import format_instant
-from fairstream.verdicts.alerts import ESTIMATE
 
 GAP_PARTS = ("false_positive_rate", "true_positive_rate")
 """The parts of equalized odds whose daily gaps the monitor and the hand-written loop are compared on."""

@@ -16,12 +16,12 @@ from bytewax.testing import run_main
 
 from fairstream.bench import shield_latency
 from fairstream.bench.sink import CountingSink
+from fairstream.compiler.load import load_plan
 from fairstream.connectors.files import RecordSource, jsonl_lines, write_jsonl
 from fairstream.connectors.kafka_config import KafkaConnection
 from fairstream.connectors.synthetic.hiring import hiring_decisions
 from fairstream.dataflow.flow import parsed_stream
 from fairstream.dataflow.shield_flow import build_shield_flow
-from fairstream.language.load import load_plan
 from fairstream.paths import SPECS_DIR
 from fairstream.shields import MonotoneFamily, Target, synthesize
 from fairstream.shields.energy.group_simulation import GroupProblem

@@ -12,12 +12,12 @@ from bytewax.testing import run_main
 
 from fairstream.bench.latency import PacedSource, after_warm_up, kafka_latency
 from fairstream.bench.sink import CountingSink
+from fairstream.compiler.plan import Plan
 from fairstream.connectors.kafka import ensure_topics
 from fairstream.connectors.kafka_config import KafkaConnection
 from fairstream.dataflow.shield_flow import build_shield_flow
-from fairstream.language.plan import Plan
+from fairstream.records.envelope import SHIELDED
 from fairstream.records.timefmt import format_instant, time_parser
-from fairstream.shields.runtime.decisions import SHIELDED
 
 _parse = time_parser("iso")
 

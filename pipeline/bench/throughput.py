@@ -26,8 +26,8 @@ import orjson
 from fairstream.connectors.files import write_jsonl
 from fairstream.connectors.synthetic.compas_like import compas_like_events
 from fairstream.paths import SPECS_DIR
+from fairstream.records.envelope import ESTIMATE, RECOVERED, VIOLATION
 from fairstream.records.errors import FairstreamError, InputError
-from fairstream.verdicts.alerts import ESTIMATE, RECOVERED, VIOLATION
 
 SPEC = SPECS_DIR / "compas_equalized_odds.yaml"
 """The monitor under test: equalized odds of COMPAS-shaped scores across race groups."""

@@ -37,6 +37,23 @@ def cli(verbose: bool) -> None:
     console.show_warnings(verbose)
 
 
+@cli.command("worker")
+@click.argument("job_json")
+@click.argument("addresses")
+@click.argument("index", type=int)
+@click.argument("workers", type=int)
+@click.argument("tally_path", required=False, type=click.Path(dir_okay=False))
+@console.reports_errors
+def worker(job_json: str, addresses: str, index: int, workers: int, tally_path: str | None) -> None:
+    """One process of a job spread over processes or machines: JOB_JSON (`fairstream.runner.Job`), the cluster's
+    ADDRESSES (HOST:PORT;HOST:PORT…), this process's INDEX and its WORKERS; TALLY_PATH gets its counts."""
+    from pathlib import Path
+
+    from fairstream.runner import Job, run_worker
+
+    run_worker(Job.model_validate_json(job_json), addresses.split(";"), index, workers, None if tally_path is None else Path(tally_path))
+
+
 def main() -> None:
     """Run the command; a usage error (unknown option, value out of range) is one `error:` line and exit code 2."""
     try:

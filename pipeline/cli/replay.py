@@ -11,10 +11,10 @@ import click
 from fairstream.cli import console
 from fairstream.cli.console import reports_errors
 from fairstream.cli.kafka_options import kafka_options
+from fairstream.compiler.load import load_plan
 from fairstream.connectors.kafka_config import checked_connection
 from fairstream.connectors.replay import EventFields
 from fairstream.connectors.replay import replay as replay_records
-from fairstream.language.load import load_plan
 from fairstream.records.events import Event, RawRecord
 from fairstream.runner import FORMATS, guess_format, records_of
 

@@ -10,9 +10,9 @@ import click
 from fairstream.cli import console
 from fairstream.cli.console import reports_errors
 from fairstream.cli.kafka_options import file_or_kafka, kafka_options
-from fairstream.dataflow.lifecycle import stopped_by
-from fairstream.language.load import load_plans
+from fairstream.compiler.load import load_plans
 from fairstream.language.metric import tests_ratio
+from fairstream.process.lifecycle import stopped_by
 from fairstream.records.errors import InputError
 from fairstream.records.hints import FIXES
 from fairstream.runner import FORMATS, FileInput, FileOutput, Job, KafkaInput, KafkaOutput, execute, guess_format, job_plans, resume_blocker

@@ -8,7 +8,7 @@ import sys
 import click
 
 from fairstream.cli import console
-from fairstream.language.load import load_file_plans
+from fairstream.compiler.load import load_file_plans
 from fairstream.language.models import MetricEntry, Spec
 from fairstream.records.errors import SpecError
 from fairstream.verdicts.guarantees import guarantee, warnings

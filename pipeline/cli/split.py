@@ -6,10 +6,10 @@ import click
 
 from fairstream.cli import console
 from fairstream.cli.console import reports_errors
+from fairstream.compiler.load import load_plan
 from fairstream.connectors.files import csv_header
 from fairstream.connectors.split import split_records
-from fairstream.language.load import load_plan
-from fairstream.records.parse import key_getter, key_name
+from fairstream.reading.parse import key_getter, key_name
 from fairstream.runner import FORMATS, guess_format, records_of
 
 

@@ -9,10 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fairstream.language.metric import tests_ratio
-from fairstream.shields.runtime.decisions import INTERVENTION, STATUS
-from fairstream.verdicts.alerts import ALERT_TYPES, ESTIMATE
-
-DEAD_LETTER = "pipeline.dead_letter"
+from fairstream.records.envelope import ALERT_TYPES, DEAD_LETTER, ESTIMATE, INTERVENTION, STATUS
 
 
 @dataclass

@@ -14,12 +14,11 @@ from bytewax.inputs import FixedPartitionedSource
 from bytewax.operators import StatefulLogic
 from bytewax.outputs import Sink
 
-from fairstream import metrics
-from fairstream.connectors import notify
-from fairstream.dataflow.lifecycle import stop_requested
+from fairstream.compiler.plan import Plan
 from fairstream.dataflow.local import WorkingSource
-from fairstream.language.plan import Plan
 from fairstream.monitor import Monitor
+from fairstream.process.lifecycle import stop_requested
+from fairstream.process.telemetry import SILENT, Telemetry
 from fairstream.records.chain import combined_hash
 from fairstream.records.events import DeadLetter, Event, Sealed
 from fairstream.trials.bucket import Bucket, Recipient, Report
@@ -38,9 +37,10 @@ class ClockStep(StatefulLogic):
     """Input that is not keyed: dead-letters a partition's late events and sends each trial bucket its events plus the
     partition's latest event time."""
 
-    def __init__(self, clock: PartitionClock, buckets: int):
+    def __init__(self, clock: PartitionClock, buckets: int, telemetry: Telemetry = SILENT):
         self.clock = clock
         self.buckets = buckets
+        self.telemetry = telemetry
 
     def on_item(self, value: PartitionBatch) -> tuple[list[tuple[Any, ...]], bool]:
         partition, events, dead, idle = value
@@ -51,7 +51,7 @@ class ClockStep(StatefulLogic):
             return [("bucket", f"b{bucket}", (bucket, partition, routed.get(bucket, []), clock.high, True)) for bucket in range(self.buckets)], StatefulLogic.RETAIN
         before = clock.high
         accepted, late = clock.admit(events)
-        metrics.read(partition, len(events) + len(dead), clock.high)
+        self.telemetry.read(partition, len(events) + len(dead), clock.high)
         out: list[tuple[Any, ...]] = [("dead", letter) for letter in clock.count(dead, late)]
         routed = clock.route(accepted, self.buckets)
         high = clock.high
@@ -73,10 +73,11 @@ class ClockStep(StatefulLogic):
 class BucketStep(StatefulLogic):
     """One trial bucket, its trials computed once for the monitors `members` (indices into the job's plans)."""
 
-    def __init__(self, bucket: Bucket, monitors: list[str], members: list[int]):
+    def __init__(self, bucket: Bucket, monitors: list[str], members: list[int], telemetry: Telemetry = SILENT):
         self.bucket = bucket
         self.monitors = monitors
         self.members = members
+        self.telemetry = telemetry
 
     def on_item(self, value: tuple[int, int, list[Event], int | None, bool]) -> tuple[list[tuple[int, Report]], bool]:
         index, partition, events, high, idle = value
@@ -85,7 +86,7 @@ class BucketStep(StatefulLogic):
         warned = bucket.ever_evicted
         reports = bucket.receive(partition, events, high, idle)
         for monitor in self.monitors:
-            metrics.open_trials(monitor, index, len(bucket.trials))
+            self.telemetry.open_trials(monitor, index, len(bucket.trials))
         if bucket.ever_evicted and not warned:
             log.warning(
                 "trial bucket %d reached its %s open trials (trial.max_open / buckets): the trials that close first are dropped and counted as evicted",
@@ -139,6 +140,7 @@ def build_flow(
     strings: bool = False,
     encode: Callable[[dict[str, Any]], Any] | None = None,
     topics: Sequence[str] = (),
+    telemetry: Telemetry = SILENT,
 ) -> Dataflow:
     """Source → parse → clock → trials → per-monitor merge → sink, for one monitor or several.
 
@@ -149,21 +151,22 @@ def build_flow(
     one spec, see `trial_groups`) share their trial buckets, so each trial is folded once; each monitor has its own merge.
     `partitions` is the number of input partitions; `strings` converts text values (CSV) to the declared types;
     `encode` turns each output record (a dict) into the sink's item, or None for a record not to write; `topics` names
-    the co-partitioned topics each source partition reads where there are several (their events are merged in event time).
+    the co-partitioned topics each source partition reads where there are several (their events are merged in event time);
+    `telemetry` hears what is read, the open trials and every output record.
     """
     plans = [plans] if isinstance(plans, Plan) else list(plans)
     flow = Dataflow(plans[0].spec.monitor.replace(".", "_"))
     if plans[0].spec.input.keyed:
-        reports, dead = _partition_local(flow, plans, source, partitions, strings, topics)
+        reports, dead = _partition_local(flow, plans, source, partitions, strings, topics, telemetry)
         reporters = partitions
     else:
-        reports, dead = _bucketed(flow, plans, source, partitions, strings, topics)
+        reports, dead = _bucketed(flow, plans, source, partitions, strings, topics, telemetry)
         reporters = plans[0].spec.buckets
     monitored = [
         _merge(plan, reports[index], reporters, "" if len(plans) == 1 else f"_{plan.spec.monitor.replace('.', '_')}")
         for index, plan in enumerate(plans)
     ]
-    out = op.inspect("observe", op.merge("outputs", *monitored, dead), observe)
+    out = op.inspect("observe", op.merge("outputs", *monitored, dead), lambda _step, record: telemetry.observe(record))
     if encode is not None:
         out = op.filter_map("encode", out, encode)
     op.output("write", out, sink)
@@ -183,7 +186,9 @@ def trial_groups(plans: Sequence[Plan]) -> list[list[int]]:
     return groups
 
 
-def new_partition_trials(plans: Sequence[Plan], partition: int, partitions: int, *, strings: bool, topics: Sequence[str] = ()) -> PartitionTrials:
+def new_partition_trials(
+    plans: Sequence[Plan], partition: int, partitions: int, *, strings: bool, topics: Sequence[str] = (), telemetry: Telemetry = SILENT
+) -> PartitionTrials:
     """What one input partition of keyed input keeps: its clock, the merge of its topics where it reads several and, per
     group of monitors whose trials agree, a bucket of its trials."""
     first = plans[0]
@@ -192,14 +197,19 @@ def new_partition_trials(plans: Sequence[Plan], partition: int, partitions: int,
     groups = trial_groups(plans)
     buckets = [new_bucket([plans[index] for index in group], partitions=1, share=partitions, index=partition) for group in groups]
     placement = partitions_of(first.spec.input.partitioner, partitions)
-    return PartitionTrials(first.parser(strings=strings), clock, buckets, groups, [plan.spec.monitor for plan in plans], placement, new_merge(first, topics))
+    monitors = [plan.spec.monitor for plan in plans]
+    return PartitionTrials(first.parser(strings=strings), clock, buckets, groups, monitors, placement, new_merge(first, topics), telemetry)
 
 
 def _partition_local(
-    flow: Dataflow, plans: list[Plan], source: FixedPartitionedSource, partitions: int, strings: bool, topics: Sequence[str]
+    flow: Dataflow, plans: list[Plan], source: FixedPartitionedSource, partitions: int, strings: bool, topics: Sequence[str], telemetry: Telemetry
 ) -> tuple[list[Stream[Report]], Stream[dict[str, Any]]]:
     """Each partition parses, clocks and folds its own trials where it is read; per monitor, the stream of its reports."""
-    read = op.input("read", flow, WorkingSource(source, lambda partition: new_partition_trials(plans, partition, partitions, strings=strings, topics=topics)))
+
+    def work(partition: int) -> PartitionTrials:
+        return new_partition_trials(plans, partition, partitions, strings=strings, topics=topics, telemetry=telemetry)
+
+    read = op.input("read", flow, WorkingSource(source, work))
     split = op.branch("split-dead", read, lambda item: type(item) is DeadLetter or type(item) is Sealed)  # DeadLetter | Sealed | (monitor index, Report)
     dead = op.map("dead-record", split.trues, lambda item: item.to_json())
     if len(plans) == 1:
@@ -211,14 +221,14 @@ def _partition_local(
 
 
 def _bucketed(
-    flow: Dataflow, plans: list[Plan], source: FixedPartitionedSource, partitions: int, strings: bool, topics: Sequence[str]
+    flow: Dataflow, plans: list[Plan], source: FixedPartitionedSource, partitions: int, strings: bool, topics: Sequence[str], telemetry: Telemetry
 ) -> tuple[list[Stream[Report]], Stream[dict[str, Any]]]:
     """Input that is not keyed: a clock per partition, then every event re-keyed into the trial bucket of its key."""
     first = plans[0]
     buckets = first.spec.buckets
 
     def clock_logic(resume: PartitionClock | None) -> ClockStep:
-        return ClockStep(resume or new_clock(plans), buckets)
+        return ClockStep(resume or new_clock(plans), buckets, telemetry)
 
     clocked = op.key_rm("unkey-clock", op.stateful("clock", parsed_stream(flow, first, source, strings=strings, topics=topics), clock_logic))
     # ("dead", DeadLetter) | ("bucket", "b<i>", (i, partition, [Event], high, idle))
@@ -231,19 +241,13 @@ def _bucketed(
         suffix = "" if len(plans) == 1 else f"_{members[0].spec.monitor.replace('.', '_')}"
 
         def bucket_logic(resume: Bucket | None, members: list[Plan] = members, group: list[int] = group) -> BucketStep:
-            return BucketStep(resume or new_bucket(members, partitions), [plan.spec.monitor for plan in members], group)
+            return BucketStep(resume or new_bucket(members, partitions), [plan.spec.monitor for plan in members], group, telemetry)
 
         shared = op.key_rm(f"unkey-trials{suffix}", op.stateful(f"trials{suffix}", to_buckets, bucket_logic))  # (monitor index, Report)
         for index in group:
             step = "report" if len(plans) == 1 else f"report_{plans[index].spec.monitor.replace('.', '_')}"
             reports[index] = op.filter_map(step, shared, lambda item, index=index: item[1] if item[0] == index else None)
     return [reports[index] for index in range(len(plans))], dead
-
-
-def observe(_step_id: str, record: dict[str, Any]) -> None:
-    """Count an output record in the job's metrics, and hand it to the job's Alertmanager and webhooks."""
-    metrics.observe(record)
-    notify.offer(record)
 
 
 def _merge(plan: Plan, reports: Stream[Report], reporters: int, suffix: str) -> Stream[dict[str, Any]]:

@@ -12,8 +12,8 @@ from typing import Any, Protocol
 
 from bytewax.inputs import FixedPartitionedSource, StatefulSourcePartition
 
-from fairstream.dataflow import readiness
-from fairstream.dataflow.lifecycle import stop_requested
+from fairstream.process import readiness
+from fairstream.process.lifecycle import stop_requested
 
 
 class PartitionWork(Protocol):

@@ -12,13 +12,15 @@ from bytewax.inputs import Source
 from bytewax.operators import StatefulLogic
 from bytewax.outputs import Sink
 
-from fairstream.dataflow.flow import observe, parsed_stream
-from fairstream.dataflow.lifecycle import stop_requested
+from fairstream.compiler.plan import Plan
+from fairstream.dataflow.flow import parsed_stream
 from fairstream.language.models import ShieldSpec
-from fairstream.language.plan import Plan
+from fairstream.process.lifecycle import stop_requested
+from fairstream.process.telemetry import SILENT, Telemetry
 from fairstream.records.chain import RecordChain
+from fairstream.records.envelope import SHIELDED
 from fairstream.records.errors import SpecError
-from fairstream.shields.runtime.decisions import SHIELDED, ShieldRun
+from fairstream.shields.runtime.decisions import ShieldRun
 from fairstream.shields.runtime.order import EventOrder, Released
 
 
@@ -73,8 +75,10 @@ def build_shield_flow(
     partitions: int = 1,
     strings: bool = False,
     encode: Callable[[dict[str, Any]], Any] | None = None,
+    telemetry: Telemetry = SILENT,
 ) -> Dataflow:
-    """Decisions through the spec's shield: shielded decision records, intervention records and dead letters to the sink."""
+    """Decisions through the spec's shield: shielded decision records, intervention records and dead letters to the
+    sink, each told to `telemetry`."""
     spec = plan.spec
     if spec.shield is None:
         raise SpecError(spec.monitor, [("shield", "the spec has no shield section")])
@@ -88,7 +92,8 @@ def build_shield_flow(
     flow = Dataflow(f"{spec.monitor.replace('.', '_')}-shield")
     parsed = parsed_stream(flow, plan, source, strings=strings)  # ("p<partition>", PartitionBatch)
     keyed = op.map("key-shield", parsed, lambda item: ("shield", item[1]))
-    records = op.inspect("observe", op.key_rm("unkey-shield", op.stateful("shield", keyed, shield_logic)), observe)  # record dict
+    shielded = op.key_rm("unkey-shield", op.stateful("shield", keyed, shield_logic))  # record dict
+    records = op.inspect("observe", shielded, lambda _step, record: telemetry.observe(record))
     if encode is not None:
         records = op.filter_map("encode", records, encode)
     op.output("write", records, sink)

@@ -23,12 +23,12 @@ from typing import Any
 
 import orjson
 
+from fairstream.records.envelope import SEAL
 from fairstream.records.signing import signature
 
 GENESIS = "0" * 64
 """The `prev` of a writer's first record."""
 
-SEAL = "pipeline.seal"
 CHECKPOINT_EVERY = 100
 """A checkpoint seal takes the places 99, 199, … of a chain (when a record follows it)."""
 

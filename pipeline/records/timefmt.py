@@ -132,11 +132,6 @@ def time_parser(time_format: str) -> Callable[[object], int]:
     raise ValueError(f"time_format must be iso, epoch_s, epoch_ms or a strptime pattern such as %Y-%m-%d; got {time_format!r}")
 
 
-def floor_to(instant: int, step: int) -> int:
-    """The largest multiple of `step` that is at most `instant`."""
-    return instant - instant % step
-
-
 def ceil_to(instant: int, step: int) -> int:
     """The smallest multiple of `step` that is at least `instant`."""
     return -((-instant) // step) * step

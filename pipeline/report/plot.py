@@ -19,8 +19,8 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from fairstream.language.metric import tests_ratio
+from fairstream.records.envelope import RECOVERED, VIOLATION
 from fairstream.records.errors import InputError
-from fairstream.verdicts.alerts import RECOVERED, VIOLATION
 
 MAX_PARTS = 8
 COLUMNS = 4

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from fairstream.compiler.plan import Plan
 from fairstream.connectors.synthetic.hiring import GENDERS, hiring_decisions
-from fairstream.language.plan import Plan
 from fairstream.studies.hiring import FAIR, UNFAIR, Run, hiring_plan, summarize_run
 from fairstream.studies.runs import median_interval, monitor_records, standard_error
 from fairstream.verdicts.judge import Mode

@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from fairstream.language.load import parse_spec
-from fairstream.language.plan import Plan, build_plan
+from fairstream.compiler.load import parse_spec
+from fairstream.compiler.plan import Plan, build_plan
 from fairstream.monitor import Monitor
 from fairstream.studies.runs import monitor_records, standard_error
 from fairstream.trials.bucket import FINISHED, Report

@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
+from fairstream.compiler.plan import Plan
 from fairstream.connectors.synthetic.hiring import hiring_decisions
-from fairstream.language.plan import Plan
 from fairstream.paths import SPECS_DIR
+from fairstream.records.envelope import ESTIMATE, VIOLATION
 from fairstream.studies.runs import monitor_records, tuned_plan
-from fairstream.verdicts.alerts import ESTIMATE, VIOLATION
 from fairstream.verdicts.judge import Mode
 
 SPEC_PATH = SPECS_DIR / "hiring_demographic_parity.yaml"

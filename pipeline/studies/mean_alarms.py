@@ -101,8 +101,3 @@ def oracle_trials(mean_a: float, mean_b: float, *, epsilon: float, alpha: float,
     variance = sum(mean * (1 - mean) / (SPREAD + 1) for mean in (mean_a, mean_b))
     z = stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)
     return float(z**2 * variance / (abs(mean_a - mean_b) - epsilon) ** 2)
-
-
-def binomial_slack(rate: float, runs: int) -> float:
-    """Three standard errors of a rate estimated from `runs` runs (for comparing a simulated rate with α)."""
-    return 3 * math.sqrt(max(rate * (1 - rate), 1e-12) / runs)

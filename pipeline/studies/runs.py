@@ -11,10 +11,10 @@ from typing import Any
 from bytewax.testing import TestingSink, run_main
 from scipy import stats
 
+from fairstream.compiler.load import parse_spec
+from fairstream.compiler.plan import Plan, build_plan
 from fairstream.connectors.files import RecordSource
 from fairstream.dataflow.flow import build_flow
-from fairstream.language.load import parse_spec
-from fairstream.language.plan import Plan, build_plan
 from fairstream.language.yaml_file import read_yaml
 
 

@@ -21,9 +21,9 @@ import numpy as np
 
 from fairstream.connectors.synthetic.seminar import ALGORITHMS, seminar_events
 from fairstream.paths import SPECS_DIR
+from fairstream.records.envelope import ESTIMATE
 from fairstream.records.errors import InputError
 from fairstream.studies.runs import monitor_records, tuned_plan
-from fairstream.verdicts.alerts import ESTIMATE
 from fairstream.verdicts.evaluation import STANDARDIZED
 
 DEFAULT_SPEC = SPECS_DIR / "seminar_demographic_parity.yaml"

@@ -13,10 +13,10 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from fairstream import metrics
+from fairstream.process.telemetry import SILENT, Telemetry
+from fairstream.reading.parse import ParsedBatch, RecordParser
+from fairstream.reading.typed import TypedParser
 from fairstream.records.events import ENDED, IDLE, DeadLetter, Event, RawRecord, Sealed
-from fairstream.records.parse import ParsedBatch, RecordParser
-from fairstream.records.typed import TypedParser
 from fairstream.trials.bucket import Bucket, Report
 from fairstream.trials.clock import PartitionClock
 from fairstream.trials.merge import TopicMerge
@@ -59,6 +59,7 @@ class PartitionTrials:
         monitors: list[str],
         placement: Callable[[list[str]], list[int]] | None = None,
         merge: TopicMerge | None = None,
+        telemetry: Telemetry = SILENT,
     ):
         self._parse_batch = parser.parse_batch
         self.clock = clock
@@ -69,6 +70,7 @@ class PartitionTrials:
         self.merge = merge
         """The event-time merge of the partition's topics where it reads several, else None."""
         self._idle = False
+        self._telemetry = telemetry
 
     @property
     def partition(self) -> int:
@@ -102,7 +104,7 @@ class PartitionTrials:
             dead.extend(strays)
         clock = self.clock
         accepted, late = clock.admit(events)
-        metrics.read(clock.partition, len(events) + len(dead), clock.high)
+        self._telemetry.read(clock.partition, len(events) + len(dead), clock.high)
         return [*clock.count(dead, late), *self._fold(accepted)]
 
     def _fold_held(self) -> list[Output]:
@@ -118,7 +120,7 @@ class PartitionTrials:
             warned = bucket.ever_evicted
             reports = bucket.receive(clock.partition, accepted, clock.high)
             for index in group:
-                metrics.open_trials(self._monitors[index], clock.partition, len(bucket.trials))
+                self._telemetry.open_trials(self._monitors[index], clock.partition, len(bucket.trials))
             if bucket.ever_evicted and not warned:
                 log.warning(
                     "input partition %d of monitor %s reached its %s open trials (trial.max_open / partitions): the trials that close first are dropped and counted as evicted",

@@ -1,20 +1,8 @@
-"""Alert records and the violation state machine: a violation when a verdict turns, a recovery when it ends."""
+"""A part's status and the violation state machine: a violation when a verdict turns, a recovery when it ends."""
 
 from __future__ import annotations
 
-import hashlib
-from datetime import UTC, datetime
-from typing import Any
-
-from fairstream.records.timefmt import format_instant
-
-VIOLATION = "fairness.violation"
-RECOVERED = "fairness.recovered"
-CERTIFIED = "fairness.certified"
-UNCERTIFIED = "fairness.uncertified"
-ESTIMATE = "fairness.estimate"
-ALERT_TYPES = (VIOLATION, RECOVERED, CERTIFIED, UNCERTIFIED)
-"""The records a monitor writes to the alert topic: a verdict or a certification turning."""
+from fairstream.records.envelope import CERTIFIED, RECOVERED, UNCERTIFIED, VIOLATION
 
 VIOLATED, SATISFIED, CERTIFIED_STATUS, INCONCLUSIVE = "violated", "satisfied", "certified", "inconclusive"
 """A part's status: violated; satisfied (point verdicts: the point estimate is within the threshold, no evidence
@@ -28,24 +16,6 @@ def part_status(point: bool, violated: bool | None, certified: bool | None) -> s
     if point:
         return SATISFIED if violated is not None else INCONCLUSIVE
     return CERTIFIED_STATUS if certified else INCONCLUSIVE
-
-
-def alert_id(monitor: str, kind: str, instant: int, *names: str) -> str:
-    """A deterministic id from the monitor, record type, event-time instant and the names involved (part, groups)."""
-    text = "\x1f".join((monitor, kind, str(instant), *names))
-    return hashlib.sha256(text.encode()).hexdigest()[:24]
-
-
-def stamp(record: dict[str, Any], monitor: str, kind: str, instant: int, *names: str) -> dict[str, Any]:
-    """Prefix a record body with the fields every record carries."""
-    return {
-        "alert_id": alert_id(monitor, kind, instant, *names),
-        "monitor": monitor,
-        "type": kind,
-        "event_time": format_instant(instant),
-        "emitted_at": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-        **record,
-    }
 
 
 class AlertTracker:

@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any
 from fairstream.estimators.means import Mean, mean_bounds
 from fairstream.estimators.priors import part_estimator, prior_now
 from fairstream.estimators.rate import Rate
+from fairstream.records.envelope import ESTIMATE, stamp
 from fairstream.records.timefmt import format_instant
 from fairstream.trials.outcomes import MARGINAL, UNLABELED, UNLISTED, hidden
-from fairstream.verdicts.alerts import CERTIFIED_STATUS, ESTIMATE, INCONCLUSIVE, AlertTracker, part_status, stamp
+from fairstream.verdicts.alerts import CERTIFIED_STATUS, INCONCLUSIVE, AlertTracker, part_status
 from fairstream.verdicts.budget import Budget, MonitorBudget
 from fairstream.verdicts.constraints import ConstraintRule, constraint_part
 from fairstream.verdicts.horizon import trials_to_decide

@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from fairstream.records.envelope import CERTIFIED, RECOVERED, UNCERTIFIED, VIOLATION
 from fairstream.records.hints import FIXES
-from fairstream.verdicts.alerts import CERTIFIED, RECOVERED, UNCERTIFIED, VIOLATION
 from fairstream.verdicts.summary import FirstViolation, note_violations, publishes_groups
 
 

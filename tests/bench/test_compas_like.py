@@ -7,9 +7,9 @@ import itertools
 import orjson
 import pytest
 
+from fairstream.compiler.load import load_plan
 from fairstream.connectors.files import write_jsonl
 from fairstream.connectors.synthetic.compas_like import RACES, compas_like_events
-from fairstream.language.load import load_plan
 from fairstream.records.events import Event, RawRecord
 from fairstream.records.timefmt import DAY
 

@@ -11,7 +11,7 @@ import pytest
 
 from fairstream.connectors.broker import free_port
 from fairstream.connectors.metrics_server import serving
-from fairstream.dataflow import readiness
+from fairstream.process import readiness
 
 PROC_TCP = Path("/proc/net/tcp")
 

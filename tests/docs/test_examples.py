@@ -11,9 +11,9 @@ import sys
 
 import yaml
 
+from fairstream.compiler.load import check_spec, load_plans
 from fairstream.connectors.compas import compas_events
 from fairstream.connectors.kafka_config import check_properties, load_connection
-from fairstream.language.load import check_spec, load_plans
 from fairstream.language.yaml_file import find_spec, read_yaml
 from fairstream.runner import run_file
 from tests.docs.markdown import ROOT, blocks, normalized

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from fairstream.cli import cli
-from fairstream.language.load import load_file_plans
+from fairstream.compiler.load import load_file_plans
 from tests.conftest import SPECS
 
 DAY_MS = 86_400_000

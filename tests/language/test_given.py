@@ -8,8 +8,8 @@ import random
 import pandas as pd
 import pytest
 
+from fairstream.compiler.load import check_specs
 from fairstream.connectors.files import write_jsonl
-from fairstream.language.load import check_specs
 from fairstream.records.errors import SpecError
 from fairstream.runner import run_file
 

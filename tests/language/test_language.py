@@ -13,8 +13,8 @@ import yaml
 from click.testing import CliRunner
 
 from fairstream.cli import cli
-from fairstream.language.load import parse_spec
-from fairstream.language.plan import build_plan
+from fairstream.compiler.load import parse_spec
+from fairstream.compiler.plan import build_plan
 from fairstream.records.errors import SpecError
 
 BRANCHES = ("north", "south")

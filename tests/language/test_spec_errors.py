@@ -10,7 +10,7 @@ import yaml
 from click.testing import CliRunner
 
 from fairstream.cli import cli
-from fairstream.language.load import load_plan
+from fairstream.compiler.load import load_plan
 from fairstream.records.errors import SpecError
 from tests.conftest import SPECS
 

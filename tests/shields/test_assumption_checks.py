@@ -13,9 +13,10 @@ from click.testing import CliRunner
 from fairstream import metrics
 from fairstream.cli import cli
 from fairstream.connectors.files import write_jsonl
-from fairstream.connectors.synthetic.hiring import hiring_decisions, labelled_decisions
+from fairstream.connectors.synthetic.hiring import hiring_decisions
 from fairstream.language.yaml_file import read_yaml
 from tests.conftest import SPECS
+from tests.streams import labelled_decisions
 
 DECISIONS = 1200
 

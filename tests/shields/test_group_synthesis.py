@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from fairstream.cli import cli
-from fairstream.language.load import load_plan
+from fairstream.compiler.load import load_plan
 from fairstream.language.models import ShieldSpec
 from fairstream.shields import GroupShield, MonotoneEnergy, ShieldError, Target
 from fairstream.shields.energy import group_simulation

@@ -11,16 +11,17 @@ import math
 import pytest
 from bytewax.testing import TestingSink, run_main
 
+from fairstream.compiler.load import load_plan
 from fairstream.connectors.files import RecordSource
-from fairstream.connectors.synthetic.hiring import labelled_decisions
 from fairstream.dataflow.shield_flow import build_shield_flow
-from fairstream.language.load import load_plan
 from fairstream.language.models import ShieldSpec
+from fairstream.records.envelope import SHIELDED
 from fairstream.records.events import Event
 from fairstream.records.timefmt import time_parser
 from fairstream.shields.runtime.configured import configure
-from fairstream.shields.runtime.decisions import SHIELD_FIELD, SHIELDED, ShieldRun
+from fairstream.shields.runtime.decisions import SHIELD_FIELD, ShieldRun
 from tests.conftest import SPECS
+from tests.streams import labelled_decisions
 
 _parse = time_parser("iso")
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import yaml
 from bytewax.testing import TestingSink, run_main
 
+from fairstream.compiler.load import load_plan
 from fairstream.connectors.files import RecordSource
 from fairstream.connectors.synthetic.hiring import hiring_decisions
 from fairstream.dataflow.shield_flow import build_shield_flow
-from fairstream.language.load import load_plan
 from fairstream.language.yaml_file import read_yaml
-from fairstream.shields.runtime.decisions import INTERVENTION, SHIELDED
+from fairstream.records.envelope import INTERVENTION, SHIELDED
 from tests.conftest import SPECS
 
 SHIELD = {

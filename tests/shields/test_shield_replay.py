@@ -16,9 +16,10 @@ from fairstream.cli import cli
 from fairstream.connectors.files import write_jsonl
 from fairstream.connectors.synthetic.hiring import hiring_decisions
 from fairstream.language.yaml_file import read_yaml
+from fairstream.records.envelope import INTERVENTION
 from fairstream.shields import MonotoneEnergy, Target
 from fairstream.shields.energy.shields import ESTIMATE_STEP
-from fairstream.shields.runtime.decisions import INTERVENTION, SHIELD_FIELD
+from fairstream.shields.runtime.decisions import SHIELD_FIELD
 from tests.conftest import SPECS
 
 

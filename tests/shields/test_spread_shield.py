@@ -10,16 +10,17 @@ import numpy as np
 import pytest
 from bytewax.testing import TestingSink, run_main
 
+from fairstream.compiler.load import load_plan
 from fairstream.connectors.files import RecordSource
-from fairstream.connectors.synthetic.hiring import group_decisions
 from fairstream.dataflow.shield_flow import build_shield_flow
-from fairstream.language.load import load_plan
 from fairstream.language.models import ShieldSpec
+from fairstream.records.envelope import INTERVENTION, SHIELDED
 from fairstream.shields import Target
 from fairstream.shields.energy.spread import SpreadEnergy, SpreadProblem, SpreadShield, spread_runs, synthesize_spread
 from fairstream.shields.runtime.configured import configure
-from fairstream.shields.runtime.decisions import INTERVENTION, SHIELD_FIELD, SHIELDED
+from fairstream.shields.runtime.decisions import SHIELD_FIELD
 from tests.conftest import SPECS
+from tests.streams import group_decisions
 
 GROUPS = ("north", "south", "east")
 

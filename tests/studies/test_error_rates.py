@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from fairstream.compiler.load import parse_spec
+from fairstream.compiler.plan import build_plan
 from fairstream.estimators.means import Mean
-from fairstream.language.load import parse_spec
-from fairstream.language.plan import build_plan
 from fairstream.monitor import Monitor
 from fairstream.studies.runs import monitor_records
 from fairstream.verdicts.budget import Budget

@@ -21,9 +21,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from fairstream.compiler.plan import Plan
 from fairstream.connectors.synthetic.hiring import hiring_decisions
-from fairstream.language.plan import Plan
 from fairstream.monitor import Monitor, MonitorConfig
+from fairstream.records.envelope import ESTIMATE, VIOLATION
 from fairstream.records.events import RawRecord
 from fairstream.records.timefmt import ceil_to
 from fairstream.studies.detection import MODES, oracle_decisions, run_detection
@@ -31,7 +32,6 @@ from fairstream.studies.hiring import FAIR, PART, UNFAIR, hiring_plan
 from fairstream.studies.runs import monitor_records, unsuppressed
 from fairstream.trials.bucket import FINISHED, Report
 from fairstream.trials.outcomes import TickDelta
-from fairstream.verdicts.alerts import ESTIMATE, VIOLATION
 from fairstream.verdicts.judge import Mode
 
 KAPPA, EPSILON, ALPHA, PRIOR = 24.0, 0.1, 0.05, 0.5

@@ -6,6 +6,7 @@ from collections import Counter
 
 import pytest
 
+from fairstream.compiler.load import load_plan
 from fairstream.connectors.synthetic.seminar import (
     ALGORITHMS,
     GENDERS,
@@ -14,7 +15,6 @@ from fairstream.connectors.synthetic.seminar import (
     gender_quota,
     seminar_events,
 )
-from fairstream.language.load import load_plan
 from fairstream.records.timefmt import time_parser
 from fairstream.studies.runs import monitor_records
 from fairstream.studies.tuning import CSP_SPEC

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 from bytewax.testing import TestingSink, run_main
 
+from fairstream.compiler.load import check_spec
 from fairstream.connectors.files import RecordSource
 from fairstream.dataflow.flow import build_flow
-from fairstream.language.load import check_spec
 from fairstream.studies.runs import unsuppressed
 from fairstream.trials.bucket import PackedTrials
 

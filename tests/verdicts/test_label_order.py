@@ -11,8 +11,8 @@ from statistics import mean
 import numpy as np
 import pytest
 
-from fairstream.language.load import parse_spec
-from fairstream.language.plan import build_plan
+from fairstream.compiler.load import parse_spec
+from fairstream.compiler.plan import build_plan
 from fairstream.studies.runs import monitor_records
 
 START = datetime(2026, 1, 1, tzinfo=UTC)

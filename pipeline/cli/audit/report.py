@@ -13,8 +13,8 @@ from fairstream.audit.tables import MIN_SHARE
 from fairstream.cli import console
 from fairstream.cli.console import reports_errors
 from fairstream.cli.kafka_options import file_or_kafka, kafka_options
-from fairstream.language.load import load_plans
-from fairstream.language.plan import Plan
+from fairstream.compiler.load import load_plans
+from fairstream.compiler.plan import Plan
 from fairstream.language.yaml_file import SPECS_DIR
 from fairstream.records.chain import spec_hash
 from fairstream.records.errors import InputError

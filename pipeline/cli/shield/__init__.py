@@ -14,8 +14,8 @@ from fairstream.cli.console import reports_errors
 from fairstream.cli.kafka_options import file_or_kafka, kafka_options
 from fairstream.cli.lazy import LazyGroup
 from fairstream.cli.shield.groups import group_request, print_check, print_synthesis
+from fairstream.compiler.load import load_plan
 from fairstream.connectors.kafka import reach
-from fairstream.language.load import load_plan
 from fairstream.report.shields import write_simulation
 from fairstream.runner import FORMATS, FileInput, FileOutput, Job, KafkaInput, KafkaOutput, execute, guess_format
 from fairstream.shields import MonotoneFamily, Synthesis, Target, synthesize

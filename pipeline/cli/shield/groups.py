@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from fairstream.cli import console
-from fairstream.language.load import load_plan
+from fairstream.compiler.load import load_plan
 from fairstream.records.errors import UsageError
 from fairstream.shields.energy.group_simulation import GroupProblem, group_runs
 from fairstream.shields.energy.group_synthesis import Assessment, GroupSynthesis, Measure, assess, member, synthesize_groups

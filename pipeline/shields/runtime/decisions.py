@@ -10,19 +10,16 @@ from functools import lru_cache
 from typing import Any
 
 from fairstream.language.models import ShieldSpec
+from fairstream.records.envelope import INTERVENTION, SHIELDED, STATUS, stamp
 from fairstream.records.events import Event
 from fairstream.shields.energy.functions import MonotoneEnergy
 from fairstream.shields.energy.shields import AdaptiveGroupCounts, AdaptiveGroupShield, GroupCounts, GroupShield, uniform
 from fairstream.shields.energy.spread import SpreadCounts, SpreadEnergy, SpreadShield
 from fairstream.shields.runtime.assumptions import AssumptionWatch
 from fairstream.shields.runtime.configured import configure
-from fairstream.verdicts.alerts import stamp
 
-SHIELDED = "shield.decision"
 SHIELD_FIELD = "fairstream_shield"
 """The field a shielded decision record gains: whether it was flipped, how it arrived, and what replays it."""
-INTERVENTION = "shield.intervention"
-STATUS = "shield.status"
 
 
 def _group_counts(counts: GroupCounts | SpreadCounts, groups: list[str]) -> dict[str, dict[str, int]]:

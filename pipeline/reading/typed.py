@@ -19,8 +19,8 @@ import orjson
 
 from fairstream.language.fields import FieldType
 from fairstream.language.stream import InputSchema
+from fairstream.reading.parse import ParsedBatch, RecordParser
 from fairstream.records.events import DeadLetter, Event, RawRecord
-from fairstream.records.parse import ParsedBatch, RecordParser
 from fairstream.records.timefmt import MAX_TIME, MIN_TIME, time_parser
 
 _INTEGER = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]

@@ -11,8 +11,8 @@ from typing import Any, get_args
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from fairstream.compiler.plan import Plan, build_plan
 from fairstream.language.models import MetricEntry, Spec
-from fairstream.language.plan import Plan, build_plan
 from fairstream.language.table import is_table_spec, table_spec
 from fairstream.language.yaml_file import find_spec, read_yaml
 from fairstream.records.chain import spec_hash

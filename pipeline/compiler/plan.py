@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from fairstream.language.checks import (
+from fairstream.compiler.checks import (
     Checker,
     capture_type,
     condition_expression,
@@ -22,11 +22,11 @@ from fairstream.language.metric import PartlySeenLabel, label_variable, tests_ra
 from fairstream.language.models import Spec
 from fairstream.language.stream import Variable
 from fairstream.monitor import MonitorConfig
+from fairstream.reading.parse import RecordParser
+from fairstream.reading.typed import TypedParser, record_parser
 from fairstream.records.errors import SpecError
-from fairstream.records.parse import RecordParser
 from fairstream.records.redact import LetterRecord
 from fairstream.records.timefmt import format_duration, parse_duration
-from fairstream.records.typed import TypedParser, record_parser
 from fairstream.trials.layout import Capture, TrialLayout
 from fairstream.trials.outcomes import PART_NAMES, AggregateRule, MetricCells, Outcomes, SlotOutcomes
 from fairstream.verdicts.budget import declared_pairs
