@@ -1,7 +1,7 @@
 """The house keeps its floors: every import statement of the package (function-level ones included, `TYPE_CHECKING`
 blocks aside), each module mapped to its room (a folder under `pipeline/`, a module at its root, `connectors/`), makes
-an acyclic graph of rooms and of modules; and no module is over 500 lines, no class over 300, no folder over 15
-modules. Read from the source with `ast`, so a new upward import fails here, named by file and line."""
+an acyclic graph of rooms and of modules, in which nothing outside the lab wing (`fairstream.lab`) imports it; and no
+module is over 500 lines, no class over 300, no folder over 15 modules. Read from the source with `ast`, so a new upward import fails here, named by file and line."""
 
 from __future__ import annotations
 
@@ -107,6 +107,11 @@ def test_the_rooms_form_floors():
             where.setdefault((room(module), room(target)), f"{MODULES[module].relative_to(ROOT)}:{line}")
     found = cycle(graph)
     assert found is None, "rooms import each other in a circle: " + ", ".join(f"{a} → {b} ({where[a, b]})" for a, b in zip(found, found[1:]))
+
+
+def test_the_product_never_imports_the_lab():
+    found = [f"{MODULES[module].relative_to(ROOT)}:{line} imports {target}" for module, target, line in EDGES if room(target) == "lab" != room(module)]
+    assert found == [], "the product imports the lab wing: " + "; ".join(found)
 
 
 def test_no_module_imports_itself_round_a_circle():

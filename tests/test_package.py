@@ -97,7 +97,7 @@ def test_commands_run_without_the_studies_extra(tmp_path):
 def test_a_command_that_needs_the_studies_extra_says_how_to_install_it(tmp_path):
     compare = without_studies("shield", "compare", cwd=tmp_path)
     assert compare.returncode == 1
-    assert compare.stderr.strip() == "error: fairstream shield compare needs pandas: pip install 'fairstream[studies]'"
+    assert compare.stderr.strip() == "error: fairstream shield compare needs pandas: pip install 'fairstream[lab]'"
 
 
 def test_the_paper_tables_without_pytorch_say_how_to_install_it(tmp_path):

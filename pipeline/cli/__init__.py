@@ -23,8 +23,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "split": ("fairstream.cli.split:split", "Split an input file by SPEC's dependence key into one file per input partition."),
     "synth": ("fairstream.cli.synth:synth", "Generate synthetic decision streams."),
     "shield": ("fairstream.cli.shield:shield", "Runtime fairness shields: synthesize energy functions, simulate them, compare shields on real data."),
-    "bench": ("fairstream.cli.bench:bench", "Measure throughput and detection behaviour."),
-    "tune": ("fairstream.cli.tune:tune", "Count how often the seminar monitor triggers on FCFS, Randomize, Qualification and EqualGender assignments, per κ and ε."),
+    "bench": ("fairstream.lab.cli.bench:bench", "Measure throughput and detection behaviour."),
+    "tune": ("fairstream.lab.cli.tune:tune", "Count how often the seminar monitor triggers on FCFS, Randomize, Qualification and EqualGender assignments, per κ and ε."),
 }
 """Command name → (module:attribute, the one-line help `fairstream --help` shows without importing the module)."""
 

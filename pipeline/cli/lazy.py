@@ -10,7 +10,7 @@ import click
 
 from fairstream.cli import console
 
-EXTRAS = {"pandas": "studies", "sklearn": "studies", "torch": "classifiers"}
+EXTRAS = {"pandas": "lab", "sklearn": "lab", "duckdb": "lab", "torch": "classifiers"}
 """Optional top-level modules → the extra of the `fairstream` distribution that installs them."""
 
 

@@ -66,24 +66,6 @@ __all__ = [
     "violations",
 ]
 
-# Baseline shields (naive, FinHzn, Static-Fair, Dynamic): their imports and `__all__ += [...]` go below.
-
 from fairstream.shields.energy.group_violations import group_violations  # noqa: E402
-from fairstream.shields.periodic.arrivals import ArrivalModel, confidence_cost  # noqa: E402
-from fairstream.shields.periodic.finhzn import FinHznShield, parity_gap  # noqa: E402
-from fairstream.shields.periodic.naive import NaiveParityShield, NaiveShield  # noqa: E402
-from fairstream.shields.periodic.periods import Dynamic, PeriodState, StaticBW, StaticFair  # noqa: E402
 
-__all__ += [
-    "ArrivalModel",
-    "Dynamic",
-    "FinHznShield",
-    "NaiveParityShield",
-    "NaiveShield",
-    "PeriodState",
-    "StaticBW",
-    "StaticFair",
-    "confidence_cost",
-    "group_violations",
-    "parity_gap",
-]
+__all__ += ["group_violations"]

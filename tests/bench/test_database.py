@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from fairstream.bench.database import measure_size
 from fairstream.cli import cli
+from fairstream.lab.bench.database import measure_size
 
 
 @pytest.mark.parametrize("seed", [0, 3])

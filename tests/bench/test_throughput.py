@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fairstream.bench.throughput import SPEC, FlowResult, Run, ThroughputResult, measure_throughput
+from fairstream.lab.bench.throughput import SPEC, FlowResult, Run, ThroughputResult, measure_throughput
 
 EVENTS = 20_000
 

@@ -8,8 +8,8 @@ import math
 import pytest
 from click.testing import CliRunner
 
-from fairstream.bench.kafka import FlowRate, rate_past_startup
 from fairstream.cli import cli
+from fairstream.lab.bench.kafka import FlowRate, rate_past_startup
 
 ENV = {"NO_COLOR": "1", "COLUMNS": "200"}
 
@@ -39,6 +39,6 @@ def test_prints_every_figure(kafka_bootstrap):
 
 
 def test_a_figure_that_could_not_be_measured_says_why():
-    from fairstream.cli.bench.kafka import STARTUP, _measured
+    from fairstream.lab.cli.bench.kafka import STARTUP, _measured
 
     assert _measured(math.nan, "{:.2f}", STARTUP) == STARTUP and _measured(0.5, "{:.2f}", STARTUP) == "0.50"

@@ -10,7 +10,7 @@ import pytest
 
 from fairstream.estimators import sequence
 from fairstream.estimators.sequence import MeanSequence
-from fairstream.studies.mean_alarms import false_certificates, gap_alarms
+from fairstream.lab.studies.mean_alarms import false_certificates, gap_alarms
 from tests.helpers import binomial_slack
 
 ALPHA = 0.05

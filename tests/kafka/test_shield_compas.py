@@ -8,8 +8,8 @@ import yaml
 
 from fairstream.connectors.alerts import subscribe
 from fairstream.connectors.replay import EventFields, replay
+from fairstream.lab.studies.shields import dataset, recommend
 from fairstream.runner import Job, KafkaInput, KafkaOutput, execute
-from fairstream.studies.shields import dataset, recommend
 from tests.kafka.test_shield_kafka import read_all
 
 pytestmark = pytest.mark.kafka

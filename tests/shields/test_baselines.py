@@ -11,13 +11,13 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
+from fairstream.lab.periodic.arrivals import ArrivalModel, confidence_cost
+from fairstream.lab.periodic.baseline import BAD_DRAW, UNKNOWN_GROUP, total
+from fairstream.lab.periodic.finhzn import PAST_HORIZON, FinHznShield
+from fairstream.lab.periodic.naive import NaiveParityShield, NaiveShield
+from fairstream.lab.periodic.periods import Dynamic, PeriodState, StaticBW, StaticFair
 from fairstream.shields.energy.shields import Counts, GroupCounts
 from fairstream.shields.errors import ShieldError
-from fairstream.shields.periodic.arrivals import ArrivalModel, confidence_cost
-from fairstream.shields.periodic.baseline import BAD_DRAW, UNKNOWN_GROUP, total
-from fairstream.shields.periodic.finhzn import PAST_HORIZON, FinHznShield
-from fairstream.shields.periodic.naive import NaiveParityShield, NaiveShield
-from fairstream.shields.periodic.periods import Dynamic, PeriodState, StaticBW, StaticFair
 
 KAPPA = 0.1
 BIASED = ArrivalModel.bernoulli(0.5, 0.9, 0.1)

@@ -11,10 +11,9 @@ from click.testing import CliRunner
 from matplotlib.image import imread
 
 from fairstream.cli import cli
-from fairstream.shields import MonotoneFamily, NaiveShield, synthesize
-from fairstream.shields.energy.drift import fixpoint
-from fairstream.shields.periodic.stream_periodic import StreamPeriodicShield, period_values
-from fairstream.studies.energy_figures import (
+from fairstream.lab.periodic import NaiveShield
+from fairstream.lab.periodic.stream_periodic import StreamPeriodicShield, period_values
+from fairstream.lab.studies.energy_figures import (
     LAMBDA,
     MARGIN,
     PERIOD,
@@ -27,6 +26,8 @@ from fairstream.studies.energy_figures import (
     naive_paths,
     periodic_paths,
 )
+from fairstream.shields import MonotoneFamily, synthesize
+from fairstream.shields.energy.drift import fixpoint
 
 
 @pytest.mark.parametrize(("p", "point"), [(0.3, 0.45 + MARGIN), (0.7, 0.55 - MARGIN), (0.5, 0.5)])

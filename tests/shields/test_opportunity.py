@@ -10,10 +10,11 @@ import math
 import numpy as np
 import pytest
 
-from fairstream.shields import ArrivalModel, GroupCounts, GroupShield, MonotoneEnergy, Target
-from fairstream.shields.periodic.finhzn import parity_gap
-from fairstream.shields.periodic.opportunity import OpportunityShield
-from fairstream.shields.periodic.opportunity_finhzn import OpportunityFinHzn, OpportunityPeriodic
+from fairstream.lab.periodic import ArrivalModel
+from fairstream.lab.periodic.finhzn import parity_gap
+from fairstream.lab.periodic.opportunity import OpportunityShield
+from fairstream.lab.periodic.opportunity_finhzn import OpportunityFinHzn, OpportunityPeriodic
+from fairstream.shields import GroupCounts, GroupShield, MonotoneEnergy, Target
 
 ROWS = (("a", 0), ("a", 1), ("b", 0), ("b", 1))
 

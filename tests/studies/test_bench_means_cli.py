@@ -19,7 +19,7 @@ def test_the_oracle_of_the_means_study_reaches_power_0_8_in_a_simulation():
     import numpy as np
     from scipy import stats
 
-    from fairstream.studies.mean_alarms import SPREAD, oracle_trials
+    from fairstream.lab.studies.mean_alarms import SPREAD, oracle_trials
 
     n = round(oracle_trials(0.8, 0.55, epsilon=0.1, alpha=0.05))
     rng = np.random.default_rng(2)

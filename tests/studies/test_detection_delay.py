@@ -12,8 +12,8 @@ import pytest
 
 from fairstream.estimators.betting import GapBet
 from fairstream.estimators.pairing import RatioPairs
-from fairstream.studies.detection import oracle_decisions
-from fairstream.studies.runs import median_interval
+from fairstream.lab.studies.detection import oracle_decisions
+from fairstream.lab.studies.runs import median_interval
 
 ALPHA, EPSILON, TARGET = 0.05, 0.1, 1.4
 

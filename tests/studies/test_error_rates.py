@@ -18,8 +18,8 @@ from scipy import stats
 from fairstream.compiler.load import parse_spec
 from fairstream.compiler.plan import build_plan
 from fairstream.estimators.means import Mean
+from fairstream.lab.studies.runs import monitor_records
 from fairstream.monitor import Monitor
-from fairstream.studies.runs import monitor_records
 from fairstream.verdicts.budget import Budget
 from fairstream.verdicts.constraints import ConstraintRule, constraint_part
 from tests.helpers import plan_of

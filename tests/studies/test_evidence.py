@@ -9,8 +9,8 @@ from click.testing import CliRunner
 from scipy import stats
 
 from fairstream.cli import cli
+from fairstream.lab.studies.evidence import REFERENCE_SHARE, simulate_floors
 from fairstream.language.metric import default_floor
-from fairstream.studies.evidence import REFERENCE_SHARE, simulate_floors
 
 
 def exact_first_check(floor: int, rate: float, threshold: float) -> float:

@@ -11,9 +11,9 @@ import torch
 from fairlearn.metrics import demographic_parity_difference
 from sklearn.model_selection import train_test_split
 
+from fairstream.lab.studies import paper_setup
+from fairstream.lab.studies.fair_training import _ReverseGradient, hsic, parity_penalty, prejudice_index, train
 from fairstream.records.errors import InputError
-from fairstream.studies import paper_setup
-from fairstream.studies.fair_training import _ReverseGradient, hsic, parity_penalty, prejudice_index, train
 
 
 @pytest.fixture

@@ -23,13 +23,13 @@ from scipy import stats
 
 from fairstream.compiler.plan import Plan
 from fairstream.connectors.synthetic.hiring import hiring_decisions
+from fairstream.lab.studies.detection import MODES, oracle_decisions, run_detection
+from fairstream.lab.studies.hiring import FAIR, PART, UNFAIR, hiring_plan
+from fairstream.lab.studies.runs import monitor_records, unsuppressed
 from fairstream.monitor import Monitor, MonitorConfig
 from fairstream.records.envelope import ESTIMATE, VIOLATION
 from fairstream.records.events import RawRecord
 from fairstream.records.timefmt import ceil_to
-from fairstream.studies.detection import MODES, oracle_decisions, run_detection
-from fairstream.studies.hiring import FAIR, PART, UNFAIR, hiring_plan
-from fairstream.studies.runs import monitor_records, unsuppressed
 from fairstream.trials.bucket import FINISHED, Report
 from fairstream.trials.outcomes import TickDelta
 from fairstream.verdicts.judge import Mode

@@ -8,7 +8,7 @@ import pytest
 
 from fairstream.compiler.load import load_plan
 from fairstream.connectors.synthetic.hiring import count_by_gender, hiring_decisions
-from fairstream.studies.hiring import SPEC_PATH, Run, hiring_plan, monitor_records, run_study, summarize, summarize_run
+from fairstream.lab.studies.hiring import SPEC_PATH, Run, hiring_plan, monitor_records, run_study, summarize, summarize_run
 
 PRIOR, KAPPA, EPSILON = 0.5, 24, 0.1
 

@@ -14,8 +14,8 @@ from matplotlib.image import imread
 from sklearn.metrics import accuracy_score
 
 from fairstream.cli import cli
-from fairstream.studies.paper_setup import ENVIRONMENTS, read, scored
-from fairstream.studies.paper_tables import PAPER_TABLE_2, PAPER_TABLE_3, PERIOD, Setting, play, run_setting, shield_for, utility_loss
+from fairstream.lab.studies.paper_setup import ENVIRONMENTS, read, scored
+from fairstream.lab.studies.paper_tables import PAPER_TABLE_2, PAPER_TABLE_3, PERIOD, Setting, play, run_setting, shield_for, utility_loss
 
 ENV = {"NO_COLOR": "1", "COLUMNS": "200"}
 KAPPA = 0.1

@@ -15,9 +15,9 @@ from fairstream.connectors.synthetic.seminar import (
     gender_quota,
     seminar_events,
 )
+from fairstream.lab.studies.runs import monitor_records
+from fairstream.lab.studies.tuning import CSP_SPEC
 from fairstream.records.timefmt import time_parser
-from fairstream.studies.runs import monitor_records
-from fairstream.studies.tuning import CSP_SPEC
 
 SEEDS = range(30)
 parse_time = time_parser("iso")

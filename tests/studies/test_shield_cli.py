@@ -10,10 +10,10 @@ from matplotlib.image import imread
 from sklearn.metrics import accuracy_score
 
 from fairstream.cli import cli
+from fairstream.lab.studies.shields import SHIELDS, compare, parity_path
 from fairstream.shields import Counts, EnergyShield, MonotoneFamily, Target, synthesize
 from fairstream.shields.energy.simulation import shield_paths
 from fairstream.shields.energy.synthesis import NONE_MEETS
-from fairstream.studies.shields import SHIELDS, compare, parity_path
 
 ENV = {"NO_COLOR": "1", "COLUMNS": "120"}
 TARGET = ["--p", "0.3", "--running", "0.4,0.6", "--limit", "0.45,0.55", "--burn-in", "50"]
@@ -135,7 +135,7 @@ def test_repetitions_report_mean_and_sd_over_seeds_and_each_classifier(tmp_path)
 
 
 def test_satisfied_periods_counts_the_period_ends_within_kappa():
-    from fairstream.studies.shields import PERIOD, Comparison
+    from fairstream.lab.studies.shields import PERIOD, Comparison
 
     path = np.full(4 * PERIOD, 0.05)
     path[2 * PERIOD - 1] = 0.2  # the second period ends outside κ
@@ -193,7 +193,7 @@ def test_compare_equal_opportunity_keeps_the_tpr_gap_of_the_labelled_ones(tmp_pa
     assert result.exit_code == 0, result.output + repr(result.exception)
     assert "EO = |TPR_a − TPR_b| over the individuals labelled 1" in result.stdout
     comparison = compare("compas", 200, 0, fairness="equal_opportunity")
-    from fairstream.studies.shields import dataset, recommend
+    from fairstream.lab.studies.shields import dataset, recommend
 
     recommendations = recommend(dataset("compas"), 0)
     picks = np.random.default_rng(0).integers(0, len(recommendations.test_decisions), size=200)

@@ -12,8 +12,8 @@ from matplotlib.image import imread
 
 from fairstream.cli import cli
 from fairstream.connectors.synthetic.seminar import ALGORITHMS, seminar_events
-from fairstream.studies.runs import monitor_records, tuned_plan
-from fairstream.studies.tuning import CSP_SPEC, DEFAULT_SPEC, Counts, alerts, counts_of, run_tuning, triggers, verdicts
+from fairstream.lab.studies.runs import monitor_records, tuned_plan
+from fairstream.lab.studies.tuning import CSP_SPEC, DEFAULT_SPEC, Counts, alerts, counts_of, run_tuning, triggers, verdicts
 
 ENV = {"NO_COLOR": "1", "COLUMNS": "120"}
 POINTS = [(10.0, 0.1), (30.0, 0.085)]

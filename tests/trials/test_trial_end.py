@@ -12,7 +12,7 @@ from bytewax.testing import TestingSink, run_main
 from fairstream.compiler.load import check_spec
 from fairstream.connectors.files import RecordSource
 from fairstream.dataflow.flow import build_flow
-from fairstream.studies.runs import unsuppressed
+from fairstream.lab.studies.runs import unsuppressed
 from fairstream.trials.bucket import PackedTrials
 
 DAY = 86400

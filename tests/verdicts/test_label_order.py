@@ -13,7 +13,7 @@ import pytest
 
 from fairstream.compiler.load import parse_spec
 from fairstream.compiler.plan import build_plan
-from fairstream.studies.runs import monitor_records
+from fairstream.lab.studies.runs import monitor_records
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 SPEC = {

@@ -1,5 +1,5 @@
 """Exact violation measures of the two-group energy shield over [τ, T], by forward dynamic programming over the counts
-after t decisions, (seen_a, ones_a, ones_b), laid out as the FinHzn tables are (`finhzn._layer`, `_rank`).
+after t decisions, (seen_a, ones_a, ones_b), laid out as the FinHzn tables are (`states.layer`, `states.rank`).
 
 Group a arrives with probability π, its raw decision is 1 with probability p_a (p_b for group b); the shield then moves
 the decision as `GroupShield.decide` does, from the gap D before it. The states number about T⁴/24 over the horizon
@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from fairstream.shields.energy import states
 from fairstream.shields.energy.drift import TWO_GROUPS
 from fairstream.shields.energy.functions import Energy
 from fairstream.shields.energy.target import Target
 from fairstream.shields.energy.violations import Violations
 from fairstream.shields.errors import ShieldError
-from fairstream.shields.periodic.finhzn import _layer, _rank
 
 NOT_TWO_GROUPS = "the two-group measures need an energy on the domain [-1, 1]; got {domain}; build it with domain=(-1.0, 1.0)"
 BAD_RATES = "p_a, p_b and the share π of group a must lie in [0, 1]; got p_a = {p_a!r}, p_b = {p_b!r}, π = {share!r}"
@@ -25,7 +25,7 @@ BAD_HORIZON = "horizon T must be an integer ≥ the burn-in τ = {burn_in}; got 
 
 def _gaps(t: int) -> tuple[np.ndarray, ...]:
     """The counts of layer t and their gap D = r_a − r_b, an empty group counting as rate 0 (as `GroupCounts.gap`)."""
-    seen_a, ones_a, ones_b = _layer(t)
+    seen_a, ones_a, ones_b = states.layer(t)
     seen_b = t - seen_a
     rate_a = np.divide(ones_a, seen_a, out=np.zeros(len(seen_a)), where=seen_a > 0)
     rate_b = np.divide(ones_b, seen_b, out=np.zeros(len(seen_b)), where=seen_b > 0)
@@ -62,10 +62,10 @@ def group_violations(energy: Energy, p_a: float, p_b: float, share_a: float, tar
         flips += float(mass[0] @ (share_a * flip_a + (1 - share_a) * flip_b))
         after = np.zeros((2, (t + 2) * (t + 3) * (t + 4) // 6))  # layer t + 1 has C(t + 4, 3) states
         for rank, weight in (
-            (_rank(t + 1, seen_a + 1, ones_a + 1, ones_b), share_a * accept_a),
-            (_rank(t + 1, seen_a + 1, ones_a, ones_b), share_a * (1 - accept_a)),
-            (_rank(t + 1, seen_a, ones_a, ones_b + 1), (1 - share_a) * accept_b),
-            (_rank(t + 1, seen_a, ones_a, ones_b), (1 - share_a) * (1 - accept_b)),
+            (states.rank(t + 1, seen_a + 1, ones_a + 1, ones_b), share_a * accept_a),
+            (states.rank(t + 1, seen_a + 1, ones_a, ones_b), share_a * (1 - accept_a)),
+            (states.rank(t + 1, seen_a, ones_a, ones_b + 1), (1 - share_a) * accept_b),
+            (states.rank(t + 1, seen_a, ones_a, ones_b), (1 - share_a) * (1 - accept_b)),
         ):
             after[:, rank] += mass * weight  # each move maps the layer one-to-one: no index repeats
         mass, layer = after, _gaps(t + 1)

@@ -1,0 +1,207 @@
+"""The RTLola paper's runtime comparison (TACAS 2025, Fig. 6), reproduced: the seminar monitor against databases that
+answer the same question after every evaluation.
+
+The question, per closed applicant trial in close order (the monitor's `evaluate: on: close`): over the applicants
+whose trial has closed, each gender's acceptance rate as a MAP estimate with the prior places / applicants (from the
+seminars' SEMINAR events) at confidence κ, the gap between the genders, and whether it exceeds ε.
+
+Every backend consumes the same event stream in order, timed from its first event: each event's time parsed, the
+applicant trials it has passed closed in close order (their close times kept in a heap as applications arrive), then
+the event inserted, as the monitor reads, closes and counts inside its own timer.
+
+- `naive`: each evaluation queries all events so far (the paper's database baseline): quadratic in the stream.
+- `incremental`: a table of per-gender counts updated at each close (and seminar totals updated as seminars
+  arrive), and a query over those few rows.
+
+SQLite is in Python's standard library; DuckDB runs where it is installed. Every backend's verdicts are compared with
+the monitor's, so the times are of the same answers.
+"""
+
+from __future__ import annotations
+
+import heapq
+import importlib.util
+import sqlite3
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from fairstream.compiler.plan import Plan
+from fairstream.connectors.synthetic.seminar import seminar_events
+from fairstream.lab.studies.runs import monitor_records, tuned_plan
+from fairstream.paths import SPECS_DIR
+from fairstream.records.envelope import ESTIMATE
+from fairstream.records.timefmt import time_parser
+
+SPEC = SPECS_DIR / "seminar_demographic_parity.yaml"
+parse_instant = time_parser("iso")
+ALGORITHM = "Randomize"
+"""The assignment whose scenarios are monitored (it triggers, so the verdicts compared are not all alike)."""
+
+Verdicts = list[bool | None]
+"""Per applicant evaluation, in close order: violated, or None while fewer than two genders have closed trials."""
+
+SCHEMA = (
+    "CREATE TABLE apply (id TEXT PRIMARY KEY, time BIGINT, gender TEXT)",
+    "CREATE TABLE accept (id TEXT PRIMARY KEY)",
+    "CREATE TABLE seminar (id TEXT PRIMARY KEY, places BIGINT, applicants BIGINT)",
+)
+NAIVE_QUERY = """
+SELECT a.gender, COUNT(*), COUNT(c.id)
+FROM apply a LEFT JOIN accept c ON c.id = a.id
+WHERE a.time + ? <= ?
+GROUP BY a.gender
+"""
+PRIOR_QUERY = "SELECT CAST(SUM(places) AS DOUBLE) / SUM(applicants) FROM seminar"
+
+
+@dataclass(frozen=True)
+class Question:
+    """What every backend answers: the spec's κ, ε and close-after."""
+
+    kappa: float
+    epsilon: float
+    close_after: int
+
+    def verdict(self, counts: dict[str, tuple[int, int]], prior: float) -> bool | None:
+        """Gap of the MAP estimates over genders with closed trials, against ε (the monitor's point verdict)."""
+        estimates = [(hits + prior * self.kappa) / (trials + self.kappa) for trials, hits in counts.values() if trials > 0]
+        return None if len(estimates) < 2 else max(estimates) - min(estimates) > self.epsilon
+
+
+def question_of(plan: Plan) -> Question:
+    close_after = plan.spec.trial.close_after
+    assert close_after is not None
+    return Question(plan.spec.estimator.confidence, plan.spec.metric.threshold or 0.0, close_after)
+
+
+def monitor_verdicts(plan: Plan, events: Sequence[dict[str, Any]]) -> Verdicts:
+    """The monitor's verdicts at its applicant evaluations: the SEMINAR trials close at the deadline, before any
+    applicant's, and their evaluations have no part yet."""
+    return [record["parts"]["selection_rate"]["violated"] for record in monitor_records(plan, events) if record["type"] == ESTIMATE and record["parts"]]
+
+
+def _insert(execute: Callable[..., Any], event: dict[str, Any], instant: int) -> None:
+    kind = event["event"]
+    if kind == "APPLY":
+        execute("INSERT INTO apply VALUES (?, ?, ?)", (event["id"], instant, event["gender"]))
+    elif kind == "ACCEPT":
+        execute("INSERT INTO accept VALUES (?)", (event["id"],))
+    else:
+        execute("INSERT INTO seminar VALUES (?, ?, ?)", (event["id"], event["places"], event["applicants"]))
+
+
+def _stream(
+    connection: Any,
+    question: Question,
+    events: Sequence[dict[str, Any]],
+    tables: Sequence[str],
+    evaluate: Callable[[int, str], bool | None],
+    on_seminar: str | None = None,
+) -> Verdicts:
+    """Consume the event stream in order, as the monitor does: parse each event's time, close every applicant trial
+    whose close time it has passed (in close order, `evaluate` answering the question at each), then insert the event
+    (and run `on_seminar` with a seminar's places and applicants). The close times are kept in a heap as applications
+    arrive; the stream's end closes the rest."""
+    for statement in (*SCHEMA, *tables):
+        connection.execute(statement)
+    execute = connection.execute
+    pending: list[tuple[int, str]] = []
+    verdicts: Verdicts = []
+    for event in events:
+        instant = parse_instant(event["time"])
+        while pending and pending[0][0] < instant:
+            verdicts.append(evaluate(*heapq.heappop(pending)))
+        _insert(execute, event, instant)
+        if on_seminar is not None and event["event"] == "SEMINAR":
+            execute(on_seminar, (event["places"], event["applicants"]))
+        if event["event"] == "APPLY":
+            heapq.heappush(pending, (instant + question.close_after, event["id"]))
+    while pending:
+        verdicts.append(evaluate(*heapq.heappop(pending)))
+    return verdicts
+
+
+def run_naive(connection: Any, question: Question, events: Sequence[dict[str, Any]]) -> Verdicts:
+    """At each close, one query over every event so far, and one for the prior (the paper's database baseline)."""
+
+    def evaluate(instant: int, _key: str) -> bool | None:
+        rows = connection.execute(NAIVE_QUERY, (question.close_after, instant)).fetchall()
+        prior = connection.execute(PRIOR_QUERY).fetchone()[0]
+        return question.verdict({gender: (trials, hits) for gender, trials, hits in rows}, prior)
+
+    return _stream(connection, question, events, (), evaluate)
+
+
+COUNTS_TABLE = "CREATE TABLE counts (gender TEXT PRIMARY KEY, trials BIGINT, hits BIGINT)"
+TOTALS_TABLE = "CREATE TABLE totals (one INTEGER PRIMARY KEY, places BIGINT, applicants BIGINT)"
+ADD_SEMINAR = (
+    "INSERT INTO totals VALUES (1, ?, ?) ON CONFLICT (one) DO UPDATE "
+    "SET places = totals.places + excluded.places, applicants = totals.applicants + excluded.applicants"
+)
+
+
+def run_incremental(connection: Any, question: Question, events: Sequence[dict[str, Any]]) -> Verdicts:
+    """At each close, update the closing applicant's gender counts and read the two rows and the prior's totals (kept
+    up to date as seminars arrive)."""
+
+    def evaluate(_instant: int, key: str) -> bool | None:
+        gender, accepted = connection.execute(
+            "SELECT a.gender, COUNT(c.id) FROM apply a LEFT JOIN accept c ON c.id = a.id WHERE a.id = ? GROUP BY a.gender", (key,)
+        ).fetchone()
+        connection.execute(
+            "INSERT INTO counts VALUES (?, 1, ?) ON CONFLICT (gender) DO UPDATE SET trials = trials + 1, hits = hits + excluded.hits",
+            (gender, accepted),
+        )
+        rows = connection.execute("SELECT gender, trials, hits FROM counts").fetchall()
+        places, applicants = connection.execute("SELECT places, applicants FROM totals").fetchone()
+        return question.verdict({g: (trials, hits) for g, trials, hits in rows}, places / applicants)
+
+    return _stream(connection, question, events, (COUNTS_TABLE, TOTALS_TABLE), evaluate, ADD_SEMINAR)
+
+
+def duckdb_available() -> bool:
+    return importlib.util.find_spec("duckdb") is not None
+
+
+BACKENDS: dict[str, Callable[[], Any]] = {
+    "sqlite": lambda: sqlite3.connect(":memory:"),
+    "duckdb": lambda: __import__("duckdb").connect(":memory:"),
+}
+
+
+@dataclass(frozen=True)
+class Timing:
+    seconds: float
+    agrees: bool
+    """Whether its verdicts equal the monitor's, evaluation by evaluation."""
+
+
+@dataclass(frozen=True)
+class SizeResult:
+    applicants: int
+    events: int
+    evaluations: int
+    monitor_seconds: float
+    baselines: dict[str, Timing]
+    """Per `<backend> <naive|incremental>` that ran at this size."""
+
+
+def measure_size(applicants: int, baselines: Sequence[str], *, seed: int = 0) -> SizeResult:
+    """Time the monitor and each baseline (`sqlite naive`, `sqlite incremental`, `duckdb naive`, …) on one scenario."""
+    plan = tuned_plan(SPEC)
+    events = seminar_events(ALGORITHM, seed, applicants)
+    started = time.perf_counter()
+    expected = monitor_verdicts(plan, events)
+    monitor_seconds = time.perf_counter() - started
+    question = question_of(plan)
+    timings = {}
+    for name in baselines:
+        backend, kind = name.split()
+        connection = BACKENDS[backend]()
+        started = time.perf_counter()
+        found = (run_naive if kind == "naive" else run_incremental)(connection, question, events)
+        timings[name] = Timing(time.perf_counter() - started, found == expected)
+        connection.close()
+    return SizeResult(applicants, len(events), len(expected), monitor_seconds, timings)

@@ -1,0 +1,25 @@
+"""`fairstream bench …`: benchmarks and studies that print ratios measured in one run."""
+
+from __future__ import annotations
+
+import click
+
+from fairstream.lab.cli.bench.database import database
+from fairstream.lab.cli.bench.detection import detection
+from fairstream.lab.cli.bench.evidence import evidence
+from fairstream.lab.cli.bench.guarantees import guarantees
+from fairstream.lab.cli.bench.hiring import hiring
+from fairstream.lab.cli.bench.kafka import kafka
+from fairstream.lab.cli.bench.means import means
+from fairstream.lab.cli.bench.scale import scale
+from fairstream.lab.cli.bench.shield import shield
+from fairstream.lab.cli.bench.throughput import throughput
+
+
+@click.group()
+def bench() -> None:
+    """Measure throughput and detection behaviour."""
+
+
+for command in (throughput, scale, kafka, database, hiring, detection, guarantees, evidence, means, shield):
+    bench.add_command(command)
