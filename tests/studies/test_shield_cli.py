@@ -175,7 +175,7 @@ def test_on_german_credit_the_adaptive_shield_leaves_a_gap_inside_l_alone(seed):
 
 def test_table_1_sets_the_energy_shield_beside_static_fair_and_dynamic(monkeypatch, tmp_path):
     """Table 1's columns per data set and classifier: the energy shield ends fairer than Dynamic, which stays near κ."""
-    from fairstream.cli.shield import experiments as shield_experiments
+    from fairstream.lab.cli import shield_experiments
 
     monkeypatch.setattr(shield_experiments, "TABLE_1_REPETITIONS", 1)
     monkeypatch.setattr(shield_experiments, "TABLE_1_DECISIONS", 300)
