@@ -28,10 +28,7 @@ def compas_events(path: str | Path) -> list[dict[str, Any] | Unreadable]:
     if not path.is_file():
         raise InputError(f"COMPAS file not found: {path}; it is compas-scores-two-years.csv from github.com/propublica/compas-analysis")
     with path.open("rb") as handle:
-        try:
-            table = CsvTable(handle)
-        except InputError as err:
-            raise InputError(f"{path}: {err}") from None
+        table = CsvTable(handle, source=path)
         missing = [column for column in _REQUIRED if column not in table.header]
         if missing:
             raise InputError(f"{path} is not the ProPublica COMPAS file: missing columns {', '.join(missing)}")

@@ -180,11 +180,7 @@ def csv_rows(path: str | Path, columns: list[str] | None = None) -> Callable[[],
 
     def rows() -> Iterator[dict[str, str] | Unreadable]:
         with path.open("rb") as handle:
-            try:
-                table = CsvTable(handle, columns)
-            except InputError as err:
-                raise InputError(f"{path}: {err}") from None
-            yield from table
+            yield from CsvTable(handle, columns, source=path)
 
     return rows
 
@@ -193,10 +189,7 @@ def csv_header(path: str | Path) -> list[str]:
     """The column names on a CSV file's header line."""
     path = _existing(path)
     with path.open("rb") as handle:
-        try:
-            return CsvTable(handle).header
-        except InputError as err:
-            raise InputError(f"{path}: {err}") from None
+        return CsvTable(handle, source=path).header
 
 
 def write_jsonl(path: str | Path, records: Iterable[dict[str, Any]]) -> int:

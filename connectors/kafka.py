@@ -259,7 +259,7 @@ class _DeliveredPartition(StatelessSinkPartition[KafkaSinkMessage]):
         if self._inputs is not None:  # the source is not read while a batch waits here: its topics are checked here too
             kafka, topics = self._inputs
             try:
-                lost = lost_topics(kafka, topics, timeout=LOST_TOPIC_PROBE / 2)
+                lost = [topic for topic in topics if topic not in existing] if kafka.bootstrap == self._bootstrap else lost_topics(kafka, topics, timeout=LOST_TOPIC_PROBE / 2)
             except ConnectorError:
                 return
             if lost:

@@ -23,17 +23,17 @@ Line = tuple[int, bytes]
 class CsvTable:
     """The rows of CSV text as dicts named by its header line (or by `columns` for a file without one), each row that
     cannot be read as an `Unreadable`; blank lines are skipped, as CSV readers do. An unreadable header is an
-    `InputError`.
+    `InputError` naming `source` (the file).
 
     >>> list(CsvTable([b'id,race\\n', b'1,"a\\n', b'2,b\\n']))[1]
     {'id': '2', 'race': 'b'}
     """
 
-    def __init__(self, lines: Iterable[bytes], columns: list[str] | None = None):
+    def __init__(self, lines: Iterable[bytes], columns: list[str] | None = None, *, source: object = "the CSV text"):
         self._rows = _Rows(lines)
         header = columns if columns is not None else self._rows.next_row()
         if isinstance(header, Unreadable):
-            raise InputError(f"the header line cannot be read: {header.detail}")
+            raise InputError(f"{source}: the header line cannot be read: {header.detail}")
         self.header: list[str] = header or []
 
     def __iter__(self) -> Iterator[dict[str, str] | Unreadable]:
