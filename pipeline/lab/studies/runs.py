@@ -35,7 +35,7 @@ def tuned_plan(path: Path, *, threshold: float | None = None, groups: list[str] 
 
 def unsuppressed(plan: Plan) -> Plan:
     """The plan with every cell published whatever its size: a study reads the counts of small groups too."""
-    return replace(plan, monitor=replace(plan.monitor, min_cell=1))
+    return replace(plan, monitor=replace(plan.monitor, publishing=replace(plan.monitor.publishing, min_cell=1)))
 
 
 def monitor_records(plan: Plan, events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

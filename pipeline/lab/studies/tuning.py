@@ -21,10 +21,10 @@ import numpy as np
 
 from fairstream.connectors.synthetic.seminar import ALGORITHMS, seminar_events
 from fairstream.lab.studies.runs import monitor_records, tuned_plan
+from fairstream.monitoring.evaluation import STANDARDIZED
 from fairstream.paths import SPECS_DIR
 from fairstream.records.envelope import ESTIMATE
 from fairstream.records.errors import InputError
-from fairstream.verdicts.evaluation import STANDARDIZED
 
 DEFAULT_SPEC = SPECS_DIR / "seminar_demographic_parity.yaml"
 """Demographic parity over all seminars: the property of the RTLola study's Fig. 5 counts."""
@@ -188,7 +188,7 @@ def run_tuning(
     for a, algorithm in enumerate(algorithms):
         for seed in range(scenarios):
             counts = counts_of(monitor_records(plan, seminar_events(algorithm, seed, applicants)))
-            verdict = verdicts(counts, kappas, epsilons, plan.monitor.min_trials)
+            verdict = verdicts(counts, kappas, epsilons, plan.monitor.judging.min_trials)
             found = alerts(verdict)
             total_triggers[a] += triggers(verdict)
             total_alerts[a] += found

@@ -4,15 +4,18 @@ its error budget gives it, small cells suppressed, and the alerts where a verdic
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fairstream.estimators.means import Mean, mean_bounds
 from fairstream.estimators.priors import part_estimator, prior_now
 from fairstream.estimators.rate import Rate
+from fairstream.monitoring.config import MonitorConfig
+from fairstream.monitoring.counts import Counts
 from fairstream.records.envelope import ESTIMATE, stamp
 from fairstream.records.timefmt import format_instant
 from fairstream.trials.outcomes import MARGINAL, UNLABELED, UNLISTED, hidden
 from fairstream.verdicts.alerts import CERTIFIED_STATUS, INCONCLUSIVE, AlertTracker, part_status
+from fairstream.verdicts.anytime import AnytimeEvidence
 from fairstream.verdicts.budget import Budget, MonitorBudget
 from fairstream.verdicts.constraints import ConstraintRule, constraint_part
 from fairstream.verdicts.horizon import trials_to_decide
@@ -31,10 +34,6 @@ from fairstream.verdicts.parts import (
 from fairstream.verdicts.publish import suppress_small_cells
 from fairstream.verdicts.tracked import unlisted_counts, unseen_groups
 
-if TYPE_CHECKING:
-    from fairstream.monitor import Monitor, MonitorConfig
-    from fairstream.verdicts.anytime import AnytimeEvidence
-
 STANDARDIZED = "selection_rate[standardized]"
 """The part of conditional statistical parity aggregated over strata (point verdicts)."""
 
@@ -45,43 +44,42 @@ class Evaluation:
 
     config: MonitorConfig
     tracker: AlertTracker = field(default_factory=AlertTracker)
-    budget: MonitorBudget | None = None
+    budget: MonitorBudget = field(init=False)
     """α over parts and pairs, each pair's share fixed when it is first judged."""
     constraint_budgets: dict[str, Budget] = field(default_factory=dict)
     """Per constraint part, its δ over the groups it judges."""
 
     def __post_init__(self) -> None:
-        if self.budget is None:
-            self.budget = self.config.budget()
+        self.budget = self.config.budget()
 
-    def records(self, counts: Monitor, instant: int, trial_key: str | None = None) -> list[dict[str, Any]]:
+    def records(self, counts: Counts, instant: int, trial_key: str | None = None) -> list[dict[str, Any]]:
         """The estimate record (when the spec writes estimates) and the alerts of an evaluation of `counts` at `instant`
         (after the closed trial `trial_key`, for verdicts on every close)."""
         config = self.config
-        prior = prior_now(config.prior, counts.totals)
+        prior = prior_now(config.estimation.prior, counts.totals)
         if counts.anytime is not None:
             counts.anytime.mature(instant)  # the trials opened a label horizon ago, which anytime records publish
         at = () if trial_key is None else (trial_key,)
         parts: dict[str, Any] = {}
         alerts: list[dict[str, Any]] = []
-        for part in sorted(counts.sums) if config.measures else sorted(counts.rates):
+        for part in sorted(config.counting.cells.table(counts)):
             if hidden(part):
                 continue
-            if config.partly_seen:
+            if config.estimation.partly_seen:
                 parts[part] = partly_seen_part(
-                    counts.sums[part], config.rule, weighted=config.weighted, min_trials=config.min_trials, level=self._level(part)
+                    counts.sums[part], config.rule, weighted=config.estimation.weighted, min_trials=config.judging.min_trials, level=self._level(part)
                 )
-            elif config.gap_verdict:
+            elif config.judging.gap_verdict:
                 parts[part] = (
                     self._measure_part(counts, part)
                     if config.measures
-                    else self._part(counts, part, *part_estimator(config.part_estimators, part, prior, config.confidence, counts.totals), instant)
+                    else self._part(counts, part, *part_estimator(config.estimation.part_estimators, part, prior, config.estimation.confidence, counts.totals), instant)
                 )
-        for rule in config.constraints:
+        for rule in config.judging.constraints:
             parts[rule.part] = self._constraint_part(counts, rule)
         if config.metric == "conditional_statistical_parity" and len(parts) > 1:
-            parts[STANDARDIZED] = standardized_part(parts, config.rule, config.min_trials)
-        parts = {part: suppress_small_cells(body, config.min_cell) for part, body in parts.items()}
+            parts[STANDARDIZED] = standardized_part(parts, config.rule, config.judging.min_trials)
+        parts = {part: suppress_small_cells(body, config.publishing.min_cell) for part, body in parts.items()}
         for part, body in parts.items():
             if "constraint" in body:
                 alerts.extend(self._constraint_alerts(part, body, instant, at))
@@ -100,50 +98,47 @@ class Evaluation:
                 certification = self.tracker.certify(part, body["status"] == CERTIFIED_STATUS)
                 if certification is not None:
                     alerts.append(stamp({"metric": config.metric, "part": part, **body}, config.name, certification, instant, part, *at))
-        records = []
-        if config.estimates:
-            summary: dict[str, Any] = {
-                "metric": config.metric,
-                "verdict": config.rule.mode,
-                "prior": prior,
-                "confidence": config.confidence,
-                "trials": {
-                    "closed": counts.closed,
-                    "incomplete": counts.incomplete + sum(rate.trials for part, groups in counts.rates.items() if part.startswith(UNLABELED) for rate in groups.values()),
-                    **({"evicted": counts.evicted} if counts.evicted else {}),
-                    **({"unfinished": counts.unfinished} if counts.unfinished else {}),
-                },
-                "parts": parts,
-            }
-            if counts.first_opening is not None and counts.first_opening <= instant:  # every event up to the instant has been received
-                summary["decisions"] = {"first": format_instant(counts.first_opening)}
-            untracked = counts.groups.report()  # type: ignore[union-attr]
-            if untracked:
-                summary["untracked"] = untracked
-            marginals = published_marginals(counts.rates, config.min_cell)
-            if marginals:
-                summary["marginals"] = marginals
-            if config.listed_groups is not None:
-                unseen, unlisted = unseen_groups(config.listed_groups, counts.groups), unlisted_counts(counts.totals)  # type: ignore[arg-type]
-                if unseen:
-                    summary["unseen_groups"] = unseen
-                if unlisted:
-                    summary["unlisted_groups"] = unlisted
-            if config.rule.mode != "point":
-                summary["alpha"] = config.rule.alpha
-                summary["family"] = config.family
-            aggregates = {name: value for name, value in sorted(counts.totals.items()) if not name.startswith(UNLISTED)}
-            if aggregates:
-                summary["aggregates"] = aggregates
-            records.append(stamp(summary, config.name, ESTIMATE, instant, *at))
-        return records + alerts
+        summary: dict[str, Any] = {
+            "metric": config.metric,
+            "verdict": config.rule.mode,
+            "prior": prior,
+            "confidence": config.estimation.confidence,
+            "trials": {
+                "closed": counts.closed,
+                "incomplete": counts.incomplete + sum(rate.trials for part, groups in counts.rates.items() if part.startswith(UNLABELED) for rate in groups.values()),
+                **({"evicted": counts.evicted} if counts.evicted else {}),
+                **({"unfinished": counts.unfinished} if counts.unfinished else {}),
+            },
+            "parts": parts,
+        }
+        if counts.first_opening is not None and counts.first_opening <= instant:  # every event up to the instant has been received
+            summary["decisions"] = {"first": format_instant(counts.first_opening)}
+        untracked = counts.groups.report()
+        if untracked:
+            summary["untracked"] = untracked
+        marginals = published_marginals(counts.rates, config.publishing.min_cell)
+        if marginals:
+            summary["marginals"] = marginals
+        if config.counting.listed_groups is not None:
+            unseen, unlisted = unseen_groups(config.counting.listed_groups, counts.groups), unlisted_counts(counts.totals)
+            if unseen:
+                summary["unseen_groups"] = unseen
+            if unlisted:
+                summary["unlisted_groups"] = unlisted
+        if config.rule.mode != "point":
+            summary["alpha"] = config.rule.alpha
+            summary["family"] = config.judging.family
+        aggregates = {name: value for name, value in sorted(counts.totals.items()) if not name.startswith(UNLISTED)}
+        if aggregates:
+            summary["aggregates"] = aggregates
+        return [stamp(summary, config.name, ESTIMATE, instant, *at), *alerts]
 
     def _level(self, part: str):
         """The α of each pair of `part`: its share of the monitor's budget, fixed when first asked for."""
         budget = self.budget
-        return lambda pair: budget.pair_alpha(part, pair)  # type: ignore[union-attr]
+        return lambda pair: budget.pair_alpha(part, pair)
 
-    def _part(self, counts: Monitor, part: str, prior: float | None, confidence: float, instant: int) -> dict[str, Any]:
+    def _part(self, counts: Counts, part: str, prior: float | None, confidence: float, instant: int) -> dict[str, Any]:
         config = self.config
         bets = counts.anytime.bets_of(part) if counts.anytime is not None else None
         sequences = counts.anytime.sequences_of(part) if counts.anytime is not None else None
@@ -153,7 +148,7 @@ class Evaluation:
         selective = selective_groups(unlabeled, rates) if part.startswith(("true_positive_rate", "false_positive_rate")) else set()
         body = rate_part(
             {group: rate for group, rate in rates.items() if group not in selective}, config.rule, prior=prior, confidence=confidence,
-            interval=config.interval, min_trials=config.min_trials, level=self._level(part), bets=bets, sequences=sequences,
+            interval=config.estimation.interval, min_trials=config.judging.min_trials, level=self._level(part), bets=bets, sequences=sequences,
             published=None if shown is None else {group: rate for group, rate in shown.items() if group not in selective},
         )  # fmt: skip
         if selective:
@@ -162,13 +157,13 @@ class Evaluation:
             body["counted"] = RELEASED if counts.anytime.horizon is None else MATURED
             if counts.anytime.horizon is not None:
                 body["opened_by"] = format_instant(instant - counts.anytime.horizon)
-        if config.part_estimators:
+        if config.estimation.part_estimators:
             body["prior"], body["confidence"] = prior, confidence
         if config.metric == "scoring_rate":  # the cut it counts above: the running median, or the spec's
-            body["median"] = counts.scores.cut if counts.scores is not None else config.median
+            body["median"] = counts.scores.cut if counts.scores is not None else config.estimation.median
         return body
 
-    def _measure_part(self, counts: Monitor, part: str) -> dict[str, Any]:
+    def _measure_part(self, counts: Counts, part: str) -> dict[str, Any]:
         """Mean outcomes (with bounds) or benefit rates per group, judged on their gap."""
         config = self.config
         groups: dict[str, Any] = {}
@@ -190,13 +185,13 @@ class Evaluation:
                     continue
                 mean = cell[0] / cell[1]
                 groups[group] = {"estimate": mean, "supply": cell[0], "demand": cell[1], "trials": round(trials)}
-            needed = max(2, config.min_trials) if part == "mean_outcome" else config.min_trials
+            needed = max(2, config.judging.min_trials) if part == "mean_outcome" else config.judging.min_trials
             if trials >= needed:
                 estimates[group] = mean
-            elif trials < config.min_trials:
+            elif trials < config.judging.min_trials:
                 groups[group]["below_floor"] = True
         if counts.anytime is not None and part == "mean_outcome":
-            return self._anytime_means(counts, part, groups, estimates)
+            return self._anytime_means(counts.anytime, part, groups, estimates)
         group_bounds = (lambda group, alpha: self._bounds(means[group], alpha)) if part == "mean_outcome" else None
         verdict = measure_verdict(
             config.rule, estimates, self._level(part), group_bounds, every_group_judged(config.rule, groups, estimates)
@@ -206,30 +201,32 @@ class Evaluation:
             describe_interval(body, verdict, "gap")
         return body
 
-    def _anytime_means(self, counts: Monitor, part: str, groups: dict[str, Any], estimates: dict[str, float]) -> dict[str, Any]:
-        """Mean outcomes under anytime verdicts: each group's confidence sequence and the gap's, on the outcome range."""
+    def _anytime_means(self, anytime: AnytimeEvidence, part: str, groups: dict[str, Any], estimates: dict[str, float]) -> dict[str, Any]:
+        """Mean outcomes under anytime verdicts: each group's confidence sequence and the gap's, on the outcome range
+        (which anytime verdicts on mean outcomes require)."""
         config = self.config
-        low, high = config.outcome_range  # type: ignore[misc]
-        sequences = counts.anytime.sequences_of(part)  # type: ignore[union-attr]
+        assert config.estimation.outcome_range is not None
+        low, high = config.estimation.outcome_range
+        sequences = anytime.sequences_of(part)
         for group, cell in groups.items():
             if group in sequences:
                 lower, upper = sequences[group].bounds(config.rule.alpha)
                 enclose(cell, (low + (high - low) * lower, low + (high - low) * upper), "estimate")
-        bets = counts.anytime.bets_of(part)  # type: ignore[union-attr]
+        bets = anytime.bets_of(part)
         complete = every_group_judged(config.rule, groups, estimates)
         verdict = judge(config.rule, estimates, level=self._level(part), bets=bets, complete=complete)
         body = part_body(groups, verdict, config.rule)
         publish_sequences(body, verdict, bets, width=high - low, interval_of="gap")
         return body
 
-    def _constraint_part(self, counts: Monitor, rule: ConstraintRule) -> dict[str, Any]:
+    def _constraint_part(self, counts: Counts, rule: ConstraintRule) -> dict[str, Any]:
         """Each group's constraint, judged at its share of the constraint's δ (see `constraint_part`)."""
         budget = self.constraint_budgets.get(rule.part)
         if budget is None:
-            budget = self.constraint_budgets[rule.part] = Budget(rule.delta, self.config.declared_groups)
+            budget = self.constraint_budgets[rule.part] = Budget(rule.delta, self.config.judging.declared_groups)
         return constraint_part(
             rule, counts.sums.get("mean_outcome", {}), counts.baselines.get(rule.baseline) if rule.baseline is not None else None,
-            min_trials=self.config.min_trials, budget=budget, sequences=None if counts.anytime is None else counts.anytime.sequences,
+            min_trials=self.config.judging.min_trials, budget=budget, sequences=None if counts.anytime is None else counts.anytime.sequences,
         )  # fmt: skip
 
     def _constraint_alerts(self, part: str, body: dict[str, Any], instant: int, at: tuple[str, ...]) -> list[dict[str, Any]]:
@@ -251,7 +248,7 @@ class Evaluation:
         return alerts
 
     def _bounds(self, mean: Mean, alpha: float) -> tuple[float, float]:
-        return mean_bounds(mean, alpha, self.config.bounds, self.config.outcome_range)  # type: ignore[arg-type]
+        return mean_bounds(mean, alpha, self.config.estimation.bounds, self.config.estimation.outcome_range)
 
 
 MATURED = "matured"

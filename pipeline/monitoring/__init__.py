@@ -1,0 +1,1 @@
+"""One monitor's settings, counts and evaluation: what the merge (`fairstream.monitor`) keeps and judges."""

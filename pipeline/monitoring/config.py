@@ -1,0 +1,134 @@
+"""A monitor's settings, compiled from its spec and grouped by concern: how it counts, estimates, judges and publishes (pure)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from fairstream.language.expressions import Expression
+from fairstream.monitoring.cells import Cells, ScoreCells
+from fairstream.monitoring.windows import Cumulative, Window
+from fairstream.trials.outcomes import SlotOutcomes
+from fairstream.verdicts.budget import Family, MonitorBudget
+from fairstream.verdicts.constraints import ConstraintRule
+from fairstream.verdicts.judge import VerdictRule
+
+
+@dataclass(frozen=True)
+class Counting:
+    """What the counts hold: the metric's cells, the window they cover, and the groups they track."""
+
+    cells: Cells
+    window: Window = field(default_factory=Cumulative)
+    max_groups: int = 256
+    """Groups a part tracks at most; the trials of further groups are counted, not estimated (see `TrackedGroups`)."""
+    listed_groups: tuple[str, ...] | None = None
+    """The spec's `metric.groups` where it lists them: one no trial carries is named with the values seen instead."""
+
+
+@dataclass(frozen=True)
+class Estimation:
+    """How each group's rate or mean is estimated and bounded."""
+
+    prior: float | Expression
+    confidence: float
+    interval: str = "wilson"
+    bounds: Literal["student_t", "hoeffding"] = "student_t"
+    outcome_range: tuple[float, float] | None = None
+    part_estimators: dict[str, tuple[float | Expression | None, float | None]] = field(default_factory=dict)
+    """Per part (or part name before a stratum's brackets): its own prior mean and κ, None where the spec's hold."""
+    median: float | None = None
+    """A scoring rate's fixed cut (metric.median); None with a scoring rate: the running median of the scores counted."""
+    partly_seen: bool = False
+    """Whether the metric's label is seen only for some trials: its rates are bounded, or weighted by propensities."""
+    weighted: bool = False
+    """Whether partly seen labels come with propensities (an inverse-propensity-weighted estimate per group)."""
+
+
+@dataclass(frozen=True)
+class Judging:
+    """What the verdicts judge, and how the error budget is shared out."""
+
+    min_trials: int = 1
+    gap_verdict: bool = True
+    """Whether the gap between groups is judged (delayed impact with constraints may leave the threshold out)."""
+    constraints: tuple[ConstraintRule, ...] = ()
+    """Delayed impact: ELF's per-group constraints, each its own part with one alert per group it cannot certify."""
+    family: Family = "monitor"
+    """Whether α covers every part of the monitor (split evenly) or each part has the whole α (see `MonitorBudget`)."""
+    declared_parts: int | None = 1
+    """Parts judged against the threshold, where the metric fixes them; None where the data does (strata)."""
+    declared_pairs: int | None = None
+    """Pairs of groups per part where the spec lists groups or pairs; None with `groups: all`."""
+    declared_groups: int | None = None
+    """Groups where the spec lists them: a constraint's δ is split evenly over them (else by the schedule)."""
+    label_horizon: int | None = None
+    """trial.close_after: under anytime verdicts the published rates count the trials opened at least this long ago."""
+
+
+@dataclass(frozen=True)
+class Publishing:
+    """What the estimate records carry."""
+
+    min_cell: int = 1
+    """Cells with fewer trials are published suppressed (see `suppress_small_cells`); verdicts use every cell."""
+
+
+@dataclass(frozen=True)
+class MonitorConfig:
+    """What the merge needs from the spec."""
+
+    name: str
+    metric: str
+    rule: VerdictRule
+    counting: Counting
+    estimation: Estimation
+    tick: int
+    on_close: bool
+    reporters: int
+    """How many reporters a tick waits for: the trial buckets, or the input partitions where trials are kept as they are read."""
+    judging: Judging = field(default_factory=Judging)
+    publishing: Publishing = field(default_factory=Publishing)
+    max_ticks: int = 1_000_000
+    """The most evaluations one advance of the watermark may ask for (each writes an estimate, all held at once)."""
+    slot_outcomes: SlotOutcomes | None = field(default=None, compare=False)
+    """Turns the slot tuples buckets count closed trials by into cells (see `TickDelta.unsettled`)."""
+    spec_sha256: str = ""
+    """The sha256 of the spec's text, which every record names in its chain."""
+
+    @property
+    def threshold(self) -> float:
+        return self.rule.threshold
+
+    @property
+    def measures(self) -> bool:
+        """Whether the metric compares sums of numbers (mean outcomes, benefit rates, partly seen rates) rather than
+        plain rates of events."""
+        return self.counting.cells.measures
+
+    @property
+    def bet_epsilon(self) -> float:
+        """The threshold on the scale the betting tests see: rates as they are, mean outcomes rescaled to [0, 1]."""
+        outcome_range = self.estimation.outcome_range
+        if self.metric == "delayed_impact" and outcome_range is not None:
+            return self.threshold / (outcome_range[1] - outcome_range[0])
+        return self.threshold
+
+    @property
+    def opening_order(self) -> bool:
+        """Whether closed trials reach the anytime tests in opening order, so the reporters say how far that order is final."""
+        return self.rule.mode == "anytime"
+
+    def budget(self) -> MonitorBudget:
+        return MonitorBudget(self.rule.alpha, self.judging.family, self.judging.declared_parts, self.judging.declared_pairs)
+
+    @property
+    def running_median(self) -> bool:
+        """A scoring rate against the median of the scores counted so far: trials are counted by their score."""
+        return isinstance(self.counting.cells, ScoreCells)
+
+    @property
+    def needs_trials(self) -> bool:
+        """Whether buckets must send closed trials one by one (verdict per trial, betting in close order, a window that
+        selects trials by when they opened, or scores counted one by one for a running median)."""
+        return self.on_close or self.rule.mode == "anytime" or self.counting.window.by == "opened" or self.running_median
