@@ -24,7 +24,7 @@ import orjson
 from fairstream import metrics
 from fairstream.records.envelope import CERTIFIED, RECOVERED, UNCERTIFIED, UNDELIVERED, VIOLATION
 
-RUNBOOK = "docs/operations.md#alertmanager-and-webhooks"
+RUNBOOK = "docs/observability.md#alertmanager-and-webhooks"
 """Where an alert's `runbook_url` annotation points, in the documentation: what the alert means and what to do."""
 RESEND_EVERY = 60.0
 """Seconds between re-sending the firing alerts (Alertmanager resolves an alert not seen for its resolve_timeout, 5 min)."""

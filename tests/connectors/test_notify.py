@@ -103,7 +103,7 @@ def test_alertmanager_lists_compas_violations_with_their_labels_and_values(alert
         record = next(a for a in written if a["part"] == alert["labels"]["part"])
         assert alert["annotations"]["alert_id"] == record["alert_id"]
         assert json.loads(alert["annotations"]["gap"]) == pytest.approx(record["gap"])
-        assert alert["annotations"]["runbook_url"].startswith("docs/operations.md#")
+        assert alert["annotations"]["runbook_url"].startswith("docs/observability.md#")
 
 
 def recovering_stream() -> list[dict]:

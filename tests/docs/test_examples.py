@@ -121,7 +121,7 @@ def test_the_client_properties_on_the_operations_page_are_taken_by_the_kafka_cli
     """librdkafka accepts every property the example sets (its CA path pointed at a real certificate authority)."""
     import trustme
 
-    (example,) = blocks(page("operations.md"), "properties")
+    (example,) = blocks(page("tls-sasl.md"), "properties")
     authority = tmp_path / "company-ca.pem"
     trustme.CA().cert_pem.write_to_path(str(authority))
     (tmp_path / "client.properties").write_text(example.replace("/etc/ssl/company-ca.pem", str(authority)))

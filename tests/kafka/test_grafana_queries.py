@@ -51,7 +51,7 @@ def query(prometheus: str, expr: str) -> list[dict]:
 def test_the_dashboards_panels_name_the_provisioned_data_source_and_documented_metrics():
     board = json.loads(DASHBOARD.read_text())
     provisioned = (DASHBOARD.parents[1] / "provisioning" / "datasources" / "prometheus.yml").read_text()
-    documented = (Path(__file__).parents[2] / "docs" / "operations.md").read_text()
+    documented = (Path(__file__).parents[2] / "docs" / "observability.md").read_text()
     for panel in board["panels"]:
         assert f"uid: {panel['datasource']['uid']}" in provisioned
         for target in panel["targets"]:
