@@ -17,6 +17,7 @@ from bytewax.inputs import FixedPartitionedSource, StatefulSourcePartition
 from fairstream import metrics
 from fairstream.language.table import ROW
 from fairstream.process.lifecycle import stop_requested
+from fairstream.records import wire
 from fairstream.records.csvrows import CsvTable
 from fairstream.records.errors import ConnectorError, InputError
 from fairstream.records.events import RawRecord, Unreadable
@@ -63,7 +64,7 @@ class FileEncoder:
     def __call__(self, record: dict[str, Any]) -> tuple[str, str] | None:
         kind = record["type"]
         name = file_of(record)
-        encoded = orjson.dumps(record["record"] if kind == "shield.decision" else record)
+        encoded = orjson.dumps(record["record"]) if kind == "shield.decision" else wire.encode(record)  # the decision maker's own record as it came
         if name == DEAD_LETTERS:
             with self._lock:
                 if self.full or len(encoded) + 1 > self.room:

@@ -17,6 +17,7 @@ from confluent_kafka import KafkaException
 from fairstream.connectors.broker_watch import gone_message
 from fairstream.connectors.kafka_config import CONNECT_TIMEOUT, ClientErrors, KafkaConnection, as_connection
 from fairstream.process.lifecycle import stop_requested
+from fairstream.records import wire
 from fairstream.records.cloudevents import kafka_headers
 from fairstream.records.envelope import SEAL
 from fairstream.records.errors import ConnectorError, UndeliveredError
@@ -306,7 +307,7 @@ def record_encoder(alerts_topic: str, shielded_topic: str = "decisions.shielded"
             return KafkaSinkMessage(record["id"].encode(), orjson.dumps(record["record"]), topic=shielded_topic)
         topic = dlq if kind in ("pipeline.dead_letter", "pipeline.undelivered") else snapshots if kind in ("fairness.estimate", "shield.status") else seals if kind == SEAL else alerts_topic
         key = record.get("monitor") or record.get("reason") or record.get("writer") or ""
-        return KafkaSinkMessage(key.encode(), orjson.dumps(record), topic=topic, headers=kafka_headers(record))
+        return KafkaSinkMessage(key.encode(), wire.encode(record), topic=topic, headers=kafka_headers(record))
 
     return encode
 

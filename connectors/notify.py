@@ -19,9 +19,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import orjson
-
 from fairstream import metrics
+from fairstream.records import wire
 from fairstream.records.envelope import CERTIFIED, RECOVERED, UNCERTIFIED, UNDELIVERED, VIOLATION
 
 RUNBOOK = "docs/observability.md#alertmanager-and-webhooks"
@@ -313,7 +312,7 @@ class UndeliveredFile:
 
     def __call__(self, records: list[dict[str, Any]]) -> None:
         with self._lock, self.path.open("ab") as handle:
-            handle.write(b"".join(orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE) for record in records))
+            handle.write(b"".join(wire.encode(record) + b"\n" for record in records))
 
 
 class Notifier:

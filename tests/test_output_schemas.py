@@ -11,7 +11,9 @@ from datetime import UTC, datetime, timedelta
 from functools import cache
 from pathlib import Path
 
+import msgspec
 import numpy as np
+import orjson
 import pytest
 import yaml
 from jsonschema import Draft202012Validator
@@ -19,7 +21,9 @@ from jsonschema import Draft202012Validator
 from fairstream.connectors.files import write_jsonl
 from fairstream.connectors.synthetic.credit import credit_events
 from fairstream.connectors.synthetic.hiring import hiring_decisions
+from fairstream.records import wire
 from fairstream.records.cloudevents import SCHEMAS, schema_uri
+from fairstream.records.schema_files import RECORDS, schema_text
 from fairstream.runner import FileInput, FileOutput, FileRun, Job, execute, run_file
 from tests.conftest import SPECS
 
@@ -121,3 +125,32 @@ def test_a_record_that_breaks_its_contract_fails(records, record_type, break_it)
     record = copy.deepcopy(next(record for record in records if record["type"] == record_type))
     break_it(record)
     assert list(validator(record).iter_errors(record))
+
+
+def test_the_schema_files_are_generated_from_the_structs():
+    for name in RECORDS:
+        assert (SCHEMA_DIR / f"{name}.schema.json").read_text() == schema_text(name), f"{name}: python -m fairstream.records.schema_files"
+
+
+@pytest.mark.parametrize(
+    ("record_type", "break_it"),
+    [
+        ("fairness.estimate", lambda r: r.update(extra_field=1)),
+        ("fairness.estimate", lambda r: next(iter(r["parts"].values()))["groups"].update(x={"estimate": 0.5, "hits": 1, "trials": 2, "colour": "red"})),
+        ("fairness.violation", lambda r: r.update(violated="yes")),
+        ("pipeline.dead_letter", lambda r: r.pop("reason")),
+        ("shield.intervention", lambda r: r.update(probability=1.5)),
+    ],
+)
+def test_the_sinks_encoder_refuses_a_record_its_struct_does_not_describe(records, record_type, break_it):
+    record = copy.deepcopy(next(record for record in records if record["type"] == record_type))
+    break_it(record)
+    with pytest.raises(msgspec.ValidationError):
+        wire.encode(record)
+
+
+def test_the_sinks_encoder_writes_every_record_as_it_is(records):
+    """Field for field and type for type (an integer stays an integer): the chains' hashes hold over what is written."""
+    for record in records:
+        written = json.loads(wire.encode(record))
+        assert orjson.dumps(written, option=orjson.OPT_SORT_KEYS) == orjson.dumps(record, option=orjson.OPT_SORT_KEYS)

@@ -51,8 +51,6 @@ class AuditTable:
     rows: list[CategoryRow]
     status: str | None
     e_value: float | None = None
-    suppressed_cells: int = 0
-    """Intersections suppressed in the published estimate, so not in this level's sums."""
     min_share: float = MIN_SHARE
     notes: list[str] = field(default_factory=list)
 
