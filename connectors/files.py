@@ -64,7 +64,7 @@ class FileEncoder:
     def __call__(self, record: dict[str, Any]) -> tuple[str, str] | None:
         kind = record["type"]
         name = file_of(record)
-        encoded = orjson.dumps(record["record"]) if kind == "shield.decision" else wire.encode(record)  # the decision maker's own record as it came
+        encoded = wire.encode_decision(record) if kind == "shield.decision" else wire.encode(record)
         if name == DEAD_LETTERS:
             with self._lock:
                 if self.full or len(encoded) + 1 > self.room:

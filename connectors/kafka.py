@@ -9,7 +9,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import orjson
 from bytewax.connectors.kafka import KafkaSinkMessage
 from bytewax.outputs import DynamicSink, StatelessSinkPartition
 from confluent_kafka import KafkaException
@@ -304,7 +303,7 @@ def record_encoder(alerts_topic: str, shielded_topic: str = "decisions.shielded"
     def encode(record: dict[str, Any]) -> KafkaSinkMessage:
         kind = record["type"]
         if kind == "shield.decision":
-            return KafkaSinkMessage(record["id"].encode(), orjson.dumps(record["record"]), topic=shielded_topic)
+            return KafkaSinkMessage(record["id"].encode(), wire.encode_decision(record), topic=shielded_topic)
         topic = dlq if kind in ("pipeline.dead_letter", "pipeline.undelivered") else snapshots if kind in ("fairness.estimate", "shield.status") else seals if kind == SEAL else alerts_topic
         key = record.get("monitor") or record.get("reason") or record.get("writer") or ""
         return KafkaSinkMessage(key.encode(), wire.encode(record), topic=topic, headers=kafka_headers(record))

@@ -316,6 +316,19 @@ class Undelivered(Record, tag_field="type", tag="pipeline.undelivered", kw_only=
     record: Annotated[dict[str, Any], Meta(description="the alert record as written to the alert topic or alerts.jsonl")]
 
 
+class ShieldDecision(Record, tag_field="type", tag="shield.decision"):
+    """A decision the shield answered, on its way out: the decision maker's own record with the shielded decision in
+    place and the shield's facts under `shield` (written as the record alone: to <topic>.shielded, or
+    decisions_shielded.jsonl)."""
+
+    monitor: str
+    id: str
+    flipped: bool
+    record: dict[str, Any]
+    late: Literal[True] | UnsetType = UNSET
+    future: Literal[True] | UnsetType = UNSET
+
+
 def struct_of(record: dict[str, Any]) -> type[Record]:
     """The Struct a record of this type and shape is encoded by."""
     kind = record["type"]
@@ -340,3 +353,8 @@ _ENCODER = msgspec.json.Encoder()
 def encode(record: dict[str, Any]) -> bytes:
     """A record as the JSON its Struct writes; a record that does not fit its Struct raises `msgspec.ValidationError`."""
     return _ENCODER.encode(msgspec.convert(record, struct_of(record)))
+
+
+def encode_decision(record: dict[str, Any]) -> bytes:
+    """A shielded decision as it is written: the decision maker's record, with the shield's facts."""
+    return _ENCODER.encode(msgspec.convert(record, ShieldDecision).record)
