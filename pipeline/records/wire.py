@@ -58,7 +58,8 @@ class Group(Record, kw_only=True):
     trials: NonNegative | None | UnsetType = UNSET
     interval: Interval | None | UnsetType = UNSET
     interval_of: str | None | UnsetType = UNSET
-    weight: Number | UnsetType = UNSET
+    interval_widened: Literal[True] | UnsetType = UNSET
+    weight: Number | None | UnsetType = UNSET
     supply: Number | None | UnsetType = UNSET
     demand: Number | None | UnsetType = UNSET
     below_floor: Annotated[bool, Meta(description="fewer trials than the evidence floor: no verdict rests on it")] | UnsetType = UNSET
@@ -84,7 +85,7 @@ class Constraint(Record, kw_only=True):
     tau: Number | str | None
     delta: Number
     bound: str
-    baseline: str | None | UnsetType = UNSET
+    baseline: Annotated[int | str | None, Meta(description="the baseline's length in milliseconds, where τ is each group's own mean over it")] | UnsetType = UNSET
 
 
 class PartFields(Record, kw_only=True):
