@@ -41,7 +41,7 @@ def record_schema(name: str) -> dict[str, Any]:
         body.pop("title", None)
     else:
         types = sorted({kind for struct in structs for kind in _types(components[struct.__name__])})
-        body = {"description": ALERT_DESCRIPTION, "type": "object", "properties": {"type": {"enum": types}}, "required": ["type"], "oneOf": refs}
+        body = {"description": ALERT_DESCRIPTION, "type": "object", "properties": {"type": {"enum": types}}, "required": ["type"], "oneOf": list(refs)}
     schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": schema_uri(name), "title": title, **body}
     used = _referenced(schema, components)
     if used:
@@ -67,7 +67,7 @@ def _referenced(node: Any, components: dict[str, Any], found: set[str] | None = 
                 _referenced(components[name], components, found)
         for value in node.values():
             _referenced(value, components, found)
-    elif isinstance(node, list):
+    elif isinstance(node, (list, tuple)):
         for value in node:
             _referenced(value, components, found)
     return found
