@@ -108,7 +108,7 @@ def part_tables(
         else:
             counts, suppressed = _level_counts(groups, None if intersection or len(levels) == 1 else index)
         rows = _compared(counts, min_share)
-        table = AuditTable(monitor, part, level, rate_name or part.replace("_", " "), rows, body.get("status"), e_value, suppressed, min_share)
+        table = AuditTable(monitor, part, level, rate_name or part.replace("_", " "), rows, body.get("status"), e_value, min_share)
         if body.get("median") is not None:
             table.notes.append(f"scoring rate: the share of each category scoring above {body['median']:g}, the median score of every trial counted")
         if (intersection or len(levels) == 1) and body.get("pair"):
