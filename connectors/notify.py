@@ -20,11 +20,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from fairstream import metrics
+from fairstream.paths import RUNBOOK_URL
 from fairstream.records import wire
 from fairstream.records.envelope import CERTIFIED, RECOVERED, UNCERTIFIED, UNDELIVERED, VIOLATION
 
-RUNBOOK = "docs/observability.md#alertmanager-and-webhooks"
-"""Where an alert's `runbook_url` annotation points, in the documentation: what the alert means and what to do."""
 RESEND_EVERY = 60.0
 """Seconds between re-sending the firing alerts (Alertmanager resolves an alert not seen for its resolve_timeout, 5 min)."""
 QUEUE_SIZE = 10_000
@@ -67,8 +66,8 @@ def alert_identity(record: dict[str, Any], name: str) -> tuple[str, ...]:
     return name, str(record.get("monitor")), str(record.get("part")), str(record.get("group", ""))
 
 
-def alert_annotations(record: dict[str, Any]) -> dict[str, str]:
-    """What an alert says besides its identity: a summary, the values it rests on, and the runbook."""
+def alert_annotations(record: dict[str, Any], name: str, runbook: str = RUNBOOK_URL) -> dict[str, str]:
+    """What alert `name` says besides its identity: a summary, the values it rests on, and its section of the runbook."""
     trials = {group: cell.get("trials") for group, cell in (record.get("groups") or {}).items()}
     return {
         "summary": f"{record.get('monitor')}: {record.get('part')} {record.get('status', '')} ({_pair(record)}) at {record.get('event_time')}",
@@ -77,7 +76,7 @@ def alert_annotations(record: dict[str, Any]) -> dict[str, str]:
         "interval": json.dumps(record.get("interval")),
         "trials": json.dumps(trials),
         "alert_id": str(record.get("alert_id")),
-        "runbook_url": RUNBOOK,
+        "runbook_url": f"{runbook}#{name.lower()}",
     }
 
 
@@ -253,8 +252,9 @@ class _Alertmanager(_Endpoint):
 
     target = "alertmanager"
 
-    def __init__(self, url: str, undelivered: Undelivered, resend_every: float):
+    def __init__(self, url: str, undelivered: Undelivered, resend_every: float, runbook: str):
         self.resend_every = resend_every
+        self.runbook = runbook
         self._firing: dict[tuple[str, ...], tuple[dict[str, Any], dict[str, Any]]] = {}
         self._unsent: dict[tuple[tuple[str, str], ...], tuple[dict[str, Any], dict[str, Any]]] = {}  # by labels: not yet accepted
         self._last_resend = time.monotonic()
@@ -286,7 +286,7 @@ class _Alertmanager(_Endpoint):
         kind = record["type"]
         labels = alert_labels(record, OPENS.get(kind) or CLOSES[kind])
         identity = alert_identity(record, labels["alertname"])
-        payload = {"labels": labels, "annotations": alert_annotations(record), "startsAt": record.get("emitted_at")}
+        payload = {"labels": labels, "annotations": alert_annotations(record, labels["alertname"], self.runbook), "startsAt": record.get("emitted_at")}
         if kind in OPENS:
             self._firing[identity] = (payload, record)
         else:
@@ -318,11 +318,13 @@ class UndeliveredFile:
 class Notifier:
     """Posts alert records to Alertmanager and webhooks; see the module's docstring."""
 
-    def __init__(self, alertmanager: str | None, webhooks: list[str], undelivered: Undelivered, *, resend_every: float = RESEND_EVERY):
+    def __init__(
+        self, alertmanager: str | None, webhooks: list[str], undelivered: Undelivered, *, resend_every: float = RESEND_EVERY, runbook: str = RUNBOOK_URL
+    ):
         self._undelivered = undelivered
         self.endpoints: list[_Endpoint] = [_Webhook(url, undelivered) for url in webhooks]
         if alertmanager:
-            self.endpoints.append(_Alertmanager(f"{alertmanager.rstrip('/')}/api/v2/alerts", undelivered, resend_every))
+            self.endpoints.append(_Alertmanager(f"{alertmanager.rstrip('/')}/api/v2/alerts", undelivered, resend_every, runbook))
 
     def offer(self, record: dict[str, Any]) -> None:
         """Hand over an output record (only alerts are posted); never waits."""
@@ -354,14 +356,16 @@ def offer(record: dict[str, Any]) -> None:
 
 
 @contextlib.contextmanager
-def notifying(alertmanager: str | None, webhooks: list[str], undelivered: Callable[[], Undelivered], place: str) -> Iterator[None]:
+def notifying(
+    alertmanager: str | None, webhooks: list[str], undelivered: Callable[[], Undelivered], place: str, runbook: str = RUNBOOK_URL
+) -> Iterator[None]:
     """Post this process's alerts while the block runs (nothing when no target is given); `undelivered` makes the
-    writer of what is never accepted, which the summary names as `place`."""
+    writer of what is never accepted, which the summary names as `place`; alerts point to sections of `runbook`."""
     global _active
     if not alertmanager and not webhooks:
         yield
         return
-    _active = Notifier(alertmanager, webhooks, undelivered())
+    _active = Notifier(alertmanager, webhooks, undelivered(), runbook=runbook)
     metrics.notifying(place)
     try:
         yield

@@ -6,6 +6,10 @@ from pathlib import Path
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 """The clone's root for an editable install; the install's site-packages otherwise."""
 SPECS_DIR = Path(str(files("fairstream.specs")))
+DOCS_URL = "https://fairstream.readthedocs.io/en/latest/"
+"""The documentation site (mkdocs.yml's site_url)."""
+RUNBOOK_URL = f"{DOCS_URL}runbook.html"
+"""The runbook alerts point to by default (`--runbook-url` or FAIRSTREAM_RUNBOOK_URL for a copy of your own)."""
 
 
 def _shared_data() -> Path:

@@ -48,6 +48,7 @@ from fairstream.connectors.notify import UNDELIVERED_FILE, Undelivered, Undelive
 from fairstream.connectors.recovery import claim_store, prepare_store, resume_epoch
 from fairstream.dataflow import collector
 from fairstream.dataflow.flow import build_flow
+from fairstream.paths import RUNBOOK_URL
 from fairstream.process.lifecycle import panic_reports_hidden, stopping
 from fairstream.records.errors import ConnectorError, FairstreamError, InputError, UsageError, raised_in_dataflow
 from fairstream.records.signing import load_private_key, signing
@@ -116,6 +117,8 @@ class Job(_Model):
     """Alertmanager's base URL: violations, recoveries and certifications are posted to its v2 API."""
     webhooks: list[str] = []
     """URLs every alert record is posted to as JSON."""
+    runbook_url: str = RUNBOOK_URL
+    """The runbook Alertmanager alerts point to: each alert's `runbook_url` is its section of it."""
     signing_key: str | None = None
     """An Ed25519 private key (PEM): every record's chain hash is signed with it (see `records.signing`)."""
 
@@ -323,7 +326,7 @@ def execute(job: Job, *, workers: int = 1, processes: int = 1, own_process: bool
         with (
             stopping(),
             serving(job.metrics_port, job.metrics_host),
-            notifying(job.alertmanager, job.webhooks, lambda: undelivered_writer(job), undelivered_place(job)),
+            notifying(job.alertmanager, job.webhooks, lambda: undelivered_writer(job), undelivered_place(job), job.runbook_url),
             signing(job.signing_key),
             panic_reports_hidden() if own_process else nullcontext(),
             _unwrapped(),
@@ -353,7 +356,7 @@ def run_worker(job: Job, addresses: list[str], index: int, workers: int, tally_p
         with (
             stopping(),
             serving(None if job.metrics_port is None else job.metrics_port + index, job.metrics_host),
-            notifying(job.alertmanager, job.webhooks, lambda: undelivered_writer(job), undelivered_place(job)),
+            notifying(job.alertmanager, job.webhooks, lambda: undelivered_writer(job), undelivered_place(job), job.runbook_url),
             signing(job.signing_key),
             panic_reports_hidden(),
             _unwrapped(),

@@ -95,8 +95,10 @@ def test_the_compose_file_wires_the_observability_profile():
     assert profile == {"prometheus", "grafana", "dashboard"}
     monitor = services["monitor"]["command"]
     assert "--metrics-port 9100" in monitor and "--metrics-host 0.0.0.0" in monitor
-    scrape = yaml.safe_load((ROOT / "deploy" / "prometheus.yml").read_text())
+    scrape = yaml.safe_load((ROOT / "deploy" / "prometheus" / "prometheus.yml").read_text())
     assert scrape["scrape_configs"][0]["static_configs"][0]["targets"] == ["monitor:9100"]
+    assert all((ROOT / "deploy" / "prometheus" / rules).is_file() for rules in scrape["rule_files"])
+    assert "./deploy/prometheus:/etc/prometheus:ro" in services["prometheus"]["volumes"]
     datasource = yaml.safe_load((ROOT / "deploy" / "grafana" / "provisioning" / "datasources" / "prometheus.yml").read_text())
     assert datasource["datasources"][0]["url"] == "http://prometheus:9090"
     mounted = dict(reversed(volume.split(":")[:2]) for volume in services["grafana"]["volumes"])

@@ -12,6 +12,7 @@ from fairstream.cli.console import reports_errors
 from fairstream.cli.kafka_options import file_or_kafka, kafka_options
 from fairstream.compiler.load import load_plans
 from fairstream.language.metric import tests_ratio
+from fairstream.paths import RUNBOOK_URL
 from fairstream.process.lifecycle import stopped_by
 from fairstream.records.errors import InputError
 from fairstream.records.hints import FIXES
@@ -170,6 +171,7 @@ def print_run(tally: RunTally, monitors: list[str]) -> None:
 @click.option("--metrics-host", default="127.0.0.1", show_default=True, help="Address the metrics endpoint listens on; it has no authentication: expose it (0.0.0.0) only behind a proxy that authenticates.")
 @click.option("--alertmanager", metavar="URL", help="Post violations, recoveries and certifications to this Alertmanager (its v2 API, e.g. http://127.0.0.1:9093).")
 @click.option("--webhook", "webhooks", metavar="URL", multiple=True, help="Post every alert record as JSON to this URL; repeatable.")
+@click.option("--runbook-url", default=RUNBOOK_URL, show_default=True, envvar="FAIRSTREAM_RUNBOOK_URL", metavar="URL", help="The runbook Alertmanager alerts point to (each to its section, #fairnessviolation …): a copy of your own, or FAIRSTREAM_RUNBOOK_URL.")
 @click.option("--signing-key", type=click.Path(dir_okay=False), help="An Ed25519 private key (PEM): sign every record's chain hash, so `fairstream verify --public-key` tells this run's records from rewritten ones (needs fairstream[audit]).")
 @click.option("--allow-empty", is_flag=True, help="Exit 0 even when no record was accepted (by default that is an error).")
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 256), help="Worker threads per process (at most 256).")
@@ -195,6 +197,7 @@ def run(
     metrics_host: str,
     alertmanager: str | None,
     webhooks: tuple[str, ...],
+    runbook_url: str,
     signing_key: str | None,
     allow_empty: bool,
     workers: int,
@@ -220,7 +223,7 @@ def run(
             output=FileOutput(out_dir=out_dir),
             recovery=recovery,
             snapshot_seconds=snapshot_every,
-            metrics_port=metrics_port, metrics_host=metrics_host, alertmanager=alertmanager, webhooks=list(webhooks), signing_key=signing_key,
+            metrics_port=metrics_port, metrics_host=metrics_host, alertmanager=alertmanager, webhooks=list(webhooks), runbook_url=runbook_url, signing_key=signing_key,
         )
     else:
         read = list(topics) or spec_topics(spec)
@@ -232,7 +235,7 @@ def run(
             recovery=recovery,
             snapshot_seconds=snapshot_every,
             kafka_config=kafka_config,
-            metrics_port=metrics_port, metrics_host=metrics_host, alertmanager=alertmanager, webhooks=list(webhooks), signing_key=signing_key,
+            metrics_port=metrics_port, metrics_host=metrics_host, alertmanager=alertmanager, webhooks=list(webhooks), runbook_url=runbook_url, signing_key=signing_key,
         )
         if not until_end:
             console.console.print(f"monitoring {topic} on {kafka}; alerts to {alerts_topic!r} (Ctrl-C to stop)", soft_wrap=True)

@@ -17,13 +17,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from fairstream import metrics
 from fairstream.cli import cli
 from fairstream.connectors.broker import free_ports
 from fairstream.connectors.files import write_jsonl
+from fairstream.connectors.notify import alert_annotations
 from fairstream.connectors.synthetic.hiring import hiring_decisions
+from fairstream.paths import RUNBOOK_URL
 from tests.helpers import wait_until
 from tests.kafka.outputs import without_emitted_at
 
@@ -93,7 +96,8 @@ def run(*args: str):
 
 
 def test_alertmanager_lists_compas_violations_with_their_labels_and_values(alertmanager, compas_csv, tmp_path):
-    run("compas_equalized_odds", "--input", str(compas_csv), "--out", str(tmp_path / "out"), "--alertmanager", alertmanager)
+    own_runbook = "https://wiki.example.org/fairness/runbook.html"
+    run("compas_equalized_odds", "--input", str(compas_csv), "--out", str(tmp_path / "out"), "--alertmanager", alertmanager, "--runbook-url", own_runbook)
     written = [json.loads(line) for line in (tmp_path / "out" / "alerts.jsonl").read_text().splitlines()]
     listed = wait_until(lambda: json.loads(urllib.request.urlopen(f"{alertmanager}/api/v2/alerts").read()), "the alerts listed")
     assert sorted((alert["labels"]["part"], alert["labels"]["pair"]) for alert in listed) == sorted((a["part"], " vs ".join(a["pair"])) for a in written)
@@ -103,7 +107,7 @@ def test_alertmanager_lists_compas_violations_with_their_labels_and_values(alert
         record = next(a for a in written if a["part"] == alert["labels"]["part"])
         assert alert["annotations"]["alert_id"] == record["alert_id"]
         assert json.loads(alert["annotations"]["gap"]) == pytest.approx(record["gap"])
-        assert alert["annotations"]["runbook_url"].startswith("docs/observability.md#")
+        assert alert["annotations"]["runbook_url"] == f"{own_runbook}#fairnessviolation"
 
 
 def recovering_stream() -> list[dict]:
@@ -151,3 +155,13 @@ def test_an_alertmanager_that_does_not_answer_costs_a_bounded_wait_and_counted_f
     assert time.monotonic() - started < 30
     assert len((tmp_path / "out" / "alerts.jsonl").read_text().splitlines()) == 2  # the records are all written
     wait_until(lambda: metrics.NOTIFICATIONS_FAILED.labels("alertmanager")._value.get() > failed, "the failures to be counted", timeout=timedelta(seconds=20).total_seconds())
+
+
+def test_alerts_point_to_their_section_of_the_documentations_runbook_by_default():
+    record = {"monitor": "m", "part": "tpr", "pair": ["a", "b"], "alert_id": "x"}
+    assert alert_annotations(record, "FairnessViolation")["runbook_url"] == "https://fairstream.readthedocs.io/en/latest/runbook.html#fairnessviolation"
+    assert alert_annotations(record, "FairnessCertified", "https://w.example/r")["runbook_url"] == "https://w.example/r#fairnesscertified"
+    site = yaml.safe_load((Path(__file__).parents[2] / "mkdocs.yml").read_text())
+    runbook = (Path(__file__).parents[2] / "docs" / "runbook.md").read_text()
+    assert RUNBOOK_URL == f"{site['site_url']}runbook.html"
+    assert "## FairnessViolation" in runbook and "## FairnessCertified" in runbook

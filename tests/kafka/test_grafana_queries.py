@@ -5,10 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import signal
-import subprocess
-import sys
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -16,14 +12,11 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from fairstream.connectors.broker import free_ports
-from fairstream.connectors.compas import compas_events
-from fairstream.connectors.replay import replay
 from tests.helpers import wait_until
+from tests.kafka.prometheus import monitored_compas, query
 
 pytestmark = pytest.mark.kafka
 
-PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
 DASHBOARD = Path(__file__).parents[2] / "deploy" / "grafana" / "dashboards" / "fairstream.json"
 GRAFANA_VARIABLES = {"$__rate_interval": "30s", '"$monitor"': '".*"'}
 """What Grafana puts in place of the dashboard's variables: a rate window of a few scrapes, every monitor."""
@@ -41,13 +34,6 @@ def as_grafana_sends(expr: str) -> str:
     return expr
 
 
-def query(prometheus: str, expr: str) -> list[dict]:
-    url = f"{prometheus}/api/v1/query?{urllib.parse.urlencode({'query': expr})}"
-    answer = json.loads(urllib.request.urlopen(url, timeout=5).read())
-    assert answer["status"] == "success", answer
-    return answer["data"]["result"]
-
-
 def test_the_dashboards_panels_name_the_provisioned_data_source_and_documented_metrics():
     board = json.loads(DASHBOARD.read_text())
     provisioned = (DASHBOARD.parents[1] / "provisioning" / "datasources" / "prometheus.yml").read_text()
@@ -61,37 +47,8 @@ def test_the_dashboards_panels_name_the_provisioned_data_source_and_documented_m
 
 @pytest.fixture
 def monitored(kafka_bootstrap, topic, compas_csv, tmp_path):
-    """A tailing job over COMPAS (and one bad record) with its metrics endpoint, and a Prometheus scraping it every second."""
-    if not Path(PROMETHEUS).exists():
-        pytest.skip(f"no Prometheus here ({PROMETHEUS}): .ci/run installs Debian's prometheus where apt-get runs as root")
-    events = list(compas_events(compas_csv))
-    replay([*events, b"{not json"], kafka_bootstrap, topic, partitions=2)
-    metrics_port, prometheus_port = free_ports(2)
-    job = subprocess.Popen(
-        [sys.executable, "-m", "fairstream.cli", "run", "compas_equalized_odds", "compas_demographic_parity_sex", "--bootstrap", kafka_bootstrap,
-         "--topic", topic, "--alerts", f"{topic}-alerts", "--metrics-port", str(metrics_port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    config = tmp_path / "prometheus.yml"
-    config.write_text(json.dumps({
-        "global": {"scrape_interval": "1s"},
-        "scrape_configs": [{"job_name": "fairstream", "static_configs": [{"targets": [f"127.0.0.1:{metrics_port}"]}]}],
-    }))  # fmt: skip
-    prometheus = subprocess.Popen(
-        [PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}", f"--web.listen-address=127.0.0.1:{prometheus_port}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{prometheus_port}"
-    try:
-        wait_until(lambda: urllib.request.urlopen(f"{url}/-/ready", timeout=1).status == 200, "Prometheus to start")
-        read_all = f"sum(fairstream_events_read_total) == {len(events) + 1}"
-        wait_until(lambda: query(url, read_all), "Prometheus to see every event read", timeout=120)
-        wait_until(lambda: query(url, "fairstream_gap"), "the first gap", timeout=60)
-        yield url, metrics_port
-    finally:
-        for process in (prometheus, job):
-            process.send_signal(signal.SIGTERM)
-            process.wait(30)
+    with monitored_compas(kafka_bootstrap, topic, compas_csv, tmp_path) as running:
+        yield running
 
 
 def test_every_dashboard_query_returns_series_from_a_running_job(monitored):
