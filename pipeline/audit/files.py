@@ -34,7 +34,8 @@ def write_report(run: RunAudit, out: Path) -> list[Path]:
                 writer = csv.DictWriter(handle, COLUMNS)
                 writer.writeheader()
                 writer.writerows(rows)
-            meta = {"status": table.status, "e_value": table.e_value, "rate": table.rate_name, "notes": table.notes}
+            meta = {"status": table.status, "e_value": table.e_value, "rate": table.rate_name, "notes": table.notes,
+                    "spec_sha256": audit.spec_sha256, "produced_by": audit.produced_by}  # fmt: skip
             stem.with_suffix(".json").write_bytes(orjson.dumps({**meta, "rows": rows}, option=orjson.OPT_INDENT_2))
             written += [stem.with_suffix(".csv"), stem.with_suffix(".json")]
     for stale in sorted(folder.glob("*__*__*")):  # a table an earlier report wrote and this one does not

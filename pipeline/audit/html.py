@@ -62,6 +62,7 @@ def _monitor(audit: MonitorAudit, figure: bytes | None) -> str:
         _item("closed trials", f"{audit.closed:,}"),
         _item("unknown category", f"{audit.unknown:,} trial(s) without a needed value (the group or the outcome)"),
         _item("spec sha256", audit.spec_sha256 or "not recorded"),
+        _item("produced by", ", then ".join(f"fairstream {version}" for version in audit.produced_by) or "not recorded"),
         "</dl>",
     ]
     for part in dict.fromkeys(table.part for table in audit.tables):

@@ -33,6 +33,9 @@ class MonitorAudit:
     metric: str
     verdict: str
     spec_sha256: str | None
+    produced_by: list[str]
+    """The fairstream versions that wrote the monitor's records, in the order they first did (a run resumed after an
+    upgrade has two); empty for records from before versions were recorded."""
     plan: Plan | None
     """The spec whose sha256 the records name, where it was found (given with --spec, or bundled)."""
     first_event: str
@@ -117,6 +120,7 @@ def _monitor_audit(name: str, estimates: list[dict[str, Any]], alerts: list[dict
         metric=last["metric"],
         verdict=last.get("verdict", "point"),
         spec_sha256=spec_sha,
+        produced_by=list(dict.fromkeys(version for record in [*estimates, *alerts] if (version := (record.get("chain") or {}).get("version")))),
         plan=plan,
         first_event=decisions["first"] if decisions else min(times),
         last_event=counted_by if decisions else max(times),

@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from fairstream import __version__
 from fairstream.records.envelope import SEAL
 from fairstream.records.signing import signature
 
@@ -65,7 +66,7 @@ class RecordChain:
 
     def link(self, record: dict[str, Any]) -> dict[str, Any]:
         """Give `record` (in place) its place in the chain and its hash; return it."""
-        record["chain"] = {"writer": self.writer, "seq": self.seq, "prev": self.prev, "spec": self.spec}
+        record["chain"] = {"writer": self.writer, "seq": self.seq, "prev": self.prev, "spec": self.spec, "version": __version__}
         digest = record_hash(record)
         record["chain"]["hash"] = digest
         sig = signature(digest)

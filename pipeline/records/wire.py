@@ -35,6 +35,7 @@ class Chain(Record, kw_only=True):
     prev: Hex64
     spec: Hex64
     hash: Hex64
+    version: Annotated[str, Meta(description="the fairstream version that wrote the record (with `spec`, what it was made from)")]
     sig: str | UnsetType = UNSET
     """An Ed25519 signature of the hash, where the run signs its records."""
 

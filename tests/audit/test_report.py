@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import html
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -185,3 +186,14 @@ def test_a_spec_that_is_not_the_runs_is_refused(audited):
     )  # fmt: skip
     assert result.returncode == 1
     assert "not the spec of this run" in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_the_report_says_which_version_produced_the_records_and_from_which_spec(audited):
+    from importlib.metadata import version
+
+    page = (audited / "report.html").read_text()
+    records = [json.loads(line) for line in (audited / "run" / "estimates.jsonl").read_text().splitlines()]
+    assert f"<dt>produced by</dt><dd>fairstream {version('fairstream')}</dd>" in page
+    assert f"<dt>spec sha256</dt><dd>{records[-1]['chain']['spec']}</dd>" in page
+    table = json.loads(next((audited / "report_tables").glob("*.json")).read_text())
+    assert table["produced_by"] == [version("fairstream")] and table["spec_sha256"] == records[-1]["chain"]["spec"]

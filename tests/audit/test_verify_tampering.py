@@ -127,3 +127,13 @@ def test_a_key_named_twice_with_a_forged_value_first_is_refused(run_dir, tmp_pat
 
     result = verify(tampered(run_dir, tmp_path / "run", "estimates.jsonl", forge))
     assert result.returncode == 1 and "estimates.jsonl line 201: record (a JSON object naming 'trials' twice) carries no chain" in result.stderr
+
+
+def test_every_record_names_the_version_that_wrote_it_and_a_changed_version_is_named(run_dir, tmp_path):
+    from importlib.metadata import version
+
+    lines = [line for path in sorted(run_dir.glob("*.jsonl")) for line in path.read_text().splitlines()]
+    assert {json.loads(line)["chain"]["version"] for line in lines} == {version("fairstream")}
+    forged = tampered(run_dir, tmp_path / "forged", "alerts.jsonl", lambda lines: [lines[0].replace('"version":"', '"version":"9', 1), *lines[1:]])
+    result = verify(forged)
+    assert result.returncode == 1 and "changed" in result.stdout + result.stderr
