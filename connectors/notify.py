@@ -95,7 +95,7 @@ def shown_url(url: str) -> str:
 
 def undelivered_record(target: str, url: str, reason: str, record: dict[str, Any]) -> dict[str, Any]:
     """What is written down for an alert an endpoint never accepted."""
-    return {"type": UNDELIVERED, "alert_id": record.get("alert_id"), "target": target, "endpoint": shown_url(url), "reason": reason, "record": record}
+    return wire.check({"type": UNDELIVERED, "alert_id": record.get("alert_id"), "target": target, "endpoint": shown_url(url), "reason": reason, "record": record})
 
 
 class _Endpoint:

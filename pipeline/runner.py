@@ -1,4 +1,5 @@
-"""Run a monitor job — a spec, an input (file or Kafka topic) and an output (directory or alert topic) — in this process or as several cooperating processes."""
+"""Run a monitor job (`fairstream.jobs.Job`) in this process, as several cooperating processes, or as one process of a
+job spread over machines."""
 
 from __future__ import annotations
 
@@ -12,14 +13,13 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
 import orjson
 from bytewax.dataflow import Dataflow
 from bytewax.inputs import FixedPartitionedSource
 from bytewax.recovery import RecoveryConfig
 from bytewax.testing import cluster_main, run_main
-from pydantic import BaseModel, ConfigDict, Field
 
 from fairstream import metrics
 from fairstream.compiler.load import load_plans
@@ -48,79 +48,11 @@ from fairstream.connectors.notify import UNDELIVERED_FILE, Undelivered, Undelive
 from fairstream.connectors.recovery import claim_store, prepare_store, resume_epoch
 from fairstream.dataflow import collector
 from fairstream.dataflow.flow import build_flow
-from fairstream.paths import RUNBOOK_URL
+from fairstream.jobs import Cluster, FileInput, FileOutput, InputFormat, Job, KafkaInput, KafkaOutput
 from fairstream.process.lifecycle import panic_reports_hidden, stopping
 from fairstream.records.errors import ConnectorError, FairstreamError, InputError, UsageError, raised_in_dataflow
 from fairstream.records.signing import load_private_key, signing
 from fairstream.verdicts.tally import RunTally
-
-InputFormat = Literal["compas", "csv", "jsonl"]
-FORMATS: tuple[InputFormat, ...] = ("compas", "csv", "jsonl")
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class FileInput(_Model):
-    kind: Literal["file"] = "file"
-    path: str | list[str]
-    """A file, or several: each is one input partition, in the order given (a glob pattern stands for its matches, sorted)."""
-    format: InputFormat
-    columns: list[str] | None = None
-    """A CSV file without a header line: its column names (else the spec's input.columns, else the header)."""
-    sorted: bool = False
-    """The files are in event-time order already: read them as they are (else each is sorted first, see `event_order`)."""
-
-
-class KafkaInput(_Model):
-    kind: Literal["kafka"] = "kafka"
-    bootstrap: str
-    topics: list[str] = Field(min_length=1)
-    """The decision topics; several must be co-partitioned, and partition i of each is read as input partition i."""
-    tail: bool = True
-    give_up_after: float | None = None
-    """Tailing: stop with an error once the broker has not answered for this many seconds (None: keep retrying)."""
-
-
-class FileOutput(_Model):
-    kind: Literal["file"] = "file"
-    out_dir: str
-
-
-class KafkaOutput(_Model):
-    kind: Literal["kafka"] = "kafka"
-    bootstrap: str
-    alerts: str
-    replication_factor: int | None = None
-    """Replicas of each output topic fairstream creates; None: the broker's default (1 where a broker cannot apply it)."""
-
-
-class Job(_Model):
-    """Everything a worker process needs to build the same dataflow as its peers."""
-
-    spec: str | list[str]
-    """A spec (path or bundled name), or several monitored together over one read of the input (a folder counts as its specs)."""
-    input: Annotated[FileInput | KafkaInput, Field(discriminator="kind")]
-    output: Annotated[FileOutput | KafkaOutput, Field(discriminator="kind")]
-    recovery: str | None = None
-    snapshot_seconds: float = 2.0
-    metrics_port: int | None = None
-    """Serve Prometheus metrics and /healthz on this port while the job runs (worker process i of several: port + i)."""
-    metrics_host: str = "127.0.0.1"
-    """The address the metrics endpoint listens on: loopback unless exposed on purpose (it has no authentication)."""
-    kafka_config: str | None = None
-    """A Java-style properties file of Kafka client settings; FAIRSTREAM_KAFKA_* variables add to it in every process
-    (so that no secret is passed on a worker's command line)."""
-    shield: bool = False
-    """Run the spec's shield on the decision path instead of the monitor."""
-    alertmanager: str | None = None
-    """Alertmanager's base URL: violations, recoveries and certifications are posted to its v2 API."""
-    webhooks: list[str] = []
-    """URLs every alert record is posted to as JSON."""
-    runbook_url: str = RUNBOOK_URL
-    """The runbook Alertmanager alerts point to: each alert's `runbook_url` is its section of it."""
-    signing_key: str | None = None
-    """An Ed25519 private key (PEM): every record's chain hash is signed with it (see `records.signing`)."""
 
 
 def guess_format(path: str | Path) -> InputFormat:
@@ -233,9 +165,11 @@ class JobTelemetry:
 JOB_TELEMETRY = JobTelemetry()
 
 
-def prepare(job: Job) -> bool:
+def prepare(job: Job, *, first: bool = True) -> bool:
     """Checks and side effects that must happen once, before any worker starts: specs, input, output topics, recovery
-    store. A tailed input topic that does not exist yet is waited for; False when a stop was requested meanwhile."""
+    store. A tailed input topic that does not exist yet is waited for; False when a stop was requested meanwhile.
+    `first`: this process makes the outputs and the store ready (process 0 of a cluster, which the others wait for
+    before the dataflow starts); the others only check."""
     plans = job_plans(job)
     if job.signing_key is not None:
         load_private_key(job.signing_key)  # a bad key fails before any record is written
@@ -256,20 +190,20 @@ def prepare(job: Job) -> bool:
         out = Path(job.output.out_dir)
         try:
             out.mkdir(parents=True, exist_ok=True)
-            if job.recovery is None:
+            if job.recovery is None and first:
                 for name in (*OUTPUT_FILES, UNDELIVERED_FILE):
                     (out / name).unlink(missing_ok=True)
             (out / ".writable").touch()
             (out / ".writable").unlink()
         except OSError as err:
             raise InputError(f"cannot write to the output directory {out}: {err.strerror}") from None
-    else:
+    elif first:
         alerts = job.output.alerts
         topics = {alerts: 1, dead_letter_topic(alerts): 1, estimates_topic(alerts): 1, seals_topic(alerts): 1}
         if job.shield and isinstance(job.input, KafkaInput):
             topics[f"{job.input.topics[0]}.shielded"] = input_partitions
         ensure_topics(kafka_of(job, job.output), topics, replication_factor=job.output.replication_factor)
-    if job.recovery is not None:
+    if job.recovery is not None and first:
         prepare_store(Path(job.recovery))
         claim_store(Path(job.recovery), made_for(job, plans, input_partitions))
     return True
@@ -308,9 +242,9 @@ def _recovery(job: Job) -> dict[str, Any]:
     }
 
 
-def execute(job: Job, *, workers: int = 1, processes: int = 1, own_process: bool = False) -> RunTally:
+def execute(job: Job, *, workers: int = 1, processes: int = 1, own_process: bool = False, cluster: Cluster | None = None) -> RunTally:
     """Run the job to its end (files, `tail=False`) or until interrupted, and return what it read and wrote (the tallies
-    of all its processes merged); an error a step raised on purpose surfaces as itself.
+    of all its processes merged; in a `cluster`, this process's); an error a step raised on purpose surfaces as itself.
 
     `own_process`: the job is all this process does (the CLI), so the collector is settled for it (see `collector`); a
     job reading Kafka then runs in a child process, so that a crash of the Kafka client (librdkafka's, on a topic
@@ -318,10 +252,12 @@ def execute(job: Job, *, workers: int = 1, processes: int = 1, own_process: bool
     """
     tally = metrics.start_tally()
     resumed = _resumes(job)
-    if not prepare(job):
+    if not prepare(job, first=cluster is None or cluster.process_id == 0):
         return tally
-    if processes > 1 or (own_process and isinstance(job.input, KafkaInput)):  # a Kafka client that crashes takes only a child with it
-        tally = _run_processes(job, workers, processes)
+    if cluster is not None:
+        tally = _run_workers(job, workers, cluster.addresses, [cluster.process_id])
+    elif processes > 1 or (own_process and isinstance(job.input, KafkaInput)):  # a Kafka client that crashes takes only a child with it
+        tally = _run_workers(job, workers, [f"127.0.0.1:{port}" for port in free_ports(processes)], list(range(processes)))
     else:
         with (
             stopping(),
@@ -363,7 +299,15 @@ def run_worker(job: Job, addresses: list[str], index: int, workers: int, tally_p
         ):
             flow = job_flow(job)
             collector.settle()
-            cluster_main(flow, addresses, index, worker_count_per_proc=workers, **_recovery(job))
+            try:
+                cluster_main(flow, addresses, index, worker_count_per_proc=workers, **_recovery(job))
+            except BaseException as err:  # pyo3's PanicException is a BaseException
+                if len(addresses) > 1 and type(err).__name__ == "PanicException" and "thread panic" in str(err):
+                    raise ConnectorError(
+                        f"process {index}: a peer of the cluster ({';'.join(addresses)}) stopped answering, so this process stops too; "
+                        "start every process again (with the same --recovery to go on from the last snapshot)"
+                    ) from None
+                raise
     finally:
         if tally_path is not None:
             tally_path.write_text(tally.model_dump_json())
@@ -415,16 +359,16 @@ def run_file(
     return FileRun(Path(out_dir))
 
 
-def _run_processes(job: Job, workers: int, processes: int) -> RunTally:
-    addresses = ";".join(f"127.0.0.1:{port}" for port in free_ports(processes))
+def _run_workers(job: Job, workers: int, addresses: list[str], indices: list[int]) -> RunTally:
+    """Run the cluster's processes `indices` here, each a child `fairstream worker`, and merge their tallies."""
     with tempfile.TemporaryDirectory(prefix="fairstream-tally-") as scratch:
-        tallies = [Path(scratch) / f"{index}.json" for index in range(processes)]
+        tallies = [Path(scratch) / f"{index}.json" for index in indices]
         children = [
             subprocess.Popen(
-                [sys.executable, "-m", "fairstream.cli", "worker", job.model_dump_json(), addresses, str(index), str(workers), str(tallies[index])],
+                [sys.executable, "-m", "fairstream.cli", "worker", job.model_dump_json(), ";".join(addresses), str(index), str(workers), str(tally)],
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},
             )
-            for index in range(processes)
+            for index, tally in zip(indices, tallies, strict=True)
         ]
         _wait_for(children, job)
         merged = RunTally()

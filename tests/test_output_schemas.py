@@ -22,6 +22,7 @@ from fairstream.connectors.files import write_jsonl
 from fairstream.connectors.synthetic.credit import credit_events
 from fairstream.connectors.synthetic.hiring import hiring_decisions
 from fairstream.records import wire
+from fairstream.records.chain import RecordChain
 from fairstream.records.cloudevents import SCHEMAS, schema_uri
 from fairstream.records.schema_files import RECORDS, schema_text
 from fairstream.runner import FileInput, FileOutput, FileRun, Job, execute, run_file
@@ -142,15 +143,19 @@ def test_the_schema_files_are_generated_from_the_structs():
         ("shield.intervention", lambda r: r.update(probability=1.5)),
     ],
 )
-def test_the_sinks_encoder_refuses_a_record_its_struct_does_not_describe(records, record_type, break_it):
+def test_a_record_its_struct_does_not_describe_is_refused_where_it_is_linked(records, record_type, break_it):
     record = copy.deepcopy(next(record for record in records if record["type"] == record_type))
     break_it(record)
     with pytest.raises(msgspec.ValidationError):
-        wire.encode(record)
+        wire.check(record)
+    chain = RecordChain("monitor/m", "0" * 64)
+    with pytest.raises(msgspec.ValidationError):
+        chain.link(record)
 
 
-def test_the_sinks_encoder_writes_every_record_as_it_is(records):
+def test_every_record_fits_its_struct_and_the_sink_writes_it_as_it_is(records):
     """Field for field and type for type (an integer stays an integer): the chains' hashes hold over what is written."""
     for record in records:
+        assert wire.check(record) is record
         written = json.loads(wire.encode(record))
         assert orjson.dumps(written, option=orjson.OPT_SORT_KEYS) == orjson.dumps(record, option=orjson.OPT_SORT_KEYS)

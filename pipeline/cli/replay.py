@@ -15,8 +15,9 @@ from fairstream.compiler.load import load_plan
 from fairstream.connectors.kafka_config import checked_connection
 from fairstream.connectors.replay import EventFields
 from fairstream.connectors.replay import replay as replay_records
+from fairstream.jobs import FORMATS
 from fairstream.records.events import Event, RawRecord
-from fairstream.runner import FORMATS, guess_format, records_of
+from fairstream.runner import guess_format, records_of
 
 
 def typed_records(path: str, fmt: str, spec: str | None) -> tuple[list[Any] | Iterator[Any], EventFields]:

@@ -11,12 +11,13 @@ from fairstream.cli import console
 from fairstream.cli.console import reports_errors
 from fairstream.cli.kafka_options import file_or_kafka, kafka_options
 from fairstream.compiler.load import load_plans
+from fairstream.jobs import FORMATS, Cluster, FileInput, FileOutput, Job, KafkaInput, KafkaOutput
 from fairstream.language.metric import tests_ratio
 from fairstream.paths import RUNBOOK_URL
 from fairstream.process.lifecycle import stopped_by
-from fairstream.records.errors import InputError
+from fairstream.records.errors import InputError, UsageError
 from fairstream.records.hints import FIXES
-from fairstream.runner import FORMATS, FileInput, FileOutput, Job, KafkaInput, KafkaOutput, execute, guess_format, job_plans, resume_blocker
+from fairstream.runner import execute, guess_format, job_plans, resume_blocker
 from fairstream.verdicts.summary import final_rates, part_gaps
 from fairstream.verdicts.tally import REJECTED_SHARE, MonitorTally, RunTally, late_line
 from fairstream.verdicts.tracked import unseen_line
@@ -176,6 +177,8 @@ def print_run(tally: RunTally, monitors: list[str]) -> None:
 @click.option("--allow-empty", is_flag=True, help="Exit 0 even when no record was accepted (by default that is an error).")
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 256), help="Worker threads per process (at most 256).")
 @click.option("--processes", default=1, show_default=True, type=click.IntRange(1, 256), help="Cooperating worker processes (at most 256).")
+@click.option("--addresses", metavar="HOST:PORT;HOST:PORT…", help="Run one process of a job spread over machines: every process's address, in process order, the same on each machine (with --process-id).")
+@click.option("--process-id", type=click.IntRange(0), help="With --addresses: this process's place in the list (0 makes the outputs ready; the others wait for it).")
 @reports_errors
 def run(
     specs: tuple[str, ...],
@@ -202,6 +205,8 @@ def run(
     allow_empty: bool,
     workers: int,
     processes: int,
+    addresses: str | None,
+    process_id: int | None,
 ) -> None:
     """Monitor SPECS over an input file (--input) or a Kafka topic (--bootstrap).
 
@@ -209,6 +214,7 @@ def run(
     input, their alerts and estimates in the same outputs (each record names its monitor).
     """
     spec = specs[0] if len(specs) == 1 else list(specs)
+    cluster = cluster_of(addresses, process_id, processes)
     kafka = file_or_kafka(input_paths[0] if input_paths else None, bootstrap, kafka_config)
     started = time.perf_counter()
     if kafka is None:
@@ -239,7 +245,7 @@ def run(
         )
         if not until_end:
             console.console.print(f"monitoring {topic} on {kafka}; alerts to {alerts_topic!r} (Ctrl-C to stop)", soft_wrap=True)
-    tally = execute(job, workers=workers, processes=processes, own_process=True)
+    tally = execute(job, workers=workers, processes=processes, own_process=True, cluster=cluster)
     if stopped_by():
         console.stopped(stopped_by(), recovery, resume_blocker(job))
         return
@@ -248,6 +254,8 @@ def run(
         done = f"wrote {', '.join(written) or 'nothing'} to {out_dir} in {time.perf_counter() - started:.1f} s"
     else:
         done = f"read {topic} to {'their' if len(read) > 1 else 'its'} end in {time.perf_counter() - started:.1f} s; alerts are on {alerts_topic!r}"
+    if cluster is not None:
+        console.console.print(f"process {cluster.process_id} of {len(cluster.addresses)}: the counts below are of the input partitions it read", soft_wrap=True)
     print_run(tally, [plan.spec.monitor for plan in job_plans(job)])
     console.console.print(done, soft_wrap=True)
     if not tally.accepted and not tally.resumed and not allow_empty:  # a resumed run may find nothing new
@@ -255,6 +263,20 @@ def run(
 
 
 DEFAULT_TOPIC = "decisions"
+
+
+def cluster_of(addresses: str | None, process_id: int | None, processes: int) -> Cluster | None:
+    """The process of a job over several machines the options name; None for a job on this machine alone."""
+    if addresses is None and process_id is None:
+        return None
+    if addresses is None or process_id is None:
+        raise UsageError("--addresses and --process-id go together: every process's HOST:PORT, and this one's place among them")
+    listed = [address.strip() for address in addresses.split(";") if address.strip()]
+    if process_id >= len(listed):
+        raise UsageError(f"--process-id {process_id} is not a place in --addresses, which lists {len(listed)} process(es) (0 to {len(listed) - 1})")
+    if processes > 1:
+        raise UsageError("--processes starts processes on this machine; with --addresses each machine starts its own: give one or the other")
+    return Cluster(addresses=listed, process_id=process_id)
 
 
 def spec_topics(spec: str | list[str]) -> list[str]:

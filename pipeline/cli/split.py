@@ -9,8 +9,9 @@ from fairstream.cli.console import reports_errors
 from fairstream.compiler.load import load_plan
 from fairstream.connectors.files import csv_header
 from fairstream.connectors.split import split_records
+from fairstream.jobs import FORMATS
 from fairstream.reading.parse import key_getter, key_name
-from fairstream.runner import FORMATS, guess_format, records_of
+from fairstream.runner import guess_format, records_of
 
 
 @click.command()

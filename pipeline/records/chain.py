@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 
 from fairstream import __version__
+from fairstream.records import wire
 from fairstream.records.envelope import SEAL
 from fairstream.records.signing import signature
 
@@ -74,7 +75,7 @@ class RecordChain:
             record["chain"]["sig"] = sig
         self.seq += 1
         self.prev = digest
-        return record
+        return wire.check(record)
 
     def checkpoint(self) -> dict[str, Any] | None:
         """The checkpoint seal due at this place, linked; None when the next record takes it."""

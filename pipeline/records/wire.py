@@ -1,6 +1,7 @@
-"""The output records as msgspec Structs: the contract every sink encodes a record by (once, as it leaves), and what the
-published JSON Schemas are generated from. A field a record may leave out defaults to UNSET and is then not written;
-a field no Struct names is refused, so a record cannot change shape without its Struct and its schema (pure)."""
+"""The output records as msgspec Structs: the contract every record is checked against where it becomes final (as it is
+linked into its chain), and what the published JSON Schemas are generated from; the sinks encode each record once. A
+field a record may leave out defaults to UNSET; a field no Struct names is refused, so a record cannot change shape
+without its Struct and its schema (pure)."""
 
 from __future__ import annotations
 
@@ -352,9 +353,16 @@ BY_TYPE: dict[str, type[Record]] = {
 _ENCODER = msgspec.json.Encoder()
 
 
+def check(record: dict[str, Any]) -> dict[str, Any]:
+    """The record, once it fits its Struct: a record that does not (a field no Struct names, a value of another type)
+    raises `msgspec.ValidationError`. Records are checked where they become final, as they are linked into their chain."""
+    msgspec.convert(record, struct_of(record))
+    return record
+
+
 def encode(record: dict[str, Any]) -> bytes:
-    """A record as the JSON its Struct writes; a record that does not fit its Struct raises `msgspec.ValidationError`."""
-    return _ENCODER.encode(msgspec.convert(record, struct_of(record)))
+    """A record as the sink writes it: its JSON, once, in the order of its fields."""
+    return _ENCODER.encode(record)
 
 
 def encode_decision(record: dict[str, Any]) -> bytes:

@@ -16,8 +16,9 @@ from fairstream.cli.lazy import LazyGroup
 from fairstream.cli.shield.groups import group_request, print_check, print_synthesis
 from fairstream.compiler.load import load_plan
 from fairstream.connectors.kafka import reach
+from fairstream.jobs import FORMATS
 from fairstream.report.shields import write_simulation
-from fairstream.runner import FORMATS, FileInput, FileOutput, Job, KafkaInput, KafkaOutput, execute, guess_format
+from fairstream.runner import FileInput, FileOutput, Job, KafkaInput, KafkaOutput, execute, guess_format
 from fairstream.shields import MonotoneFamily, Synthesis, Target, synthesize
 from fairstream.shields.energy.simulation import energy_form, simulate
 from fairstream.shields.runtime.configured import configure
