@@ -34,7 +34,7 @@ class Chain(Record, kw_only=True):
     writer: Annotated[str, Meta(pattern="^(monitor|dead_letters|shield)/.+$")]
     seq: Count
     prev: Hex64
-    spec: Hex64
+    spec: Annotated[str, Meta(pattern="^([0-9a-f]{64})?$", description="the sha256 of the spec's text; empty for a spec given without one (a plan built in Python)")]
     hash: Hex64
     version: Annotated[str, Meta(description="the fairstream version that wrote the record (with `spec`, what it was made from)")]
     sig: str | UnsetType = UNSET
