@@ -6,6 +6,7 @@ module is over 500 lines, no class over 300, no folder over 15 modules. Read fro
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -135,3 +136,25 @@ def test_rooms_stay_small(folder):
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.ClassDef):
                 assert node.end_lineno - node.lineno < 300, f"{path.relative_to(ROOT)}: class {node.name} is over 300 lines"
+
+
+def floors() -> dict[str, int]:
+    """Each room's floor: one above the highest room it imports, the rooms that import none on floor 0."""
+    graph: dict[str, set[str]] = defaultdict(set)
+    for module, target, _line in EDGES:
+        if room(module) != room(target):
+            graph[room(module)].add(room(target))
+    found: dict[str, int] = {}
+
+    def floor(name: str) -> int:
+        if name not in found:
+            found[name] = 1 + max((floor(below) for below in graph[name]), default=-1)
+        return found[name]
+
+    return {name: floor(name) for name in {room(module) for module in MODULES}}
+
+
+def test_the_architecture_page_shows_the_floors_as_they_are():
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    shown = {name: int(number) for number, names in re.findall(r"^\| (\d+) \| (.+) \|$", page, re.M) for name in re.findall(r"`([a-z_]+)`", names)}
+    assert shown == floors()
