@@ -101,8 +101,8 @@ class Monitor:
             )
         counts, anytime = self.counts, self.counts.anytime
         while tick <= final:
-            self.config.counting.window.expire(counts, tick)
-            counts.take_baselines(tick, self.config.judging.constraints)
+            counts.expire(tick)
+            counts.take_baselines(tick)
             delta = self.pending.pop(tick, None)
             if delta is not None:
                 counts.apply(tick, delta, self.config.slot_outcomes)
@@ -125,7 +125,7 @@ class Monitor:
             trials = sorted(delta.trials, key=lambda trial: (trial.closed_at, trial.key))
             later = opened_later(trials)
             for index, trial in enumerate(trials):
-                counts.take_baselines(trial.closed_at, self.config.judging.constraints)
+                counts.take_baselines(trial.closed_at)
                 counts.apply_trial(trial)
                 if anytime is not None:
                     anytime.release(anytime.frontier(trial.closed_at, later[index + 1]), counts.baselines)

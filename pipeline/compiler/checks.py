@@ -40,6 +40,14 @@ class Checker:
         return expr
 
 
+def known_kind(check: Checker, path: str, kind: str, kinds: dict[str, Any]) -> bool:
+    """Whether `kind` is an event kind of the input; an issue at `path` where it is not."""
+    if kind not in kinds:
+        check.fail(path, f"unknown event kind {kind!r}; known kinds: {', '.join(sorted(kinds))}")
+        return False
+    return True
+
+
 def expression_names(source: str) -> set[str]:
     """Names an expression refers to (for ordering derived variables); empty when it does not parse."""
     try:

@@ -9,6 +9,7 @@ from fairstream.compiler.checks import (
     Checker,
     condition_expression,
     group_fields,
+    known_kind,
     prior_expression,
 )
 from fairstream.compiler.monitor_config import monitor_config
@@ -108,14 +109,6 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
     assert prior is not None  # a prior that did not compile is an issue raised above
     slot_outcomes = SlotOutcomes(outcomes, layout.variables) if layout.exact_slots else None
     return Plan(spec, layout, outcomes, monitor_config(spec, prior, part_estimators, slot_outcomes))
-
-
-def known_kind(check: Checker, path: str, kind: str, kinds: dict[str, Any]) -> bool:
-    """Whether `kind` is an event kind of the input; an issue at `path` where it is not."""
-    if kind not in kinds:
-        check.fail(path, f"unknown event kind {kind!r}; known kinds: {', '.join(sorted(kinds))}")
-        return False
-    return True
 
 
 def _check_metric_references(check: Checker, spec: Spec, variable_types: dict[str, Any]) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from fairstream.compiler.checks import Checker, capture_type, derived_variables, field_declared, fold_capture
+from fairstream.compiler.checks import Checker, capture_type, derived_variables, field_declared, fold_capture, known_kind
 from fairstream.language.expressions import Expression, ExprType
 from fairstream.language.models import Spec
 from fairstream.language.stream import Variable
@@ -46,8 +46,7 @@ def compile_variables(check: Checker, spec: Spec, field_types: dict[str, dict[st
             derived_sources[name] = variable
             continue
         form = "first" if variable.first else "last" if variable.last else "exists" if variable.exists else variable.fold[0]  # type: ignore[index]
-        if kind not in field_types:
-            check.fail(f"{path} -> {form}", f"unknown event kind {kind!r}; known kinds: {', '.join(sorted(field_types))}")
+        if not known_kind(check, f"{path} -> {form}", kind, field_types):
             continue
         slot = len(slot_names)
         slot_names.append(name)

@@ -12,7 +12,6 @@ from fairstream.monitoring.config import MonitorConfig
 from fairstream.trials.bucket import Report
 from fairstream.trials.outcomes import UNLISTED, SlotOutcomes, TickDelta, TrialOutcome
 from fairstream.verdicts.anytime import AnytimeEvidence
-from fairstream.verdicts.constraints import ConstraintRule
 from fairstream.verdicts.tracked import TrackedGroups, unlisted_total
 
 
@@ -136,13 +135,17 @@ class Counts:
             name = unlisted_total(self.totals, name)
             self.totals[name] = self.totals.get(name, 0.0) + value
 
-    def take_baselines(self, instant: int, constraints: tuple[ConstraintRule, ...]) -> None:
+    def take_baselines(self, instant: int) -> None:
         """Keep each group's mean-outcome sums as they stand when a baseline constraint's length has passed."""
         if self.started is None:
             self.started = instant
-        for rule in constraints:
+        for rule in self.config.judging.constraints:
             if rule.baseline is not None and rule.baseline not in self.baselines and instant >= self.started + rule.baseline:
                 self.baselines[rule.baseline] = {group: list(cell) for group, cell in self.sums.get("mean_outcome", {}).items()}
+
+    def expire(self, tick: int) -> None:
+        """Take out what has left the window by `tick`."""
+        self.config.counting.window.expire(self, tick)
 
     def after_tick(self, tick: int) -> None:
         """Close an evaluated tick: the cells' discount and recency, then the window's period."""

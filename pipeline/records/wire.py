@@ -10,6 +10,8 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
+from fairstream.records.envelope import ALERT_TYPES, DEAD_LETTER, ESTIMATE, INTERVENTION, SEAL, SHIELDED, STATUS, UNDELIVERED
+
 Number = int | float
 """A JSON number as the record holds it: an integer stays an integer."""
 Count = Annotated[int, Meta(ge=0)]
@@ -155,7 +157,7 @@ class Untracked(Record, kw_only=True):
     trials: Count
 
 
-class Estimate(Envelope, tag_field="type", tag="fairness.estimate", kw_only=True):
+class Estimate(Envelope, tag_field="type", tag=ESTIMATE, kw_only=True):
     """One evaluation of a monitor: every part of its metric with each group's numbers. On <alerts>.estimates, or estimates.jsonl."""
 
     metric: str
@@ -232,7 +234,7 @@ class Member(Record, kw_only=True):
     scale: Number | UnsetType = UNSET
 
 
-class Intervention(Envelope, tag_field="type", tag="shield.intervention", kw_only=True):
+class Intervention(Envelope, tag_field="type", tag=INTERVENTION, kw_only=True):
     """A decision the shield flipped, with the probability it was flipped with and the fairness before and after. On <alerts>, or alerts.jsonl."""
 
     decision_id: str
@@ -263,7 +265,7 @@ class GroupDecisions(Record, kw_only=True):
     accepted: Count
 
 
-class ShieldStatus(Envelope, tag_field="type", tag="shield.status", kw_only=True):
+class ShieldStatus(Envelope, tag_field="type", tag=STATUS, kw_only=True):
     """The shield's state now and then: decisions, interventions, each group's acceptances. On <alerts>.estimates, or estimates.jsonl."""
 
     decisions: Count
@@ -282,7 +284,7 @@ class ShieldStatus(Envelope, tag_field="type", tag="shield.status", kw_only=True
     assumptions: Annotated[dict[str, dict[str, Any]], Meta(description="the shield's synthesis assumptions and whether each held so far")] | UnsetType = UNSET
 
 
-class DeadLetter(Record, tag_field="type", tag="pipeline.dead_letter", kw_only=True):
+class DeadLetter(Record, tag_field="type", tag=DEAD_LETTER, kw_only=True):
     """A record the pipeline could not use, with the reason. On <alerts>.dlq, or dead_letters.jsonl."""
 
     alert_id: RecordId
@@ -297,7 +299,7 @@ class DeadLetter(Record, tag_field="type", tag="pipeline.dead_letter", kw_only=T
     emitted_at: Instant | UnsetType = UNSET
 
 
-class Seal(Record, tag_field="type", tag="pipeline.seal", kw_only=True):
+class Seal(Record, tag_field="type", tag=SEAL, kw_only=True):
     """A seal of a writer's hash chain, itself a link of it: a checkpoint every 100th place, and the closing seal when the writer's input ends. In seals.jsonl, or on <alerts>.seals."""
 
     alert_id: Annotated[str, Meta(pattern="^[0-9a-f]{24}$", description="deterministic: a hash of the writer and the seal's place")]
@@ -309,7 +311,7 @@ class Seal(Record, tag_field="type", tag="pipeline.seal", kw_only=True):
     emitted_at: Instant | UnsetType = UNSET
 
 
-class Undelivered(Record, tag_field="type", tag="pipeline.undelivered", kw_only=True):
+class Undelivered(Record, tag_field="type", tag=UNDELIVERED, kw_only=True):
     """An alert a notification endpoint (Alertmanager, a webhook) never accepted. On <alerts>.dlq, or undelivered.jsonl beside a file run's outputs. Outside the records' hash chains: an operational notice, not a result."""
 
     alert_id: Annotated[str | None, Meta(description="the alert's id, as on the alert topic")]
@@ -319,9 +321,9 @@ class Undelivered(Record, tag_field="type", tag="pipeline.undelivered", kw_only=
     record: Annotated[dict[str, Any], Meta(description="the alert record as written to the alert topic or alerts.jsonl")]
 
 
-class ShieldDecision(Record, tag_field="type", tag="shield.decision"):
+class ShieldDecision(Record, tag_field="type", tag=SHIELDED):
     """A decision the shield answered, on its way out: the decision maker's own record with the shielded decision in
-    place and the shield's facts under `shield` (written as the record alone: to <topic>.shielded, or
+    place and the shield's facts under `fairstream_shield` (written as the record alone: to <topic>.shielded, or
     decisions_shielded.jsonl)."""
 
     monitor: str
@@ -340,14 +342,13 @@ def struct_of(record: dict[str, Any]) -> type[Record]:
     return BY_TYPE[kind]
 
 
-ALERT_TYPES = frozenset(AlertType.__args__)  # type: ignore[attr-defined]
 BY_TYPE: dict[str, type[Record]] = {
-    "fairness.estimate": Estimate,
-    "shield.intervention": Intervention,
-    "shield.status": ShieldStatus,
-    "pipeline.dead_letter": DeadLetter,
-    "pipeline.seal": Seal,
-    "pipeline.undelivered": Undelivered,
+    ESTIMATE: Estimate,
+    INTERVENTION: Intervention,
+    STATUS: ShieldStatus,
+    DEAD_LETTER: DeadLetter,
+    SEAL: Seal,
+    UNDELIVERED: Undelivered,
 }
 
 _ENCODER = msgspec.json.Encoder()
