@@ -44,6 +44,7 @@ from fairstream.lab.studies.paper_tables import (
     table_2,
     table_3,
 )
+from fairstream.lab.studies.portable_torch import kernels
 from fairstream.lab.studies.shields import parity_path
 
 ABBREVIATION = {"demographic_parity": "DP", "equal_opportunity": "EqOpp"}
@@ -157,6 +158,8 @@ def tables_command(
     rate 0, as in the authors' code (--empty-group vacuous: the gap 0, as in the paper's text).
     """
     started = time.perf_counter()
+    if kernels() != "portable":
+        console.warning(f"torch computed before the kernels were pinned: the networks are this CPU's ({kernels()}), and another machine may train others")
     # each network trained once, here: a missing data file fails in one line before any work, and the workers, forked
     # after, find the trained networks in their copy of the cache
     streamed = {(name, classifier): scored(name, stream, classifier=classifier) for name in environments for classifier in classifiers}
@@ -216,7 +219,7 @@ def tables_command(
         "table_2": [{"environment": e, "fairness": f, "column": c, "utility_loss": v, "paper": paper_table_2(e, f, c)} for (e, f, c), v in losses.items()],
         "table_3": [{"fairness": f, "shield": s, "assumption": a, "fair": p, "runs": n, "paper": PAPER_TABLE_3.get((f, s))} for (f, s), (a, p, n) in pooled.items()],
         "horizon_violations": violations,
-        "setup": {"classifiers": list(classifiers), "kappas": list(kappas), "runs": runs, "horizon_runs": horizon_runs, "periods": periods, "period": PERIOD, "empty_group": empty, "stream": stream, "seed": seed},
+        "setup": {"classifiers": list(classifiers), "kappas": list(kappas), "runs": runs, "horizon_runs": horizon_runs, "periods": periods, "period": PERIOD, "empty_group": empty, "stream": stream, "seed": seed, "kernels": kernels()},
     }
     for path in _write(outcomes, Path(out_dir), summary):
         console.console.print(f"wrote {path}", markup=False, soft_wrap=True)

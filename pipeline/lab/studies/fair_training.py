@@ -15,10 +15,8 @@ from collections.abc import Callable
 from contextlib import contextmanager
 
 import numpy as np
-import torch
-from torch import nn
-from torch.nn import functional
 
+from fairstream.lab.studies.portable_torch import functional, nn, torch
 from fairstream.records.errors import InputError
 
 CLASSIFIERS = ("diffdp", "erm", "hsic", "laftr", "pr")
@@ -142,7 +140,8 @@ def batches(rows: int, size: int, steps: int, generator: torch.Generator):
 
 @contextmanager
 def _one_thread():
-    """Train on one thread: the same sums in the same order on any machine, so the same network."""
+    """Train on one thread: the same sums in the same order on any machine (with the kernels `portable_torch` pins), so
+    the same network."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
