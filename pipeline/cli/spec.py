@@ -35,7 +35,7 @@ def check(files: tuple[str, ...]) -> None:
         monitors = ", ".join(f"{plan.spec.monitor}: {plan.spec.metric.type}" for plan in plans)
         console.console.print(f"{path}: ok ({monitors}, {len(plans[0].spec.variables)} variables)", soft_wrap=True)
         for plan in plans:
-            console.console.print(f"  {plan.spec.monitor}: {guarantee(plan.spec)}", soft_wrap=True)
+            console.console.print(f"  {plan.spec.monitor}: {guarantee(plan.spec, proxied=plan.monitor.proxy is not None)}", soft_wrap=True)
             for warning in warnings(plan.spec):
                 console.console.print(f"  warning: {warning}", soft_wrap=True)
     sys.exit(2 if failed else 0)

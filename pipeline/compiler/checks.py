@@ -92,7 +92,7 @@ def fold_capture(check: Checker, path: str, slot: int, variable: Variable, kind:
             return None
         value_type = expr.type
         capture = Capture(slot, mode, expr=expr, within=variable.within, where=where)  # type: ignore[arg-type]
-    if (mode == "sum" and value_type != "number") or value_type == "bool":
+    if (mode == "sum" and value_type != "number") or value_type in ("bool", "probabilities"):
         check.fail(f"{path} -> {mode}", f"{mode} needs numbers{'' if mode == 'sum' else ' or strings'}; the value read is a {value_type}")
         return None
     return capture

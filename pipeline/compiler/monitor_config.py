@@ -4,10 +4,11 @@ and the publishing settings (pure)."""
 from __future__ import annotations
 
 from fairstream.compiler.checks import constraint_rule, declared_parts
+from fairstream.estimators.proxy import ProxyLayout
 from fairstream.language.expressions import Expression
 from fairstream.language.metric import PartlySeenLabel, tests_ratio
 from fairstream.language.models import Spec
-from fairstream.monitoring.cells import Cells, RateCells, ScoreCells, SumCells
+from fairstream.monitoring.cells import Cells, ProxyCells, RateCells, ScoreCells, SumCells
 from fairstream.monitoring.config import Counting, Estimation, Judging, MonitorConfig, Publishing
 from fairstream.monitoring.windows import Cumulative, Periodic, Sliding, Window
 from fairstream.trials.outcomes import SlotOutcomes
@@ -20,6 +21,7 @@ def monitor_config(
     prior: float | Expression,
     part_estimators: dict[str, tuple[float | Expression | None, float | None]],
     slot_outcomes: SlotOutcomes | None,
+    proxy: ProxyLayout | None = None,
 ) -> MonitorConfig:
     """The settings of the spec's monitor (the spec's sha256 is set where its text is known)."""
     metric, estimator = spec.metric, spec.estimator
@@ -35,7 +37,7 @@ def monitor_config(
             ratio=tests_ratio(metric.type),
             pairs=tuple(tuple(pair) for pair in metric.pairs) if metric.pairs else None,
         ),
-        counting=Counting(cells(spec), window(spec), max_groups=metric.max_groups, listed_groups=None if listed is None else tuple(listed)),
+        counting=Counting(cells(spec, proxy), window(spec), max_groups=metric.max_groups, listed_groups=None if listed is None else tuple(listed)),
         estimation=Estimation(
             prior=prior,
             confidence=estimator.confidence,
@@ -66,10 +68,12 @@ def monitor_config(
     )
 
 
-def cells(spec: Spec) -> Cells:
-    """Sums for metrics that compare numbers (mean outcomes, benefit rates, partly seen labels), scores for a scoring
-    rate against its running median, else hits and trials."""
+def cells(spec: Spec, proxy: ProxyLayout | None = None) -> Cells:
+    """Moment sums where the groups are probabilities, sums for metrics that compare numbers (mean outcomes, benefit
+    rates, partly seen labels), scores for a scoring rate against its running median, else hits and trials."""
     metric = spec.metric
+    if proxy is not None:
+        return ProxyCells(layout=proxy)
     if metric.type in ("delayed_impact", "benefit_rate") or isinstance(metric.label, PartlySeenLabel):
         return SumCells(discount=metric.discount, recency=metric.recency)
     if metric.type == "scoring_rate" and metric.median is None:

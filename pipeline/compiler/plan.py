@@ -14,6 +14,7 @@ from fairstream.compiler.checks import (
 )
 from fairstream.compiler.monitor_config import monitor_config
 from fairstream.compiler.variables import compile_variables
+from fairstream.estimators.proxy import ProxyLayout
 from fairstream.language.expressions import Expression, ExprType
 from fairstream.language.metric import PartlySeenLabel, label_variable
 from fairstream.language.models import Spec
@@ -26,7 +27,9 @@ from fairstream.records.timefmt import format_duration
 from fairstream.trials.layout import TrialLayout
 from fairstream.trials.outcomes import PART_NAMES, AggregateRule, MetricCells, Outcomes, SlotOutcomes
 
-_FIELD_TYPES: dict[str, ExprType] = {"int": "number", "float": "number", "str": "string", "bool": "bool"}
+_FIELD_TYPES: dict[str, ExprType] = {"int": "number", "float": "number", "str": "string", "bool": "bool", "probabilities": "probabilities"}
+PROXY_METRICS = ("demographic_parity", "disparate_impact", "equal_opportunity", "equalized_odds", "predictive_parity")
+"""The metrics whose groups may be probabilities: rates of events, each a ratio of two means the moments estimate."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,8 @@ class Plan:
         """What the spec's dead letters keep of a rejected record."""
         policy = self.spec.dead_letters
         redact = group_fields(self.spec) if policy.redact is None else tuple(policy.redact)
+        columns = {name for fields in self.spec.input.kinds.values() for name, kind in fields.items() if kind == "probabilities"}
+        redact += tuple(f"{name}_*" for name in redact if name in columns)  # its CSV columns
         return LetterRecord(keep=policy.record, max_chars=policy.max_chars, redact=redact)
 
 
@@ -81,6 +86,7 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
     )
     variables = compile_variables(check, spec, field_types)
     _check_metric_references(check, spec, variables.types)
+    proxy = _proxy_layout(check, spec, variables.types)
     rules = _aggregate_rules(check, spec, variables.types)
     prior, part_estimators = _estimators(check, spec)
     _check_spans(check, spec)
@@ -105,10 +111,10 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
             if all(fields[name] != "float" for capture in variables.captures.get(kind, ()) for name in capture.inputs)
         ),
     )
-    outcomes = Outcomes(_metric_cells(spec), rules)
+    outcomes = Outcomes(_metric_cells(spec, proxy), rules)
     assert prior is not None  # a prior that did not compile is an issue raised above
     slot_outcomes = SlotOutcomes(outcomes, layout.variables) if layout.exact_slots else None
-    return Plan(spec, layout, outcomes, monitor_config(spec, prior, part_estimators, slot_outcomes))
+    return Plan(spec, layout, outcomes, monitor_config(spec, prior, part_estimators, slot_outcomes, proxy))
 
 
 def _check_metric_references(check: Checker, spec: Spec, variable_types: dict[str, Any]) -> None:
@@ -188,7 +194,27 @@ def _check_spans(check: Checker, spec: Spec) -> None:
             )
 
 
-def _metric_cells(spec: Spec) -> MetricCells:
+def _proxy_layout(check: Checker, spec: Spec, variable_types: dict[str, Any]) -> ProxyLayout | None:
+    """Where the metric's group variable holds probabilities: the groups they are over (the metric's listed groups), as
+    long as the metric is one the moments estimate."""
+    metric = spec.metric
+    names = [metric.group] if isinstance(metric.group, str) else metric.group
+    if not any(variable_types.get(name) == "probabilities" for name in names):
+        return None
+    if not isinstance(metric.group, str):
+        check.fail("metric -> group", "a group given as probabilities stands alone: it cannot be intersected with other group variables")
+    elif metric.type not in PROXY_METRICS:
+        check.fail("metric -> type", f"{metric.type} cannot take groups given as probabilities; these can: {', '.join(PROXY_METRICS)}")
+    elif isinstance(metric.label, PartlySeenLabel):
+        check.fail("metric -> label", "a label seen only for some trials cannot be combined with groups given as probabilities")
+    elif not isinstance(metric.groups, list):
+        check.fail("metric -> groups", f"list the groups {metric.group!r} gives probabilities for (e.g. [white, black, hispanic, api, native, multiple])")
+    else:
+        return ProxyLayout(tuple(metric.groups))
+    return None
+
+
+def _metric_cells(spec: Spec, proxy: ProxyLayout | None) -> MetricCells:
     """What turns a closed trial's variables into the metric's cells."""
     metric = spec.metric
     return MetricCells(
@@ -206,4 +232,5 @@ def _metric_cells(spec: Spec) -> MetricCells:
         score=metric.score,
         median=metric.median,
         groups=frozenset(metric.groups) if isinstance(metric.groups, list) else None,
+        proxy=proxy,
     )

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from fairstream.language.closures import Fn, as_number, binary, chain, logic
 from fairstream.records.errors import ExpressionError
 
-ExprType = Literal["number", "string", "bool"]
+ExprType = Literal["number", "string", "bool", "probabilities"]
 
 _ALLOWED = "use names, literals, + - * /, comparisons, in [...], and, or, not, a if condition else b"
 _BOOL_NAMES = {"true": True, "false": False}
@@ -173,6 +173,8 @@ class _Compiler:
         if name not in self.types:
             known = ", ".join(sorted(self.types)) or "(none)"
             raise ExpressionError(f"unknown name {name!r}; known names: {known}")
+        if self.types[name] == "probabilities":
+            raise ExpressionError(f"{name!r} holds group probabilities: it can be a metric's group, not part of an expression")
         fn = lambda env: env.get(name)  # noqa: E731
         self.lookups[fn] = name
         return self.types[name], fn

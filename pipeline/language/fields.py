@@ -16,7 +16,11 @@ Duration = Annotated[
 ]
 """A span of event time written as `<n><unit>` (`730d`, `12h`, `250ms`), held as milliseconds."""
 
-FieldType = Literal["int", "float", "str", "bool"]
+FieldType = Literal["int", "float", "str", "bool", "probabilities"]
+"""A field's declared type; `probabilities` is an object of group → probability (a proxy such as BISG), read from CSV
+as the columns `<field>_<group>`."""
+PROBABILITY_SUM_TOLERANCE = 1e-6
+"""How far from 1 a `probabilities` field's values may sum."""
 Name = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 FieldPath = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")]
 """A field of a record, or a dotted path into nested JSON objects (`applicant.race`)."""

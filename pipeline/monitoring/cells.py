@@ -1,11 +1,13 @@
 """How a metric counts each group's closed trials, chosen once by the compiler: hits and trials (`RateCells`), sums of
-numbers (`SumCells`), or scores cut at their running median (`ScoreCells`) (pure)."""
+numbers (`SumCells`), scores cut at their running median (`ScoreCells`), or the moments of groups known as
+probabilities (`ProxyCells`) (pure)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from fairstream.estimators.proxy import ProxyLayout
 from fairstream.estimators.rate import Rate
 from fairstream.trials.outcomes import TickDelta
 
@@ -124,4 +126,13 @@ class SumCells:
                     cell[1] *= self.recency
 
 
-Cells = RateCells | ScoreCells | SumCells
+@dataclass(frozen=True)
+class ProxyCells(SumCells):
+    """Groups known only as probabilities: per part one cell of moment sums over every trial (see
+    `fairstream.estimators.proxy`), judged by `fairstream.verdicts.proxy`."""
+
+    layout: ProxyLayout | None = None
+    measures: ClassVar[bool] = False
+
+
+Cells = RateCells | ScoreCells | SumCells | ProxyCells

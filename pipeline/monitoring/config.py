@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from fairstream.estimators.proxy import ProxyLayout
 from fairstream.language.expressions import Expression
-from fairstream.monitoring.cells import Cells, ScoreCells
+from fairstream.monitoring.cells import Cells, ProxyCells, ScoreCells
 from fairstream.monitoring.windows import Cumulative, Window
 from fairstream.trials.outcomes import SlotOutcomes
 from fairstream.verdicts.budget import Family, MonitorBudget
@@ -115,9 +116,16 @@ class MonitorConfig:
         return self.threshold
 
     @property
+    def proxy(self) -> ProxyLayout | None:
+        """Where the groups are known only as probabilities: the groups and where each moment sits in a cell."""
+        cells = self.counting.cells
+        return cells.layout if isinstance(cells, ProxyCells) else None
+
+    @property
     def opening_order(self) -> bool:
-        """Whether closed trials reach the anytime tests in opening order, so the reporters say how far that order is final."""
-        return self.rule.mode == "anytime"
+        """Whether closed trials reach the anytime tests in opening order, so the reporters say how far that order is
+        final (groups known as probabilities take asymptotic confidence sequences from their sums instead)."""
+        return self.rule.mode == "anytime" and self.proxy is None
 
     def budget(self) -> MonitorBudget:
         return MonitorBudget(self.rule.alpha, self.judging.family, self.judging.declared_parts, self.judging.declared_pairs)
@@ -131,4 +139,4 @@ class MonitorConfig:
     def needs_trials(self) -> bool:
         """Whether buckets must send closed trials one by one (verdict per trial, betting in close order, a window that
         selects trials by when they opened, or scores counted one by one for a running median)."""
-        return self.on_close or self.rule.mode == "anytime" or self.counting.window.by == "opened" or self.running_median
+        return self.on_close or self.opening_order or self.counting.window.by == "opened" or self.running_median

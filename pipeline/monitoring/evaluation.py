@@ -13,7 +13,7 @@ from fairstream.monitoring.config import MonitorConfig
 from fairstream.monitoring.counts import Counts
 from fairstream.records.envelope import ESTIMATE, stamp
 from fairstream.records.timefmt import format_instant
-from fairstream.trials.outcomes import MARGINAL, UNLABELED, UNLISTED, hidden
+from fairstream.trials.outcomes import MARGINAL, PROXY, UNLABELED, UNLISTED, hidden
 from fairstream.verdicts.alerts import CERTIFIED_STATUS, INCONCLUSIVE, AlertTracker, part_status
 from fairstream.verdicts.anytime import AnytimeEvidence
 from fairstream.verdicts.budget import Budget, MonitorBudget
@@ -31,6 +31,7 @@ from fairstream.verdicts.parts import (
     rate_part,
     standardized_part,
 )
+from fairstream.verdicts.proxy import proxy_part, unlikely_groups
 from fairstream.verdicts.publish import suppress_small_cells
 from fairstream.verdicts.tracked import unlisted_counts, unseen_groups
 
@@ -65,7 +66,9 @@ class Evaluation:
         for part in sorted(config.counting.cells.table(counts)):
             if hidden(part):
                 continue
-            if config.estimation.partly_seen:
+            if config.proxy is not None:
+                parts[part] = proxy_part(counts.sums[part][PROXY], config.proxy, config.rule, level=self._level(part), min_trials=config.judging.min_trials)
+            elif config.estimation.partly_seen:
                 parts[part] = partly_seen_part(
                     counts.sums[part], config.rule, weighted=config.estimation.weighted, min_trials=config.judging.min_trials, level=self._level(part)
                 )
@@ -89,7 +92,7 @@ class Evaluation:
                 body["violated"] = self.tracker.violated.get(part, False)  # the alert state: hysteresis holds it too
             point = config.rule.mode == "point" or body.get("verdict") == "point"
             body["status"] = part_status(point, body["violated"], body.pop("certified", None))
-            if body["status"] == INCONCLUSIVE and not point and not config.measures and not config.rule.ratio:
+            if body["status"] == INCONCLUSIVE and not point and not config.measures and not config.rule.ratio and config.proxy is None:
                 body["time_to_verdict"] = trials_to_decide(body, config.rule.mode, config.rule.alpha)
             pair = body["pair"] or []
             if kind is not None:
@@ -120,7 +123,8 @@ class Evaluation:
         if marginals:
             summary["marginals"] = marginals
         if config.counting.listed_groups is not None:
-            unseen, unlisted = unseen_groups(config.counting.listed_groups, counts.groups), unlisted_counts(counts.totals)
+            unseen = unseen_groups(config.counting.listed_groups, counts.groups) if config.proxy is None else unlikely_groups(parts)
+            unlisted = unlisted_counts(counts.totals)
             if unseen:
                 summary["unseen_groups"] = unseen
             if unlisted:

@@ -2,22 +2,30 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
 
-from fairstream.language.fields import FieldType
+from fairstream.language.fields import PROBABILITY_SUM_TOLERANCE, FieldType
 from fairstream.language.stream import InputSchema
 from fairstream.records.events import DeadLetter, Event, RawRecord, Unreadable
 from fairstream.records.hints import TimeFormatGuess, near_fields
 from fairstream.records.redact import DEFAULT, LetterRecord
 from fairstream.records.timefmt import format_instant, representable, time_parser
 
-REASONS = ("not_json", "not_csv", "bad_encoding", "not_object", "missing_field", "bad_time", "wrong_type", "unknown_kind", "late", "future", "key_too_long", "value_too_long", "wrong_partition", "internal")
+REASONS = (
+    "not_json", "not_csv", "bad_encoding", "not_object", "missing_field", "bad_time", "wrong_type", "bad_probabilities", "unknown_kind", "late", "future",
+    "key_too_long", "value_too_long", "wrong_partition", "internal",
+)  # fmt: skip
 """Every reason a record can be dead-lettered for."""
 
-_EXACT = {"int": int, "float": float, "str": str, "bool": bool}
+class _AlwaysChecked:
+    """No value is of this type: a `probabilities` field is checked every time."""
+
+
+_EXACT = {"int": int, "float": float, "str": str, "bool": bool, "probabilities": _AlwaysChecked}
 """The Python type a field of each declared type usually arrives as, needing no conversion."""
 
 _TRUE = {"true", "True", "TRUE", "1"}
@@ -92,7 +100,51 @@ def _checker(name: str, kind: FieldType, strings: bool) -> Callable[[Any], Any]:
             return False
         raise wrong(value)
 
-    return {"int": as_int, "float": as_float, "str": as_str, "bool": as_bool}[kind]
+    def as_probabilities(value: Any) -> dict[str, float]:
+        return probabilities(name, value, strings)
+
+    return {"int": as_int, "float": as_float, "str": as_str, "bool": as_bool, "probabilities": as_probabilities}[kind]
+
+
+def probabilities(name: str, value: Any, strings: bool) -> dict[str, float]:
+    """A `probabilities` field checked: an object of group → probability, each at least 0, summing to 1 (text numbers
+    read from CSV columns)."""
+    if not isinstance(value, dict) or not value:
+        raise _BadRecord("wrong_type", f"field {name!r} must be an object of group → probability; got {_excerpt(value)}")
+    checked: dict[str, float] = {}
+    for group, probability in value.items():
+        if strings and isinstance(probability, str):
+            try:
+                probability = float(probability)
+            except ValueError:
+                pass
+        if isinstance(probability, bool) or not isinstance(probability, int | float) or not math.isfinite(probability):
+            raise _BadRecord("wrong_type", f"field {name!r}: the probability of {group!r} must be a number; got {_excerpt(probability)}")
+        if probability < 0:
+            raise _BadRecord("bad_probabilities", f"field {name!r}: the probability of {group!r} is negative ({probability:g})")
+        checked[str(group)] = float(probability)
+    total = math.fsum(checked.values())
+    if abs(total - 1) > PROBABILITY_SUM_TOLERANCE:
+        raise _BadRecord("bad_probabilities", f"field {name!r}: the probabilities sum to {total:.9g}, not 1 (within {PROBABILITY_SUM_TOLERANCE:g})")
+    return checked
+
+
+def column_group(prefix: str) -> Callable[[dict[str, Any]], Any]:
+    """Reads a `probabilities` field from CSV columns `<prefix>_<group>`: None where the row has none of them."""
+    start = f"{prefix}_"
+
+    def gather(record: dict[str, Any]) -> Any:
+        found = {column[len(start) :]: value for column, value in record.items() if column.startswith(start) and value not in (None, "")}
+        return found or record.get(prefix)
+
+    return gather
+
+
+def _reader(name: str, kind: FieldType, strings: bool) -> tuple[Callable[[dict[str, Any]], Any], bool]:
+    """How a declared field is read, and whether through the getter (a dotted path; CSV columns of a probabilities field)."""
+    if kind == "probabilities" and strings:
+        return column_group(name), True
+    return field_getter(name), "." in name
 
 
 def field_getter(path: str) -> Callable[[dict[str, Any]], Any]:
@@ -153,7 +205,7 @@ class RecordParser:
         self._guess_format = TimeFormatGuess()
         self._strings = strings
         self._kinds = {
-            kind: tuple((name, field_getter(name), "." in name, _checker(name, ftype, strings), _EXACT[ftype]) for name, ftype in fields.items())
+            kind: tuple((name, *_reader(name, ftype, strings), _checker(name, ftype, strings), _EXACT[ftype]) for name, ftype in fields.items())
             for kind, fields in schema.kinds.items()
         }
         self._plain_key = isinstance(schema.key, str) and "." not in schema.key

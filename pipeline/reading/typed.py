@@ -50,10 +50,13 @@ def _time_type(time_format: str) -> Any:
 
 
 def expressible(schema: InputSchema) -> bool:
-    """Whether structs can check this schema: plain field names only, and no field that is also the key, time or kind."""
+    """Whether structs can check this schema: plain field names only, no field that is also the key, time or kind, and
+    no probabilities."""
     keys = [schema.key] if isinstance(schema.key, str) else list(schema.key)
     special = [*keys, schema.time, *([schema.kind] if schema.kind is not None else [])]
     declared = [name for fields in schema.kinds.values() for name in fields]
+    if any(kind == "probabilities" for fields in schema.kinds.values() for kind in fields.values()):
+        return False  # an object of probabilities is checked by `RecordParser`
     return not any("." in name for name in [*special, *declared]) and len(set(special)) == len(special) and not set(special) & set(declared)
 
 

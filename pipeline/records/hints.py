@@ -35,6 +35,7 @@ FIXES = {
     "missing_field": "input.time, input.key, input.kind or input.kinds",
     "bad_time": "input.time_format",
     "wrong_type": "the field's type in input.kinds",
+    "bad_probabilities": "the proxy that wrote the field (its probabilities must be at least 0 and sum to 1)",
     "unknown_kind": "input.kinds (or input.kind, the field that names the kind)",
     "late": "input.lateness",
     "future": "input.max_future or input.max_ahead",

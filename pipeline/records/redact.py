@@ -27,7 +27,7 @@ def record_text(payload: Any) -> str:
 @dataclass(frozen=True)
 class LetterRecord:
     """How a dead letter shows its record: `excerpt` (the text, with `redact`ed fields' values replaced, cut to
-    `max_chars`, a cut one with its full length and SHA-256) or `hash` (only the SHA-256 of the raw bytes, to match
+    `max_chars`, a cut one with its full length and SHA-256; an entry ending in `*` redacts every field it begins) or `hash` (only the SHA-256 of the raw bytes, to match
     it against the source)."""
 
     keep: str = "excerpt"
@@ -52,7 +52,11 @@ class LetterRecord:
                 record = None
         if not isinstance(record, dict):
             return LetterRecord(keep="hash")(payload)
-        return record_text({name: REDACTED if name in self.redact else value for name, value in record.items()})
+        return record_text({name: REDACTED if self._redacts(name) else value for name, value in record.items()})
+
+    def _redacts(self, name: str) -> bool:
+        """A named field, or a column of a field read from several (`race_p_*`: a probabilities field's CSV columns)."""
+        return name in self.redact or any(entry.endswith("*") and name.startswith(entry[:-1]) for entry in self.redact)
 
 
 def _sha256(payload: Any) -> str:

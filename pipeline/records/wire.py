@@ -59,11 +59,12 @@ class Group(Record, kw_only=True):
     estimate: Annotated[Number | None, Meta(description="the published estimate (MAP under the prior for point verdicts)")] | UnsetType = UNSET
     rate: Annotated[Number | None, Meta(description="the raw rate, hits over trials")] | UnsetType = UNSET
     hits: Number | None | UnsetType = UNSET
-    trials: NonNegative | None | UnsetType = UNSET
+    trials: Annotated[NonNegative | None, Meta(description="trials counted; groups given as probabilities: their expected number, the weight rounded")] | UnsetType = UNSET
     interval: Interval | None | UnsetType = UNSET
     interval_of: str | None | UnsetType = UNSET
     interval_widened: Literal[True] | UnsetType = UNSET
     weight: Number | None | UnsetType = UNSET
+    weighted_rate: Annotated[Number | None, Meta(description="groups given as probabilities: the probability-weighted rate, pulled toward the pooled rate")] | UnsetType = UNSET
     supply: Number | None | UnsetType = UNSET
     demand: Number | None | UnsetType = UNSET
     below_floor: Annotated[bool, Meta(description="fewer trials than the evidence floor: no verdict rests on it")] | UnsetType = UNSET
@@ -125,6 +126,9 @@ class PartFields(Record, kw_only=True):
     verdict: Verdict | UnsetType = UNSET
     constraint: Constraint | UnsetType = UNSET
     labels: Annotated[str, Meta(description="partly seen labels: weighted, bounded or selective")] | UnsetType = UNSET
+    groups_from: Annotated[Literal["probabilities"], Meta(description="each trial's group is known only as probabilities (a proxy)")] | UnsetType = UNSET
+    assumption: Annotated[str, Meta(description="what the estimates, intervals and verdict rest on")] | UnsetType = UNSET
+    bounds_assumption: Annotated[str, Meta(description="what each group's bounds rest on")] | UnsetType = UNSET
 
 
 class Trials(Record, kw_only=True):

@@ -244,8 +244,9 @@ class TrialLayout:
 
     @property
     def exact_slots(self) -> bool:
-        """Whether equal slot values always mean equal variables: no numeric slot, where 1 == 1.0 and 0.0 == -0.0 print differently."""
-        return len(self.slot_types) == len(self.slot_names) and "number" not in self.slot_types
+        """Whether equal slot values always mean equal variables and can be remembered: no numeric slot, where 1 == 1.0 and
+        0.0 == -0.0 print differently, and no probabilities, an object each and rarely twice alike."""
+        return len(self.slot_types) == len(self.slot_names) and not {"number", "probabilities"} & set(self.slot_types)
 
     def opened(self, state: State) -> int:
         """When the trial opened."""

@@ -6,6 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import numpy as np
+
+from fairstream.estimators.proxy import ProxyLayout
 from fairstream.language.expressions import Expression
 
 Cell = tuple[str, str, bool | tuple[float, ...]]
@@ -107,6 +110,9 @@ def hidden(part: str) -> bool:
     return part.startswith("\x1f")
 
 
+PROXY = "\x1fproxy"
+"""The one cell per part where the trials of a metric whose groups are probabilities are summed."""
+
 GROUP_JOIN = " & "
 """Joins the values of several group variables into one intersectional group name."""
 
@@ -139,6 +145,8 @@ class MetricCells:
     median: float | None = None
     """A scoring rate's fixed cut; None: the running median, so the trial's score itself is its cell's value."""
     groups: frozenset[str] | None = None
+    proxy: ProxyLayout | None = None
+    """Where the group variable holds probabilities: the groups they are over, and where each sum sits in a cell."""
 
     def group_of(self, values: dict[str, Any]) -> str | None:
         """The trial's group name; None when a group variable is missing."""
@@ -148,7 +156,19 @@ class MetricCells:
         parts = [values.get(name) for name in self.group]
         return None if any(part is None for part in parts) else GROUP_JOIN.join(map(str, parts))
 
+    def unlisted(self, values: dict[str, Any]) -> list[str]:
+        """The group values of a trial outside the listed groups (for probabilities: those given a probability above 0)."""
+        if self.groups is None:
+            return []
+        if self.proxy is not None:
+            vector = values.get(self.group)  # type: ignore[call-overload]
+            return sorted(group for group, probability in vector.items() if probability > 0 and group not in self.groups) if vector else []
+        group = self.group_of(values)
+        return [group] if group is not None and group not in self.groups else []
+
     def cells(self, values: dict[str, Any]) -> list[Cell] | None:
+        if self.proxy is not None:
+            return self._proxied(values)
         if self.type in ("delayed_impact", "benefit_rate"):
             return self._measures(values)
         if self.type == "scoring_rate":
@@ -222,6 +242,38 @@ class MetricCells:
         if self.type == "equalized_odds":
             return [("false_positive_rate", group, hit)]
         return []
+
+    def _proxied(self, values: dict[str, Any]) -> list[Cell] | None:
+        """A trial whose group is known as probabilities: per part, the moments of its vector with its hit and whether
+        it is in the part's set (see `fairstream.estimators.proxy`), all in one cell per part."""
+        assert self.proxy is not None and isinstance(self.group, str)
+        vector, predicted = values.get(self.group), values.get(self.prediction)  # type: ignore[arg-type]
+        if vector is None or predicted is None:
+            return None
+        if self.unlisted(values):
+            return []
+        given = True
+        if self.given is not None:
+            if values.get(self.given) is None:
+                return None
+            given = bool(values[self.given])
+        predicted = bool(predicted)
+        if self.type in ("demographic_parity", "disparate_impact"):
+            roles = [("selection_rate", given, predicted)]
+        else:
+            label = values.get(self.label)  # type: ignore[arg-type]
+            if label is None:
+                return None
+            label = bool(label)
+            if self.type == "predictive_parity":
+                roles = [("positive_predictive_value", given and predicted, label)]
+            else:
+                roles = [("true_positive_rate", given and label, predicted)]
+                if self.type == "equalized_odds":
+                    roles.append(("false_positive_rate", given and not label, predicted))
+        p = np.array([vector.get(group, 0.0) for group in self.proxy.groups])
+        suffix = f"[given {self.given}]" if self.given is not None else ""
+        return [(part + suffix, PROXY, self.proxy.numbers(p, hit, member)) for part, member, hit in roles]
 
     def _scored(self, values: dict[str, Any]) -> list[Cell] | None:
         """A scoring rate: above the fixed cut or not; against the running median, the score itself (see `ScoreCounts`)."""
@@ -362,9 +414,8 @@ class Outcomes:
         outside the listed groups counts in no cell, and in the hidden total of its group value)."""
         cells = self.metric.cells(values)
         totals = {rule.name: rule.contribution(values) for rule in self.aggregates}
-        if cells == [] and self.metric.groups is not None:
-            group = self.metric.group_of(values)
-            if group is not None and group not in self.metric.groups:
+        if cells == []:
+            for group in self.metric.unlisted(values):
                 totals[UNLISTED + group] = 1.0
         return cells, totals
 

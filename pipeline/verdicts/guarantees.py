@@ -13,8 +13,16 @@ YEAR = 366 * 86_400_000
 """Milliseconds of a year: an evaluation cadence whose run stops at a shorter gap between events is worth a warning."""
 
 
-def guarantee(spec: Spec) -> str:
-    """One sentence: the verdict mode's error rate, over which family, resting on what."""
+PROXIED = (
+    "groups known as probabilities: each group's rate by the method of moments, assuming a calibrated proxy and outcomes that "
+    "depend on the proxy inputs only through the group; {intervals} of the delta method's variance, valid as the trials grow; "
+    "bounds beside them assume calibration alone"
+)
+
+
+def guarantee(spec: Spec, *, proxied: bool = False) -> str:
+    """One sentence: the verdict mode's error rate, over which family, resting on what (`proxied`: the metric's groups
+    are probabilities)."""
     estimator = spec.estimator
     family = "every part and pair of groups together" if estimator.family == "monitor" else "each part on its own"
     constraints = spec.metric.constraints
@@ -29,6 +37,10 @@ def guarantee(spec: Spec) -> str:
             if spec.metric.propensity
             else "; labels partly seen: each rate bounded over what the unseen labels could be (Manski), judged only where the bounds decide"
         )
+    if proxied and estimator.verdict != "point":
+        intervals = "normal intervals at one fixed look" if estimator.verdict == "confident" else "asymptotic confidence sequences, valid at every look"
+        look = "one fixed look" if estimator.verdict == "confident" else "any look"
+        return f"{estimator.verdict} verdicts: false alarm at {look} ≤ α = {estimator.alpha:g} over {family}; {PROXIED.format(intervals=intervals)}"
     if estimator.verdict == "point":
         return f"point verdicts: the MAP gap against ε, no error rate; groups join once they have {spec.evidence_floor} trial(s){certificates}"
     if estimator.verdict == "confident":

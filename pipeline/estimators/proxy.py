@@ -1,0 +1,200 @@
+"""Group rates when each trial's group is known only as probabilities (a calibrated proxy such as BISG), by the method of
+moments with a sandwich covariance (pure).
+
+A trial carries p = P(group | proxy inputs), the conditioning indicator b (in the rate's set: a positive label for a
+true positive rate, always for a selection rate) and the hit a (b and the predicted event). When the proxy is calibrated
+and (a, b) depend on the proxy inputs only through the true group,
+
+    E[p_g · y] = Σ_h E[p_g p_h] · r_h    for y = a and y = b,
+
+so r = S₂⁻¹ Σ p·y, the regression of y on p without intercept, and each group's rate is θ_g = r_a,g / r_b,g. The
+probability-weighted rate Σ p_g a / Σ p_g b is published beside it: it pulls every group towards the pooled rate.
+
+Every number is a sum over trials of a fixed monomial of (p, a, b), so the counts merge over workers and windows as
+plain sums do: p⊗p, p⊗p·a, p⊗p·b, p⊗p⊗p·a, p⊗p⊗p·b and p⊗p⊗p⊗p (symmetric entries only), then the bins of
+`fairstream.estimators.proxy_bounds`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+from itertools import combinations_with_replacement, permutations
+
+import numpy as np
+from scipy.stats import norm
+
+BINS = 5
+"""Bins of the largest probability per most likely group, for the bounds that need calibration only."""
+SINGULAR = 1e10
+"""Condition number of Σ p⊗p above which the groups cannot be told apart (a group never likely, two always alike)."""
+TARGET_TRIALS = 1000
+"""The number of trials an anytime (asymptotic) confidence sequence is tightest at."""
+
+
+def _monomials(groups: int, order: int) -> np.ndarray:
+    return np.array(list(combinations_with_replacement(range(groups), order)), dtype=np.intp).reshape(-1, order)
+
+
+@dataclass(frozen=True)
+class ProxyLayout:
+    """Where each sum sits in a proxy cell's numbers, for `groups` in a fixed order."""
+
+    groups: tuple[str, ...]
+    bins: int = BINS
+
+    @cached_property
+    def pairs(self) -> np.ndarray:
+        return _monomials(len(self.groups), 2)
+
+    @cached_property
+    def triples(self) -> np.ndarray:
+        return _monomials(len(self.groups), 3)
+
+    @cached_property
+    def quadruples(self) -> np.ndarray:
+        return _monomials(len(self.groups), 4)
+
+    @cached_property
+    def sections(self) -> dict[str, slice]:
+        """The slices of the numbers: moments, then each bin's trials, probability sums, hits and members."""
+        sizes = {
+            "s2": len(self.pairs), "s2a": len(self.pairs), "s2b": len(self.pairs), "s3a": len(self.triples), "s3b": len(self.triples),
+            "s4": len(self.quadruples), "bins": len(self.groups) * self.bins * (len(self.groups) + 3),
+        }  # fmt: skip
+        out, start = {}, 0
+        for name, size in sizes.items():
+            out[name] = slice(start, start + size)
+            start += size
+        return out
+
+    @property
+    def size(self) -> int:
+        return self.sections["bins"].stop
+
+    def bin_of(self, p: np.ndarray) -> int:
+        """The trial's bin: its most likely group, and how likely that is, cut into `bins` steps from 1/K to 1."""
+        top = int(np.argmax(p))
+        floor = 1 / len(self.groups)
+        step = min(self.bins - 1, int((float(p[top]) - floor) / (1 - floor) * self.bins)) if len(self.groups) > 1 else 0
+        return top * self.bins + max(step, 0)
+
+    def numbers(self, p: np.ndarray, hit: bool, member: bool) -> tuple[float, ...]:
+        """What one trial adds: its monomials, and its bin's entry."""
+        a, b = float(hit and member), float(member)
+        m2 = p[self.pairs].prod(axis=1)
+        m3 = p[self.triples].prod(axis=1)
+        block = np.zeros(self.sections["bins"].stop - self.sections["bins"].start)
+        width = len(self.groups) + 3
+        start = self.bin_of(p) * width
+        block[start] = 1.0
+        block[start + 1 : start + 1 + len(self.groups)] = p
+        block[start + width - 2 : start + width] = a, b
+        return tuple(np.concatenate([m2, m2 * a, m2 * b, m3 * a, m3 * b, p[self.quadruples].prod(axis=1), block]).tolist())
+
+    def sums(self, probabilities: np.ndarray, hits: np.ndarray, members: np.ndarray) -> np.ndarray:
+        """What many trials add together (rows of probabilities, with their hits and memberships): the sum of their
+        `numbers`, at once."""
+        a, b = (hits & members).astype(float), members.astype(float)
+        m2 = probabilities[:, self.pairs].prod(axis=2)
+        m3 = probabilities[:, self.triples].prod(axis=2)
+        width = len(self.groups) + 3
+        block = np.zeros((self.bins * len(self.groups), width))
+        rows = np.array([self.bin_of(p) for p in probabilities], dtype=np.intp)
+        np.add.at(block, rows, np.column_stack([np.ones(len(a)), probabilities, a, b]))
+        moments = [m2.sum(0), a @ m2, b @ m2, a @ m3, b @ m3, probabilities[:, self.quadruples].prod(axis=2).sum(0)]
+        return np.concatenate([*moments, block.ravel()])
+
+    def tensor(self, numbers: np.ndarray, name: str) -> np.ndarray:
+        """A symmetric moment tensor rebuilt from its sums."""
+        order = {"s2": 2, "s2a": 2, "s2b": 2, "s3a": 3, "s3b": 3, "s4": 4}[name]
+        indices = {2: self.pairs, 3: self.triples, 4: self.quadruples}[order]
+        k = len(self.groups)
+        out = np.zeros((k,) * order)
+        values = numbers[self.sections[name]]
+        for index, value in zip(indices, values):
+            for permutation in set(permutations(tuple(index))):
+                out[permutation] = value
+        return out
+
+
+@dataclass(frozen=True)
+class ProxyRates:
+    """Each group's rate θ = r_a / r_b and their joint covariance, with the weighted rate and weight beside them."""
+
+    groups: tuple[str, ...]
+    rates: np.ndarray
+    covariance: np.ndarray
+    weighted: np.ndarray
+    """Σ p_g a / Σ p_g b: the probability-weighted rate, biased toward the pooled rate."""
+    weight: np.ndarray
+    """Σ p_g b: the expected number of the group's trials in the rate's set."""
+    trials: int
+
+    def index(self, group: str) -> int:
+        return self.groups.index(group)
+
+    def standard_error(self, group: str) -> float:
+        i = self.index(group)
+        return math.sqrt(max(self.covariance[i, i], 0.0))
+
+    def gap_error(self, high: str, low: str) -> float:
+        """The standard error of θ_high − θ_low."""
+        i, j = self.index(high), self.index(low)
+        return math.sqrt(max(self.covariance[i, i] + self.covariance[j, j] - 2 * self.covariance[i, j], 0.0))
+
+    def log_ratio_error(self, high: str, low: str) -> float:
+        """The standard error of log θ_low − log θ_high (the delta method); infinite where a rate is not positive."""
+        i, j = self.index(high), self.index(low)
+        if self.rates[i] <= 0 or self.rates[j] <= 0:
+            return math.inf
+        c = self.covariance
+        variance = c[j, j] / self.rates[j] ** 2 + c[i, i] / self.rates[i] ** 2 - 2 * c[i, j] / (self.rates[i] * self.rates[j])
+        return math.sqrt(max(variance, 0.0))
+
+
+def proxy_rates(layout: ProxyLayout, numbers: np.ndarray, trials: int) -> ProxyRates | None:
+    """The moment estimates and their sandwich covariance from a cell's sums; None where Σ p⊗p cannot be inverted or a
+    group has no member in the rate's set."""
+    k = len(layout.groups)
+    if trials <= k:
+        return None
+    s2 = layout.tensor(numbers, "s2")
+    if not np.all(np.isfinite(s2)) or np.linalg.cond(s2) > SINGULAR:
+        return None
+    s2a, s2b = layout.tensor(numbers, "s2a"), layout.tensor(numbers, "s2b")
+    s3a, s3b, s4 = layout.tensor(numbers, "s3a"), layout.tensor(numbers, "s3b"), layout.tensor(numbers, "s4")
+    inverse = np.linalg.inv(s2)
+    r_a, r_b = inverse @ s2a.sum(axis=1), inverse @ s2b.sum(axis=1)  # Σ p_g y = Σ_h Σ p_g p_h y, since Σ_h p_h = 1
+    if np.any(r_b <= 0):
+        return None
+    meat_aa = s2a - 2 * s3a @ r_a + (s4 @ r_a) @ r_a
+    meat_bb = s2b - 2 * s3b @ r_b + (s4 @ r_b) @ r_b
+    meat_ab = s2a - s3a @ r_b - s3b @ r_a + (s4 @ r_a) @ r_b  # a·b = a: a hit is a member
+    meat = np.block([[meat_aa, meat_ab], [meat_ab.T, meat_bb]])
+    bread = np.kron(np.eye(2), inverse)
+    joint = bread @ meat @ bread * trials / (trials - k)  # HC1's small-sample factor
+    jacobian = np.hstack([np.diag(1 / r_b), np.diag(-r_a / r_b**2)])
+    weight = s2b.sum(axis=1)
+    hits = s2a.sum(axis=1)
+    weighted = np.divide(hits, weight, out=np.full(k, np.nan), where=weight > 0)
+    return ProxyRates(layout.groups, r_a / r_b, jacobian @ joint @ jacobian.T, weighted, weight, trials)
+
+
+def normal_width(alpha: float) -> float:
+    """z at 1 − α/2: the half-width of a two-sided interval at level 1 − α, in standard errors."""
+    return float(norm.ppf(1 - alpha / 2))
+
+
+def sequence_width(alpha: float, trials: int, target: int = TARGET_TRIALS) -> float:
+    """The half-width, in standard errors, of a two-sided asymptotic confidence sequence at level 1 − α after `trials`
+    (Waudby-Smith, Arbour, Sinha, Kennedy & Ramdas, "Time-uniform central limit theory", AoS 2024, Thm 2.2): valid at
+    every number of trials at once as the trials grow, tightest near `target`.
+
+    >>> round(sequence_width(0.05, 1000), 2) > round(normal_width(0.05), 2)
+    True
+    """
+    rho2 = (-2 * math.log(alpha) + math.log(-2 * math.log(alpha) + 1)) / target
+    scaled = trials * rho2
+    return math.sqrt(2 * (scaled + 1) / scaled * math.log(math.sqrt(scaled + 1) / alpha))

@@ -1,0 +1,96 @@
+"""A part whose groups are known only as probabilities: each group's moment estimate with its interval, the
+probability-weighted rate and the bounds beside it, and the verdict from the estimates' joint covariance (pure).
+
+Confident verdicts use normal intervals at one fixed time; anytime verdicts use asymptotic confidence sequences, valid
+at every evaluation at once as the trials grow. Both rest on a calibrated proxy and on outcomes that depend on the proxy
+inputs only through the group (`ESTIMATE_ASSUMPTION`); the bounds need calibration alone (`BOUNDS_ASSUMPTION`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from fairstream.estimators.proxy import ProxyLayout, ProxyRates, normal_width, proxy_rates, sequence_width
+from fairstream.estimators.proxy_bounds import proxy_bounds
+from fairstream.verdicts.judge import PairLevel, VerdictRule, judge
+from fairstream.verdicts.parts import ANYTIME, FIXED_TIME, describe_interval, every_group_judged, part_body
+
+ESTIMATE_ASSUMPTION = "calibrated proxy; outcomes depend on the proxy inputs only through the group"
+BOUNDS_ASSUMPTION = "calibrated proxy"
+UNESTIMABLE = "the groups' probabilities cannot be told apart yet (a group never likely, or two always alike)"
+
+
+def proxy_part(numbers: list[float], layout: ProxyLayout, rule: VerdictRule, *, level: PairLevel, min_trials: int) -> dict[str, Any]:
+    """The part's record from its cell: the sums of `layout`, then the trials counted."""
+    trials = round(numbers[-1])
+    sums = np.asarray(numbers[:-1], dtype=float)
+    estimated = proxy_rates(layout, sums, trials)
+    bounds = proxy_bounds(layout, sums, rule.alpha) if trials > 0 else {}
+    width = (lambda alpha: sequence_width(alpha, trials)) if rule.mode == "anytime" else normal_width
+    groups: dict[str, Any] = {}
+    estimates: dict[str, float] = {}
+    for index, group in enumerate(layout.groups):
+        cell: dict[str, Any] = {"estimate": None, "trials": 0}
+        if group in bounds:
+            cell["bounds"] = list(bounds[group])
+        if estimated is not None:
+            weight = float(estimated.weight[index])
+            rate = float(estimated.rates[index])
+            cell.update(estimate=rate, weight=weight, trials=round(weight))  # a moment estimate: a rare group's may leave [0, 1]
+            if not math.isnan(estimated.weighted[index]):
+                cell["weighted_rate"] = float(estimated.weighted[index])
+            if rule.mode != "point":
+                half = width(rule.alpha) * estimated.standard_error(group)
+                cell.update(interval=[rate - half, rate + half], interval_of="estimate")
+            if weight < min_trials:
+                cell["below_floor"] = True
+            else:
+                estimates[group] = rate
+        groups[group] = cell
+    verdict = _verdict(rule, estimates, estimated, width, level, every_group_judged(rule, groups, estimates))
+    body = part_body(groups, verdict, rule)
+    body["groups_from"] = "probabilities"
+    body["assumption"] = ESTIMATE_ASSUMPTION
+    body["bounds_assumption"] = BOUNDS_ASSUMPTION
+    if rule.mode != "point":
+        describe_interval(body, verdict, "raw_ratio" if rule.ratio else "raw_gap")
+        body["interval_validity"] = ANYTIME if rule.mode == "anytime" else FIXED_TIME
+        if estimated is None:
+            body["interval_reason"] = UNESTIMABLE
+    return body
+
+
+def _verdict(rule: VerdictRule, estimates: dict[str, float], estimated: ProxyRates | None, width, level: PairLevel, complete: bool):
+    """Point verdicts on the estimates; confident and anytime ones on intervals of the gap (or ratio) from the joint
+    covariance, at each pair's level (a sequence's width for anytime ones)."""
+    if rule.mode == "point" or estimated is None:
+        return judge(VerdictRule(threshold=rule.threshold, hysteresis=rule.hysteresis, ratio=rule.ratio, pairs=rule.pairs), estimates)
+
+    def difference(high: str, low: str, alpha: float) -> tuple[float, float]:
+        gap = estimates[high] - estimates[low]
+        half = width(alpha) * estimated.gap_error(high, low)
+        return gap - half, gap + half
+
+    def ratio(high: str, low: str, alpha: float) -> tuple[float, float]:
+        error = estimated.log_ratio_error(high, low)
+        if not math.isfinite(error) or estimates[high] <= 0 or estimates[low] <= 0:
+            return 0.0, math.inf
+        centre = math.log(estimates[low] / estimates[high])
+        half = width(alpha) * error
+        return math.exp(centre - half), math.exp(centre + half)
+
+    return judge(replace(rule, mode="confident"), estimates, level=level, difference=difference, ratio=ratio, complete=complete)
+
+
+def unlikely_groups(parts: dict[str, Any]) -> list[str]:
+    """The listed groups no trial has given a probability above 0 in any part (the probabilities' `unseen_groups`)."""
+    weights: dict[str, float] = {}
+    for body in parts.values():
+        for group, cell in body["groups"].items():
+            seen = 1.0 if cell.get("suppressed") else cell.get("weight") or 0.0  # a suppressed cell held trials
+            weights[group] = weights.get(group, 0.0) + seen
+    return sorted(group for group, weight in weights.items() if weight <= 0)
