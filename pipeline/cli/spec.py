@@ -36,7 +36,7 @@ def check(files: tuple[str, ...]) -> None:
         console.console.print(f"{path}: ok ({monitors}, {len(plans[0].spec.variables)} variables)", soft_wrap=True)
         for plan in plans:
             console.console.print(f"  {plan.spec.monitor}: {guarantee(plan.spec, proxied=plan.monitor.proxy is not None)}", soft_wrap=True)
-            for warning in warnings(plan.spec):
+            for warning in warnings(plan.spec, proxied=plan.monitor.proxy is not None):
                 console.console.print(f"  warning: {warning}", soft_wrap=True)
     sys.exit(2 if failed else 0)
 

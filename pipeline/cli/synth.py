@@ -53,3 +53,32 @@ def credit(applicants: int, approval_gap: float, delay_gap: float, seed: int, ou
     write_jsonl(out, events)
     applications = sum(1 for event in events if event["event"] == "APPLY" and event["amount"] > 0)
     console.console.print(f"wrote {len(events):,} events to {out}: {applications:,} applications of {applicants:,} applicants", soft_wrap=True)
+
+
+@synth.command()
+@click.option("--n", "n", default=20_000, show_default=True, type=click.IntRange(1), help="Number of applicants.")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(0), help="Seed of the random draws; the same seed gives the same stream.")
+@click.option("--out", default="lending.jsonl", show_default=True, type=click.Path(dir_okay=False), help="JSON-lines file to write.")
+@click.option(
+    "--attributes",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Write the APPLICANT events (surname and ZIP code) to this file instead, apart from the decisions.",
+)
+@reports_errors
+def lending(n: int, seed: int, out: str, attributes: str | None) -> None:
+    """Write a seeded stream of loan applications without race: surnames and ZIP codes drawn from the Census tables so
+    that BISG is calibrated, each decision depending on race alone (needs `pip install 'fairstream[bisg]'`).
+
+    The stream is the input of specs/lending_bisg.yaml; a summary line gives each group's applicants and true approval rate.
+    """
+    from fairstream.connectors.synthetic.lending import lending_applications
+
+    lending = lending_applications(n, seed)
+    decisions = [event for event in lending.events if attributes is None or event["event"] == "DECISION"]
+    write_jsonl(out, decisions)
+    if attributes is not None:
+        write_jsonl(attributes, [event for event in lending.events if event["event"] == "APPLICANT"])
+    counts = ", ".join(f"{group} {lending.races.count(group):,} (approved {console.fmt(rate)})" for group, rate in lending.rates.items())
+    where = out if attributes is None else f"{out} and {attributes}"
+    console.console.print(f"wrote {n:,} applicants to {where}; the lender does not see their race: {counts}", soft_wrap=True)

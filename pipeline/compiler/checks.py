@@ -166,6 +166,8 @@ def group_fields(spec: Spec) -> tuple[str, ...]:
         variable = spec.variables[name]
         if variable.field is not None:
             found.append(variable.field)
+        if variable.bisg is not None:
+            found += [variable.bisg.surname, variable.bisg.zip]
         for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", variable.expr or ""):
             if word in declared:
                 found.append(word)

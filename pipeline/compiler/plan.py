@@ -19,6 +19,7 @@ from fairstream.language.expressions import Expression, ExprType
 from fairstream.language.metric import PartlySeenLabel, label_variable
 from fairstream.language.models import Spec
 from fairstream.monitoring.config import MonitorConfig
+from fairstream.proxies.bisg import BISG_GROUPS
 from fairstream.reading.parse import RecordParser
 from fairstream.reading.typed import TypedParser, record_parser
 from fairstream.records.errors import SpecError
@@ -207,6 +208,11 @@ def _proxy_layout(check: Checker, spec: Spec, variable_types: dict[str, Any]) ->
         check.fail("metric -> type", f"{metric.type} cannot take groups given as probabilities; these can: {', '.join(PROXY_METRICS)}")
     elif isinstance(metric.label, PartlySeenLabel):
         check.fail("metric -> label", "a label seen only for some trials cannot be combined with groups given as probabilities")
+    elif spec.variables[metric.group].bisg is not None:
+        if isinstance(metric.groups, list) and set(metric.groups) != set(BISG_GROUPS):
+            check.fail("metric -> groups", f"bisg gives probabilities for {', '.join(BISG_GROUPS)}: list them all or leave groups: all (pairs picks the comparisons)")
+        else:
+            return ProxyLayout(tuple(metric.groups) if isinstance(metric.groups, list) else BISG_GROUPS)
     elif not isinstance(metric.groups, list):
         check.fail("metric -> groups", f"list the groups {metric.group!r} gives probabilities for (e.g. [white, black, hispanic, api, native, multiple])")
     else:

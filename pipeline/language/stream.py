@@ -102,6 +102,13 @@ FOLDS = ("count", "sum", "max", "min")
 """Variables that fold every event of a kind in the trial: how many, their total, their largest or smallest value."""
 
 
+class BisgFields(SpecModel):
+    """The fields Bayesian Improved Surname Geocoding reads: a surname and a ZIP code (neither appears in any output)."""
+
+    surname: FieldPath = Field(description="the field holding the surname")
+    zip: FieldPath = Field(description="the field holding the ZIP code (five digits; a ZIP+4 is cut)")
+
+
 class Variable(SpecModel):
     """A per-trial value: a field or expression of the first/last event of a kind, an existence test, a count, sum, max or
     min over a kind's events, or an expression over other variables."""
@@ -110,6 +117,11 @@ class Variable(SpecModel):
     last: str | None = Field(None, description="take the value from the last event of this kind")
     field: str | None = Field(None, description="with first/last/sum/max/min: the field to take")
     expr: str | None = Field(None, description="with first/last/sum/max/min: an expression over that event's fields; alone: over other variables")
+    bisg: BisgFields | None = Field(
+        None,
+        description="with first/last: the group probabilities (white, black, api, native, multiple, hispanic) BISG gives the "
+        "event's surname and ZIP code (pip install 'fairstream[bisg]')",
+    )
     elapsed: Literal["s", "m", "h", "d", "w"] | None = Field(
         None, description="with first/last: instead of a field, the time from the trial's opening to that event, in this unit (d: days)"
     )
@@ -145,8 +157,10 @@ class Variable(SpecModel):
         taken = [name for name in ("first", "last", "exists", *FOLDS) if getattr(self, name) is not None]
         if len(taken) > 1:
             raise ValueError(f"a variable takes one of first, last, exists, {', '.join(FOLDS)}; got {', '.join(taken)}")
+        if self.bisg is not None and self.fold is not None:
+            raise ValueError("bisg gives one vector per event: use it with first or last")
         if self.exists is not None or self.count is not None:
-            if self.field is not None or self.expr is not None or self.elapsed is not None:
+            if self.field is not None or self.expr is not None or self.elapsed is not None or self.bisg is not None:
                 raise ValueError(f"{'an exists' if self.exists else 'a count'} variable takes within and where, not field, expr or elapsed")
             return self
         fold = self.fold
@@ -158,12 +172,12 @@ class Variable(SpecModel):
         if self.within is not None or self.where is not None:
             raise ValueError("within and where belong to exists, count, sum, max and min variables")
         if taken:
-            if sum(value is not None for value in (self.field, self.expr, self.elapsed)) != 1:
-                raise ValueError(f"a {taken[0]} variable takes exactly one of field, expr, elapsed")
+            if sum(value is not None for value in (self.field, self.expr, self.elapsed, self.bisg)) != 1:
+                raise ValueError(f"a {taken[0]} variable takes exactly one of field, expr, elapsed, bisg")
         elif self.expr is None:
-            raise ValueError("a variable needs first or last (with field, expr or elapsed), exists, count, sum, max, min, or expr")
-        elif self.field is not None or self.elapsed is not None:
-            raise ValueError("field and elapsed need first or last")
+            raise ValueError("a variable needs first or last (with field, expr, elapsed or bisg), exists, count, sum, max, min, or expr")
+        elif self.field is not None or self.elapsed is not None or self.bisg is not None:
+            raise ValueError("field, elapsed and bisg need first or last")
         return self
 
 

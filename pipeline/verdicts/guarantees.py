@@ -15,7 +15,7 @@ YEAR = 366 * 86_400_000
 
 PROXIED = (
     "groups known as probabilities: each group's rate by the method of moments, assuming a calibrated proxy and outcomes that "
-    "depend on the proxy inputs only through the group; {intervals} of the delta method's variance, valid as the trials grow; "
+    "depend on the proxy inputs only through the group; {intervals}, from the delta method's variance and valid as the trials grow; "
     "bounds beside them assume calibration alone"
 )
 
@@ -58,8 +58,9 @@ def guarantee(spec: Spec, *, proxied: bool = False) -> str:
     )
 
 
-def warnings(spec: Spec) -> list[str]:
-    """What in the spec weakens its verdicts' guarantee or delays them."""
+def warnings(spec: Spec, *, proxied: bool = False) -> list[str]:
+    """What in the spec weakens its verdicts' guarantee or delays them (`proxied`: the metric's groups are probabilities,
+    whose anytime verdicts read sums, not outcomes in opening order)."""
     found = []
     estimator = spec.estimator
     if estimator.verdict == "confident" and estimator.interval == "beta_credible":
@@ -72,7 +73,7 @@ def warnings(spec: Spec) -> list[str]:
             "confident verdicts hold at one fixed look; read after every evaluation they raise more false alarms than α and "
             "give more false certificates than α, and no level is claimed for them then; anytime verdicts hold at every look"
         )
-    if estimator.verdict == "anytime" and spec.trial.close_after is None:
+    if estimator.verdict == "anytime" and spec.trial.close_after is None and not proxied:
         found.append(
             "anytime verdicts take outcomes in opening order: without trial.close_after a trial that never closes holds back "
             "every trial opened after it; set close_after to bound the wait"
