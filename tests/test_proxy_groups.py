@@ -135,7 +135,8 @@ def test_bad_vectors_are_dead_letters_with_their_reason_and_their_columns_redact
     assert {key: letter["reason"] for key, letter in letters.items()} == {
         "neg": "bad_probabilities", "sum": "bad_probabilities", "text": "wrong_type", "word": "wrong_type", "none": "wrong_type", "missing": "missing_field",
     }  # fmt: skip
-    assert "negative" in letters["neg"]["detail"] and "sum to 0.9" in letters["sum"]["detail"]
+    assert "'b' is negative" in letters["neg"]["detail"] and "do not sum to 1" in letters["sum"]["detail"]
+    assert all("0.4" not in letter["detail"] and "-0.2" not in letter["detail"] for letter in letters.values())  # the values are redacted
     assert all(json.loads(letter["record"]).get("race_p", "<redacted>") == "<redacted>" for letter in letters.values())
     assert records(out, "estimates.jsonl")[-1]["trials"]["closed"] == 400
 

@@ -284,4 +284,5 @@ def new_bucket(plans: Sequence[Plan], partitions: int, *, share: int | None = No
         partitions=partitions,
         lateness=spec.input.lateness,
         tick=first.monitor.tick,
+        kind_rank=first.kind_rank,
     )

@@ -60,11 +60,13 @@ class _BadRecord(Exception):
         self.detail = detail
 
 
-def _checker(name: str, kind: FieldType, strings: bool) -> Callable[[Any], Any]:
-    """A function that returns the field's value in its declared type or raises `_BadRecord`."""
+def _checker(name: str, kind: FieldType, strings: bool, redacted: bool = False) -> Callable[[Any], Any]:
+    """A function that returns the field's value in its declared type or raises `_BadRecord` (whose detail names only
+    the type of a `redacted` field's value, as the dead letter's record hides the value)."""
+    shown = _type_only if redacted else _excerpt
 
     def wrong(value: Any) -> _BadRecord:
-        return _BadRecord("wrong_type", f"field {name!r} must be {kind}; got {_excerpt(value)}")
+        return _BadRecord("wrong_type", f"field {name!r} must be {kind}; got {shown(value)}")
 
     def as_int(value: Any) -> int:
         if type(value) is int:
@@ -101,16 +103,16 @@ def _checker(name: str, kind: FieldType, strings: bool) -> Callable[[Any], Any]:
         raise wrong(value)
 
     def as_probabilities(value: Any) -> dict[str, float]:
-        return probabilities(name, value, strings)
+        return probabilities(name, value, strings, shown)
 
     return {"int": as_int, "float": as_float, "str": as_str, "bool": as_bool, "probabilities": as_probabilities}[kind]
 
 
-def probabilities(name: str, value: Any, strings: bool) -> dict[str, float]:
+def probabilities(name: str, value: Any, strings: bool, shown: Callable[[Any], str]) -> dict[str, float]:
     """A `probabilities` field checked: an object of group → probability, each at least 0, summing to 1 (text numbers
-    read from CSV columns)."""
+    read from CSV columns); `shown` writes a value into a detail."""
     if not isinstance(value, dict) or not value:
-        raise _BadRecord("wrong_type", f"field {name!r} must be an object of group → probability; got {_excerpt(value)}")
+        raise _BadRecord("wrong_type", f"field {name!r} must be an object of group → probability; got {shown(value)}")
     checked: dict[str, float] = {}
     for group, probability in value.items():
         if strings and isinstance(probability, str):
@@ -119,13 +121,15 @@ def probabilities(name: str, value: Any, strings: bool) -> dict[str, float]:
             except ValueError:
                 pass
         if isinstance(probability, bool) or not isinstance(probability, int | float) or not math.isfinite(probability):
-            raise _BadRecord("wrong_type", f"field {name!r}: the probability of {group!r} must be a number; got {_excerpt(probability)}")
+            raise _BadRecord("wrong_type", f"field {name!r}: the probability of {group!r} must be a number; got {shown(probability)}")
         if probability < 0:
-            raise _BadRecord("bad_probabilities", f"field {name!r}: the probability of {group!r} is negative ({probability:g})")
+            value_shown = "" if shown is _type_only else f" ({probability:g})"
+            raise _BadRecord("bad_probabilities", f"field {name!r}: the probability of {group!r} is negative{value_shown}")
         checked[str(group)] = float(probability)
     total = math.fsum(checked.values())
     if abs(total - 1) > PROBABILITY_SUM_TOLERANCE:
-        raise _BadRecord("bad_probabilities", f"field {name!r}: the probabilities sum to {total:.9g}, not 1 (within {PROBABILITY_SUM_TOLERANCE:g})")
+        total_shown = "" if shown is _type_only else f" (they sum to {total:.9g})"
+        raise _BadRecord("bad_probabilities", f"field {name!r}: the probabilities do not sum to 1 within {PROBABILITY_SUM_TOLERANCE:g}{total_shown}")
     return checked
 
 
@@ -205,7 +209,7 @@ class RecordParser:
         self._guess_format = TimeFormatGuess()
         self._strings = strings
         self._kinds = {
-            kind: tuple((name, *_reader(name, ftype, strings), _checker(name, ftype, strings), _EXACT[ftype]) for name, ftype in fields.items())
+            kind: tuple((name, *_reader(name, ftype, strings), _checker(name, ftype, strings, letter_record.redacts(name)), _EXACT[ftype]) for name, ftype in fields.items())
             for kind, fields in schema.kinds.items()
         }
         self._plain_key = isinstance(schema.key, str) and "." not in schema.key
@@ -302,6 +306,11 @@ def _near(name: str, record: dict[str, Any]) -> str:
         step = steps[-1]
     near = near_fields(step, holder) if isinstance(holder, dict) else []
     return f"; the record has {', '.join(map(repr, near))}" if near else ""
+
+
+def _type_only(value: Any) -> str:
+    """How a detail names a redacted field's value: by its type alone."""
+    return f"a {type(value).__name__} (value redacted)"
 
 
 def _excerpt(value: Any, limit: int = 80) -> str:

@@ -52,9 +52,9 @@ class LetterRecord:
                 record = None
         if not isinstance(record, dict):
             return LetterRecord(keep="hash")(payload)
-        return record_text({name: REDACTED if self._redacts(name) else value for name, value in record.items()})
+        return record_text({name: REDACTED if self.redacts(name) else value for name, value in record.items()})
 
-    def _redacts(self, name: str) -> bool:
+    def redacts(self, name: str) -> bool:
         """A named field, or a column of a field read from several (`race_p_*`: a probabilities field's CSV columns)."""
         return name in self.redact or any(entry.endswith("*") and name.startswith(entry[:-1]) for entry in self.redact)
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from fairstream.records.events import Event
 from fairstream.records.timefmt import ceil_to
+from fairstream.trials.clock import LatenessBuffer
 from fairstream.trials.closing import CloseSchedule
 from fairstream.trials.folds import fold
 from fairstream.trials.layout import State, TrialLayout
@@ -141,8 +142,16 @@ class Bucket:
     ever_evicted: bool = False
     ended_early: bool = False
     """Whether a trial ended before its scheduled close (an event of its key came later): closing then checks each entry."""
+    kind_rank: dict[str, int] = field(default_factory=dict)
+    """Each event kind's place in `input.kinds`: how events of equal time from different partitions are ordered."""
+    arrivals: LatenessBuffer | None = None
+    """Fed by several partitions: their events, held until every partition still delivering has gone past their time,
+    so a key's events fold in event-time order whichever partition each came from (an applicant's attributes read from
+    their own file before the decision that closes the trial)."""
 
     def __post_init__(self) -> None:
+        if self.partitions > 1 and self.arrivals is None:
+            self.arrivals = LatenessBuffer(self.kind_rank)
         if type(self.trials) is dict:
             if self.packs and not self.trials:
                 self.trials = PackedTrials(self.layout.close_after)  # type: ignore[assignment]
@@ -168,6 +177,28 @@ class Bucket:
 
         An `idle` partition (at the end of its log for a while) stops holding the watermark back until it has events again.
         """
+        if high is not None and high > self.high.get(partition, high - 1):
+            self.high[partition] = high
+        if idle:
+            self.idle.add(partition)
+        elif events:
+            self.idle.discard(partition)
+        if self.arrivals is not None:
+            self.arrivals.hold(events, source=partition)
+            events = self._due_arrivals()
+        self._fold(events)
+        return self._advance()
+
+    def _due_arrivals(self) -> list[Event]:
+        """The held events every partition still delivering has gone past (all of them once every partition is quiet)."""
+        assert self.arrivals is not None
+        if len(self.high.keys() | self.idle) < self.partitions:
+            return []  # a partition has not delivered yet
+        active = [high for partition, high in self.high.items() if partition not in self.idle]
+        return self.arrivals.release(min(active)) if active else self.arrivals.drain()
+
+    def _fold(self, events: list[Event]) -> None:
+        """Fold events, in event-time order, into their trials; evict the earliest trials beyond `max_open`."""
         if events:
             self._note_openings(events)
         if type(self.trials) is PackedTrials:
@@ -182,13 +213,6 @@ class Bucket:
                 self.ended_early = True  # a trial ended before its scheduled close: the schedule may name its key's next trial
         if self.max_open is not None and len(self.trials) > self.max_open:
             self._evict(len(self.trials) - self.max_open)
-        if high is not None and high > self.high.get(partition, high - 1):
-            self.high[partition] = high
-        if idle:
-            self.idle.add(partition)
-        elif events:
-            self.idle.discard(partition)
-        return self._advance()
 
     def _note_openings(self, events: list[Event]) -> None:
         """Keep the earliest opening event: a partition's events come in event-time order, so a batch's is its first
@@ -226,6 +250,8 @@ class Bucket:
 
     def finish(self) -> list[Report]:
         """The input ended: close every open trial and report all remaining ticks, up to where the ended input's watermark reaches."""
+        if self.arrivals is not None:
+            self._fold(self.arrivals.drain())
         reports = self._report(FINISHED)
         if self.high:
             end = ceil_to(max(self.high.values()) - self.lateness, self.tick) - self.tick
@@ -312,4 +338,5 @@ class Bucket:
         clone.due = list(self.due)
         clone.high = dict(self.high)
         clone.idle = set(self.idle)
+        clone.arrivals = None if self.arrivals is None else self.arrivals.copy()
         return clone
