@@ -134,3 +134,26 @@ def test_a_bisg_variable_that_cannot_be_read_is_refused_with_its_field(variable,
     with pytest.raises(SpecError) as raised:
         check_spec(spec)
     assert path in str(raised.value) and reason in str(raised.value)
+
+
+def test_the_audit_report_shows_expected_counts_and_no_exact_test(lending, tmp_path):
+    folder, _ = lending
+    out = run(tmp_path, folder / "all.jsonl")
+    result = CliRunner().invoke(cli, ["report", str(out), "--out", str(tmp_path / "report")], env=ENV)
+    assert result.exit_code == 0, result.output
+    (table,) = (tmp_path / "report_tables").glob("*.csv")
+    rows = {row["category"]: row for row in pd.read_csv(table, keep_default_na=False).to_dict("records")}
+    last = [json.loads(line) for line in (out / "estimates.jsonl").read_text().splitlines()][-1]["parts"]["selection_rate"]["groups"]
+    for group, row in rows.items():
+        assert row["n"] == last[group]["trials"] and row["p_value"] == ""
+        assert abs(row["rate"] - last[group]["estimate"]) <= 1 / row["n"]
+
+
+def test_synth_lending_writes_the_attributes_apart(tmp_path):
+    result = CliRunner().invoke(cli, ["synth", "lending", "--n", "50", "--out", str(tmp_path / "d.jsonl"), "--attributes", str(tmp_path / "a.jsonl")], env=ENV)
+    assert result.exit_code == 0, result.output
+    decisions = [json.loads(line) for line in (tmp_path / "d.jsonl").read_text().splitlines()]
+    applicants = [json.loads(line) for line in (tmp_path / "a.jsonl").read_text().splitlines()]
+    assert {event["event"] for event in decisions} == {"DECISION"} and {event["event"] for event in applicants} == {"APPLICANT"}
+    assert [event["id"] for event in decisions] == [event["id"] for event in applicants]
+    assert "the lender does not see their race" in result.output

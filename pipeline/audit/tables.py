@@ -103,14 +103,23 @@ def part_tables(
     for index, level in enumerate(levels):
         intersection = len(levels) > 1 and index == len(levels) - 1
         own = (marginals or {}).get(level, {}).get(part) if not intersection and len(levels) > 1 else None
-        if own is not None:
+        proxied = body.get("groups_from") == "probabilities"
+        if proxied:  # n: the expected members (Σ p), selected: the moment estimate's share of them
+            counts = {group: (cell["trials"], None if cell.get("estimate") is None else round(cell["estimate"] * cell["trials"])) for group, cell in groups.items()}
+            suppressed = 0
+        elif own is not None:
             counts, suppressed = {value: (cell["trials"], cell["hits"]) for value, cell in own.items()}, 0
         else:
             counts, suppressed = _level_counts(groups, None if intersection or len(levels) == 1 else index)
-        rows = _compared(counts, min_share)
+        rows = _compared(counts, min_share, exact_test=not proxied)
         table = AuditTable(monitor, part, level, rate_name or part.replace("_", " "), rows, body.get("status"), e_value, min_share)
         if body.get("median") is not None:
             table.notes.append(f"scoring rate: the share of each category scoring above {body['median']:g}, the median score of every trial counted")
+        if proxied:
+            table.notes.append(
+                "groups known only as probabilities: n is each group's expected number of trials (Σ p), selected its moment estimate's "
+                f"share of them, no exact test; the estimates assume a {body.get('assumption', 'calibrated proxy')}"
+            )
         if (intersection or len(levels) == 1) and body.get("pair"):
             table.notes.append(_verdict_pair(body, measure))
         if suppressed and not intersection and len(levels) > 1:
@@ -139,8 +148,9 @@ def _level_counts(groups: dict[str, dict[str, Any]], attribute: int | None) -> t
     return counts, suppressed
 
 
-def _compared(counts: dict[str, tuple[int | None, int | None]], min_share: float) -> list[CategoryRow]:
-    """The level's rows: shares of the level's trials, the small and suppressed set apart, the rest compared with the most selected."""
+def _compared(counts: dict[str, tuple[int | None, int | None]], min_share: float, exact_test: bool = True) -> list[CategoryRow]:
+    """The level's rows: shares of the level's trials, the small and suppressed set apart, the rest compared with the most
+    selected (with Fisher's exact test where the counts are counts)."""
     total = sum(trials for trials, _ in counts.values() if trials)
     rows = []
     for category, (trials, hits) in sorted(counts.items()):
@@ -159,7 +169,7 @@ def _compared(counts: dict[str, tuple[int | None, int | None]], min_share: float
     top.note = REFERENCE
     for row in compared:
         row.impact_ratio = row.rate / top.rate if top.rate else None  # type: ignore[operator]
-        if row is not top:
+        if row is not top and exact_test:
             table = [[row.selected, row.n - row.selected], [top.selected, top.n - top.selected]]  # type: ignore[operator]
             row.p_value = float(fisher_exact(table, alternative="two-sided").pvalue)
     top.impact_ratio = 1.0 if top.rate else None
