@@ -89,9 +89,17 @@ def print_summary(monitor: MonitorTally, dead_letters: dict[str, int], unwritten
         for part, body in sorted(final["parts"].items()):
             if body.get("time_to_verdict"):
                 console.console.print(f"to decide {part}: {describe_time_to_verdict(body['time_to_verdict'])}", soft_wrap=True)
+    for change in monitor.changes:
+        console.console.print(
+            f"changed: {change['part']} {change['pair'][0]} − {change['pair'][1]} moved {change['direction']} at {change['changed_at']} "
+            f"(found {change['found_at']}): gap {change['gap_before']:.4f} → {change['gap_after']:.4f}",
+            soft_wrap=True,
+        )
     certifications = (
         f", {monitor.certifications} certification(s), {monitor.uncertifications} uncertification(s)"
-        if final is not None and final["verdict"] != "point"
+        if final is not None and final["verdict"] not in ("point", "change")
+        else f", {len(monitor.changes)} change(s)"
+        if final is not None and final["verdict"] == "change"
         else ""
     )
     console.console.print(

@@ -13,6 +13,7 @@ from fairstream.monitoring.config import Counting, Estimation, Judging, MonitorC
 from fairstream.monitoring.windows import Cumulative, Periodic, Sliding, Window
 from fairstream.trials.outcomes import SlotOutcomes
 from fairstream.verdicts.budget import declared_pairs
+from fairstream.verdicts.changes import Detection
 from fairstream.verdicts.judge import VerdictRule
 
 
@@ -30,7 +31,7 @@ def monitor_config(
         name=spec.monitor,
         metric=metric.type,
         rule=VerdictRule(
-            mode=estimator.verdict,
+            mode="point" if estimator.verdict == "change" else estimator.verdict,  # change verdicts judge the gap as point ones
             threshold=metric.threshold if metric.threshold is not None else 1.0,  # without a threshold no gap is judged (gap_verdict)
             alpha=estimator.alpha,
             hysteresis=estimator.hysteresis,
@@ -58,6 +59,7 @@ def monitor_config(
             declared_pairs=declared_pairs(listed, metric.pairs),
             declared_groups=None if listed is None else len(set(listed)),
             label_horizon=spec.trial.close_after,
+            detection=detection(spec, listed),
         ),
         publishing=Publishing(min_cell=spec.publish.min_cell),
         tick=spec.evaluate.tick,
@@ -79,6 +81,18 @@ def cells(spec: Spec, proxy: ProxyLayout | None = None) -> Cells:
     if metric.type == "scoring_rate" and metric.median is None:
         return ScoreCells()
     return RateCells()
+
+
+def detection(spec: Spec, listed: list[str] | None) -> Detection | None:
+    """Change verdicts' settings: the shift (default ε), the run length, and the detectors the spec declares."""
+    estimator, metric = spec.estimator, spec.metric
+    if estimator.verdict != "change":
+        return None
+    parts, pairs = declared_parts(metric), declared_pairs(listed, metric.pairs)
+    declared = parts * pairs if parts is not None and pairs is not None else None
+    shift = estimator.shift if estimator.shift is not None else metric.threshold
+    assert shift is not None  # the spec's model requires one of them
+    return Detection(shift, estimator.arl, declared)
 
 
 def window(spec: Spec) -> Window:

@@ -23,6 +23,8 @@ class PartEstimator(SpecModel):
         return self
 
 
+DEFAULT_ARL = 1_000_000
+"""Change verdicts' default average run length to a false alarm: about one in a hundred streams of 10,000 trials."""
 MIN_ALPHA = 1e-12
 """The smallest error level a spec may ask for."""
 
@@ -32,10 +34,20 @@ class Estimator(SpecModel):
 
     prior: float | str = Field(0.5, description="prior mean γ in [0, 1], or an expression over aggregates")
     confidence: float = Field(0.0, ge=0, description="κ: weight of the prior in pseudo-trials; 0 gives the plain ratio")
-    verdict: Literal["point", "confident", "anytime"] = Field(
+    verdict: Literal["point", "confident", "anytime", "change"] = Field(
         "point",
         description="point: the estimated gap exceeds the threshold; confident: the gap's 1−α interval lies above it; "
-        "anytime: a test by betting rejects a gap ≤ threshold at level α, valid however often it is checked",
+        "anytime: a test by betting rejects a gap ≤ threshold at level α, valid however often it is checked; change: "
+        "a change detector per pair of groups says when a gap moved by shift or more (fairness.changed), besides point verdicts",
+    )
+    shift: float | None = Field(
+        None, gt=0, description="change verdicts: the smallest change of a gap worth finding (default: the metric's threshold)"
+    )
+    arl: float = Field(
+        DEFAULT_ARL,
+        ge=100,
+        description="change verdicts: the average number of trials before a false alarm on a stream that never changes, over "
+        "every part and pair together",
     )
     alpha: float = Field(
         0.05, gt=0, lt=1, description="error budget of confident and anytime verdicts: split over the monitor's parts and each part's pairs of groups (see family)"

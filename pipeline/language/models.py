@@ -197,7 +197,7 @@ class Spec(SpecModel):
             return self.estimator.min_trials
         if self.metric.constraints:
             return CONSTRAINT_FLOOR
-        if self.estimator.verdict != "point":
+        if self.estimator.verdict not in ("point", "change") or self.metric.threshold is None:
             return 1
         return default_floor(self.metric.threshold, ratio=tests_ratio(self.metric.type))
 
@@ -210,6 +210,13 @@ class Spec(SpecModel):
                 raise ValueError("the window length must be a multiple of evaluate.every")
             if self.estimator.verdict == "anytime":
                 raise ValueError("anytime verdicts hold over the whole stream; use a cumulative window")
+        if self.estimator.verdict == "change":
+            if self.window.kind != "cumulative":
+                raise ValueError("change verdicts read every closed trial as it comes; use a cumulative window")
+            if self.metric.type in ("benefit_rate", "scoring_rate") or isinstance(self.metric.label, PartlySeenLabel):
+                raise ValueError("change verdicts compare rates or mean outcomes of trials: not benefit or scoring rates, nor partly seen labels")
+            if self.estimator.shift is None and self.metric.threshold is None:
+                raise ValueError("change verdicts need estimator.shift (the smallest change worth finding) where the metric has no threshold")
         if self.metric.type == "scoring_rate" and self.metric.median is None and self.estimator.verdict == "anytime":
             raise ValueError(
                 "a scoring rate against the running median changes a trial's count as later scores move the median, so no bet on it "

@@ -11,6 +11,7 @@ from fairstream.monitoring.cells import Cells, ProxyCells, ScoreCells
 from fairstream.monitoring.windows import Cumulative, Window
 from fairstream.trials.outcomes import SlotOutcomes
 from fairstream.verdicts.budget import Family, MonitorBudget
+from fairstream.verdicts.changes import Detection
 from fairstream.verdicts.constraints import ConstraintRule
 from fairstream.verdicts.judge import VerdictRule
 
@@ -65,6 +66,8 @@ class Judging:
     """Groups where the spec lists them: a constraint's δ is split evenly over them (else by the schedule)."""
     label_horizon: int | None = None
     """trial.close_after: under anytime verdicts the published rates count the trials opened at least this long ago."""
+    detection: Detection | None = None
+    """Change verdicts: what the detectors of each part's pairs look for (besides the gap's point verdict)."""
 
 
 @dataclass(frozen=True)
@@ -138,5 +141,5 @@ class MonitorConfig:
     @property
     def needs_trials(self) -> bool:
         """Whether buckets must send closed trials one by one (verdict per trial, betting in close order, a window that
-        selects trials by when they opened, or scores counted one by one for a running median)."""
-        return self.on_close or self.opening_order or self.counting.window.by == "opened" or self.running_median
+        selects trials by when they opened, scores counted one by one for a running median, or change detectors)."""
+        return self.on_close or self.opening_order or self.counting.window.by == "opened" or self.running_median or self.judging.detection is not None

@@ -1,5 +1,6 @@
 """Everything one monitor has counted, and the one place that changes it: each part's rates or sums per group, the
-aggregates, the trials closed and lost, the tracked groups, the baselines and the anytime evidence (pure)."""
+aggregates, the trials closed and lost, the tracked groups, the baselines, the anytime evidence and the change
+detectors (pure)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from fairstream.monitoring.config import MonitorConfig
 from fairstream.trials.bucket import Report
 from fairstream.trials.outcomes import UNLISTED, SlotOutcomes, TickDelta, TrialOutcome
 from fairstream.verdicts.anytime import AnytimeEvidence
+from fairstream.verdicts.changes import ChangeEvidence
 from fairstream.verdicts.tracked import TrackedGroups, unlisted_total
 
 
@@ -24,6 +26,8 @@ class Counts:
     """The groups each part tracks (at most `max_groups`), and the trials of those it does not."""
     anytime: AnytimeEvidence | None = field(init=False)
     """Anytime verdicts: the betting tests and confidence sequences, fed in opening order; None under other verdicts."""
+    changes: ChangeEvidence | None = field(init=False)
+    """Change verdicts: each part's pair detectors, fed in close order; None under other verdicts."""
     scores: ScoreCounts | None = field(init=False)
     """A scoring rate against the running median: each group's scores, turned into rates at each evaluation."""
     rates: dict[str, dict[str, Rate]] = field(default_factory=dict)
@@ -53,6 +57,8 @@ class Counts:
         config = self.config
         self.groups = TrackedGroups(config.name, config.counting.max_groups)
         self.scores = ScoreCounts() if config.running_median else None
+        detection = config.judging.detection
+        self.changes = None if detection is None else ChangeEvidence(detection, config.rule.pairs)
         self.anytime = None
         if config.opening_order:
             self.anytime = AnytimeEvidence(
@@ -117,6 +123,8 @@ class Counts:
             self.config.counting.cells.add(self, cells)
         if self.anytime is not None and cells is not None:
             self.anytime.hold(trial, cells)
+        if self.changes is not None and cells:
+            self.changes.hold(trial, cells)
         self.add_totals(trial.totals)
 
     def remove_trial(self, trial: TrialOutcome) -> None:

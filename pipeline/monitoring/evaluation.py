@@ -11,12 +11,13 @@ from fairstream.estimators.priors import part_estimator, prior_now
 from fairstream.estimators.rate import Rate
 from fairstream.monitoring.config import MonitorConfig
 from fairstream.monitoring.counts import Counts
-from fairstream.records.envelope import ESTIMATE, stamp
+from fairstream.records.envelope import CHANGED, ESTIMATE, stamp
 from fairstream.records.timefmt import format_instant
 from fairstream.trials.outcomes import MARGINAL, PROXY, UNLABELED, UNLISTED, hidden
 from fairstream.verdicts.alerts import CERTIFIED_STATUS, INCONCLUSIVE, AlertTracker, part_status
 from fairstream.verdicts.anytime import AnytimeEvidence
 from fairstream.verdicts.budget import Budget, MonitorBudget
+from fairstream.verdicts.changes import ChangeEvidence, change_record
 from fairstream.verdicts.constraints import ConstraintRule, constraint_part
 from fairstream.verdicts.horizon import trials_to_decide
 from fairstream.verdicts.judge import judge
@@ -80,6 +81,8 @@ class Evaluation:
                 )
         for rule in config.judging.constraints:
             parts[rule.part] = self._constraint_part(counts, rule)
+        if counts.changes is not None:
+            alerts.extend(self._changes(counts.changes, instant, at))
         if config.metric == "conditional_statistical_parity" and len(parts) > 1:
             parts[STANDARDIZED] = standardized_part(parts, config.rule, config.judging.min_trials)
         parts = {part: suppress_small_cells(body, config.publishing.min_cell) for part, body in parts.items()}
@@ -132,10 +135,21 @@ class Evaluation:
         if config.rule.mode != "point":
             summary["alpha"] = config.rule.alpha
             summary["family"] = config.judging.family
+        if config.judging.detection is not None:
+            summary["verdict"] = "change"
+            summary["detection"] = {"shift": config.judging.detection.shift, "arl": config.judging.detection.arl}
         aggregates = {name: value for name, value in sorted(counts.totals.items()) if not name.startswith(UNLISTED)}
         if aggregates:
             summary["aggregates"] = aggregates
         return [stamp(summary, config.name, ESTIMATE, instant, *at), *alerts]
+
+    def _changes(self, evidence: ChangeEvidence, instant: int, at: tuple[str, ...]) -> list[dict[str, Any]]:
+        """A `fairness.changed` record per change the detectors found since the last evaluation."""
+        detection = evidence.detection
+        return [
+            stamp(change_record(self.config.metric, part, pair, change, detection), self.config.name, CHANGED, instant, part, *pair, str(change.changed_at), *at)
+            for part, pair, change in evidence.take()
+        ]
 
     def _level(self, part: str):
         """The α of each pair of `part`: its share of the monitor's budget, fixed when first asked for."""

@@ -16,6 +16,7 @@ SCHEMAS = {
     "fairness.recovered": "alert",
     "fairness.certified": "alert",
     "fairness.uncertified": "alert",
+    "fairness.changed": "change",
     "shield.intervention": "shield-intervention",
     "shield.status": "shield-status",
     "pipeline.dead_letter": "dead-letter",

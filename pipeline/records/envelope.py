@@ -13,6 +13,8 @@ VIOLATION = "fairness.violation"
 RECOVERED = "fairness.recovered"
 CERTIFIED = "fairness.certified"
 UNCERTIFIED = "fairness.uncertified"
+CHANGED = "fairness.changed"
+"""A change detector found that a pair's gap moved, and when."""
 ESTIMATE = "fairness.estimate"
 ALERT_TYPES = (VIOLATION, RECOVERED, CERTIFIED, UNCERTIFIED)
 """The records a monitor writes to the alert topic: a verdict or a certification turning."""

@@ -18,6 +18,7 @@ SCHEMA_DIR = Path(__file__).parent / "schemas"
 RECORDS: dict[str, tuple[str, tuple[type[wire.Record], ...]]] = {
     "estimate": ("fairness.estimate", (wire.Estimate,)),
     "alert": ("fairness alert", (wire.PartAlert, wire.ConstraintAlert)),
+    "change": ("fairness.changed", (wire.ChangeAlert,)),
     "shield-intervention": ("shield.intervention", (wire.Intervention,)),
     "shield-status": ("shield.status", (wire.ShieldStatus,)),
     "dead-letter": ("pipeline.dead_letter", (wire.DeadLetter,)),

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
-from fairstream.records.envelope import ALERT_TYPES, DEAD_LETTER, ESTIMATE, INTERVENTION, SEAL, SHIELDED, STATUS, UNDELIVERED
+from fairstream.records.envelope import ALERT_TYPES, CHANGED, DEAD_LETTER, ESTIMATE, INTERVENTION, SEAL, SHIELDED, STATUS, UNDELIVERED
 
 Number = int | float
 """A JSON number as the record holds it: an integer stays an integer."""
@@ -23,7 +23,7 @@ RecordId = Annotated[str, Meta(pattern="^[0-9a-f]{24}$", description="determinis
 Interval = Annotated[list[Number], Meta(min_length=2, max_length=2, description="[low, high]")]
 Pair = Annotated[list[str], Meta(min_length=2, max_length=2)]
 Status = Literal["violated", "certified", "satisfied", "inconclusive"]
-Verdict = Literal["point", "confident", "anytime"]
+Verdict = Literal["point", "confident", "anytime", "change"]
 
 
 class Record(Struct, forbid_unknown_fields=True, kw_only=True):
@@ -161,6 +161,13 @@ class Untracked(Record, kw_only=True):
     trials: Count
 
 
+class Detection(Record, kw_only=True):
+    """Change verdicts' settings."""
+
+    shift: Annotated[Number, Meta(description="the smallest change of a gap worth finding")]
+    arl: Annotated[Number, Meta(description="the average number of trials before a false alarm on a stream that never changes")]
+
+
 class Estimate(Envelope, tag_field="type", tag=ESTIMATE, kw_only=True):
     """One evaluation of a monitor: every part of its metric with each group's numbers. On <alerts>.estimates, or estimates.jsonl."""
 
@@ -186,6 +193,7 @@ class Estimate(Envelope, tag_field="type", tag=ESTIMATE, kw_only=True):
     ] | UnsetType = UNSET
     untracked: dict[str, Untracked] | UnsetType = UNSET
     aggregates: dict[str, Number] | UnsetType = UNSET
+    detection: Annotated[Detection, Meta(description="change verdicts: what the detectors look for")] | UnsetType = UNSET
 
 
 AlertType = Literal["fairness.violation", "fairness.recovered", "fairness.certified", "fairness.uncertified"]
@@ -205,6 +213,27 @@ PartAlert = msgspec.defstruct(
     namespace={"__doc__": "A part's verdict turned (violation, recovery, certification or its loss); the part's fields at the top level. On <alerts>, or alerts.jsonl."},
 )
 """An alert of a part: the envelope, the metric and part, and every field of `PartFields`."""
+
+
+class ChangeAlert(Envelope, tag_field="type", tag=CHANGED, kw_only=True):
+    """A change detector found that a pair's gap moved by the shift or more, and estimates when. On <alerts>, or alerts.jsonl."""
+
+    metric: str
+    part: str
+    pair: Annotated[Pair, Meta(description="the gap is the first group's rate (or mean) minus the second's")]
+    direction: Annotated[Literal["up", "down"], Meta(description="whether the gap grew or shrank")]
+    changed_at: Annotated[Instant, Meta(description="the estimated change point: the close time of the first pair after it")]
+    found_at: Annotated[Instant, Meta(description="the close time of the trial that completed the alarm")]
+    since: Annotated[Instant, Meta(description="when the detector started (or started again after its last change)")]
+    gap_before: Number
+    gap_before_interval: Interval
+    gap_after: Number
+    gap_after_interval: Interval
+    pairs_before: Count
+    pairs_after: Count
+    shift: Number
+    arl: Number
+    assumption: str
 
 
 class ConstraintAlert(Envelope, kw_only=True):
@@ -348,6 +377,7 @@ def struct_of(record: dict[str, Any]) -> type[Record]:
 
 BY_TYPE: dict[str, type[Record]] = {
     ESTIMATE: Estimate,
+    CHANGED: ChangeAlert,
     INTERVENTION: Intervention,
     STATUS: ShieldStatus,
     DEAD_LETTER: DeadLetter,

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from fairstream.records.envelope import CERTIFIED, RECOVERED, UNCERTIFIED, VIOLATION
+from fairstream.records.envelope import CERTIFIED, CHANGED, RECOVERED, UNCERTIFIED, VIOLATION
 from fairstream.records.hints import FIXES
 from fairstream.verdicts.summary import FirstViolation, note_violations, publishes_groups
 
@@ -28,6 +28,8 @@ class MonitorTally(BaseModel):
     recoveries: int = 0
     certifications: int = 0
     uncertifications: int = 0
+    changes: list[dict[str, Any]] = Field(default_factory=list)
+    """The `fairness.changed` records, in the order written."""
 
     def observe_estimate(self, record: dict[str, Any]) -> None:
         self.estimates += 1
@@ -47,6 +49,7 @@ class MonitorTally(BaseModel):
         self.recoveries += other.recoveries
         self.certifications += other.certifications
         self.uncertifications += other.uncertifications
+        self.changes = sorted([*self.changes, *other.changes], key=lambda change: (change["found_at"], change["part"], change["pair"]))
         for mine, theirs in (("last", other.last), ("latest_published", other.latest_published)):
             if theirs is not None and (getattr(self, mine) is None or theirs["event_time"] >= getattr(self, mine)["event_time"]):
                 setattr(self, mine, theirs)
@@ -123,6 +126,8 @@ class RunTally(BaseModel):
             self._monitor(record["monitor"]).certifications += 1
         elif kind == UNCERTIFIED:
             self._monitor(record["monitor"]).uncertifications += 1
+        elif kind == CHANGED:
+            self._monitor(record["monitor"]).changes.append(record)
         elif kind == "shield.decision":
             self.shielded += 1
         elif kind == "shield.intervention":
