@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 from fairstream import metrics
 from fairstream.paths import RUNBOOK_URL
 from fairstream.records import wire
-from fairstream.records.envelope import CERTIFIED, RECOVERED, UNCERTIFIED, UNDELIVERED, VIOLATION
+from fairstream.records.envelope import CERTIFIED, CHANGED, RECOVERED, UNCERTIFIED, UNDELIVERED, VIOLATION
 
 RESEND_EVERY = 60.0
 """Seconds between re-sending the firing alerts (Alertmanager resolves an alert not seen for its resolve_timeout, 5 min)."""
@@ -37,6 +37,8 @@ FLUSH_WAIT = 5.0
 UNDELIVERED_FILE = "undelivered.jsonl"
 """Beside a file run's outputs: the alerts a notification endpoint never accepted."""
 
+CHANGE_FIRES = 86_400.0
+"""Seconds a `FairnessChanged` alert fires: a change is an event, so its alert resolves itself after a day."""
 OPENS = {VIOLATION: "FairnessViolation", CERTIFIED: "FairnessCertified"}
 CLOSES = {RECOVERED: "FairnessViolation", UNCERTIFIED: "FairnessCertified"}
 log = logging.getLogger("fairstream.notify")
@@ -284,6 +286,9 @@ class _Alertmanager(_Endpoint):
         otherwise then: another widest pair, a withheld order). What is unsent is kept per label set, Alertmanager's
         identity of an alert: the latest state of each is posted."""
         kind = record["type"]
+        if kind == CHANGED:
+            self._note_change(record)
+            return
         labels = alert_labels(record, OPENS.get(kind) or CLOSES[kind])
         identity = alert_identity(record, labels["alertname"])
         payload = {"labels": labels, "annotations": alert_annotations(record, labels["alertname"], self.runbook), "startsAt": record.get("emitted_at")}
@@ -295,6 +300,20 @@ class _Alertmanager(_Endpoint):
                 payload["labels"], payload["startsAt"] = opened[0]["labels"], opened[0]["startsAt"]
             payload["endsAt"] = record.get("emitted_at")
         self._unsent[tuple(sorted(payload["labels"].items()))] = (payload, record)
+
+    def _note_change(self, record: dict[str, Any]) -> None:
+        """A change fires once, for `CHANGE_FIRES` seconds from when it was written; each change point is its own alert."""
+        labels = {**alert_labels(record, "FairnessChanged"), "severity": "info", "changed_at": str(record.get("changed_at"))}
+        start = record.get("emitted_at")
+        ends = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + CHANGE_FIRES))
+        annotations = {
+            "summary": f"{record.get('monitor')}: {record.get('part')} {_pair(record)} moved {record.get('direction')} at {record.get('changed_at')}",
+            "gap_before": json.dumps(record.get("gap_before")),
+            "gap_after": json.dumps(record.get("gap_after")),
+            "alert_id": str(record.get("alert_id")),
+            "runbook_url": f"{self.runbook}#fairnesschanged",
+        }
+        self._unsent[tuple(sorted(labels.items()))] = ({"labels": labels, "annotations": annotations, "startsAt": start, "endsAt": ends}, record)
 
     def _pending(self) -> list[dict[str, Any]]:
         return [record for _payload, record in self._unsent.values()]
@@ -328,7 +347,7 @@ class Notifier:
 
     def offer(self, record: dict[str, Any]) -> None:
         """Hand over an output record (only alerts are posted); never waits."""
-        if record.get("type") in (*OPENS, *CLOSES):
+        if record.get("type") in (*OPENS, *CLOSES, CHANGED):
             for endpoint in self.endpoints:
                 endpoint.offer(record)
 

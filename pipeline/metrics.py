@@ -15,7 +15,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge
 from prometheus_client.core import GaugeMetricFamily
 
 from fairstream.language.metric import tests_ratio
-from fairstream.records.envelope import ALERT_TYPES
+from fairstream.records.envelope import ALERT_TYPES, CHANGED
 from fairstream.records.timefmt import time_parser
 from fairstream.verdicts.summary import rested_on
 from fairstream.verdicts.tally import LATE_SHARE, RunTally, late_line
@@ -197,7 +197,7 @@ def observe(record: dict[str, Any]) -> None:
         _estimates.latest[record["monitor"]] = record
         if record.get("unseen_groups"):
             _unseen(record)
-    elif kind in (*ALERT_TYPES, "shield.intervention"):
+    elif kind in (*ALERT_TYPES, CHANGED, "shield.intervention"):
         ALERTS.labels(record.get("monitor", ""), kind).inc()
     elif kind == "shield.status" and record.get("assumptions"):
         _shield_breaks(record)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fairstream.language.metric import tests_ratio
-from fairstream.records.envelope import ALERT_TYPES, DEAD_LETTER, ESTIMATE, INTERVENTION, STATUS
+from fairstream.records.envelope import ALERT_TYPES, CHANGED, DEAD_LETTER, ESTIMATE, INTERVENTION, STATUS
 
 
 @dataclass
@@ -57,7 +57,7 @@ class DashboardState:
                 history = self.monitors[name] = MonitorHistory(name)
             if kind == ESTIMATE:
                 history.estimates.append(record)
-            elif kind in (*ALERT_TYPES, INTERVENTION):
+            elif kind in (*ALERT_TYPES, CHANGED, INTERVENTION):
                 self.alerts_by_id[str(record_id)] = record
                 (history.interventions if kind == INTERVENTION else history.alerts).append(record)
             elif kind == STATUS:
@@ -185,7 +185,14 @@ def violated_periods(verdicts: list[tuple[str, bool | None]]) -> list[list[str]]
 
 
 def alert_row(alert: dict[str, Any]) -> dict[str, Any]:
-    """What the alerts list shows of an alert: when, which part and pair (or group), the gap or ratio, the verdict mode."""
+    """What the alerts list shows of an alert: when, which part and pair (or group), the gap or ratio, the verdict mode
+    (a change: at its change point, the size of the gap after it)."""
+    if alert.get("type") == CHANGED:
+        after = abs(alert["gap_after"])
+        return {
+            "alert_id": alert.get("alert_id"), "type": CHANGED, "event_time": alert.get("changed_at"), "part": alert.get("part"),
+            "pair": alert.get("pair"), "gap": after, "ratio": None, "raw_gap": after, "raw_ratio": None, "verdict": "change", "value": alert["gap_after"],
+        }  # fmt: skip
     verdict = _verdict_of(alert)
     return {
         "alert_id": alert.get("alert_id"),

@@ -19,7 +19,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from fairstream.language.metric import tests_ratio
-from fairstream.records.envelope import RECOVERED, VIOLATION
+from fairstream.records.envelope import CHANGED, RECOVERED, VIOLATION
 from fairstream.records.errors import InputError
 
 MAX_PARTS = 8
@@ -37,6 +37,7 @@ GAP_COLOR = "black"
 VIOLATION_COLOR = "tab:red"
 RECOVERY_COLOR = "tab:green"
 CERTIFIED_COLOR = "tab:blue"
+CHANGE_COLOR = "tab:purple"
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,7 @@ def plot_run(out_dir: Path, png_path: Path | None = None, *, groups: list[str] |
     shown = largest_final_gaps(series, MAX_PARTS)
     figure = draw(
         shown, alerts_by_part(alerts), title=figure_title(estimates[-1], len(shown), len(series)), groups=groups,
-        certifies=estimates[-1].get("verdict", "point") != "point",
+        certifies=estimates[-1].get("verdict", "point") not in ("point", "change"),
     )  # fmt: skip
     png_path = Path(png_path) if png_path else out_dir / ("fairness.png" if len(monitors) == 1 else f"fairness-{chosen}.png")
     png_path.parent.mkdir(parents=True, exist_ok=True)
@@ -202,10 +203,10 @@ def violated_spans(times: list[datetime], flags: list[bool]) -> list[tuple[datet
 
 
 def alerts_by_part(alerts: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """Violation and recovery alerts grouped by the part they concern, in file order."""
+    """Violation, recovery and change alerts grouped by the part they concern, in file order."""
     found: dict[str, list[dict[str, Any]]] = {}
     for alert in alerts:
-        if alert["type"] in (VIOLATION, RECOVERED):
+        if alert["type"] in (VIOLATION, RECOVERED, CHANGED):
             found.setdefault(alert["part"], []).append(alert)
     return found
 
@@ -243,7 +244,10 @@ def draw(
             bottom.set_ylabel(f"raw {measure}" if part.raw and part.certificates is None else measure)
     figure.suptitle(title, fontsize=14)
     figure.legend(
-        handles=_key(any(part.ratio for part in series), any(part.raw for part in series), certifies),
+        handles=_key(
+            any(part.ratio for part in series), any(part.raw for part in series), certifies,
+            any(alert["type"] == CHANGED for part_alerts in alerts.values() for alert in part_alerts),
+        ),
         loc="outside lower center", ncol=4 if certifies else 6, frameon=False, fontsize=11,
     )  # fmt: skip
     return figure
@@ -293,6 +297,9 @@ def _draw_gap(ax: Axes, part: PartSeries, alerts: list[dict[str, Any]], colors: 
     for start, end in violated_spans(part.times, part.certified or []):
         ax.axvspan(start, end, color=CERTIFIED_COLOR, alpha=0.15, linewidth=0)
     for alert in alerts:
+        if alert["type"] == CHANGED:
+            _mark_change(ax, alert)
+            continue
         color = VIOLATION_COLOR if alert["type"] == VIOLATION else RECOVERY_COLOR
         ax.axvline(datetime.fromisoformat(alert["event_time"]), color=color, linestyle=":", linewidth=1.3)
     first = next((alert for alert in alerts if alert["type"] == VIOLATION), None)
@@ -310,6 +317,18 @@ def _draw_gap(ax: Axes, part: PartSeries, alerts: list[dict[str, Any]], colors: 
     locator = AutoDateLocator()
     ax.xaxis.set_major_locator(locator)
     ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))
+
+
+def _mark_change(ax: Axes, alert: dict[str, Any]) -> None:
+    """A change point: a solid line at `changed_at`, labelled with the pair and the gaps before and after."""
+    moment = datetime.fromisoformat(alert["changed_at"])
+    ax.axvline(moment, color=CHANGE_COLOR, linewidth=1.6)
+    first, second = alert["pair"]
+    ax.annotate(
+        f"{first} − {second}: {alert['gap_before']:.2f} → {alert['gap_after']:.2f}",
+        (moment, 1.0), xycoords=("data", "axes fraction"), xytext=(4, -4), textcoords="offset points",
+        va="top", fontsize=9, color=CHANGE_COLOR, bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "none", "alpha": 0.85},
+    )  # fmt: skip
 
 
 def _label_first_violation(ax: Axes, part: PartSeries, alert: dict[str, Any]) -> None:
@@ -331,7 +350,7 @@ def _label_first_violation(ax: Axes, part: PartSeries, alert: dict[str, Any]) ->
     )
 
 
-def _key(ratio: bool, raw: bool = False, certifies: bool = False) -> list[Any]:
+def _key(ratio: bool, raw: bool = False, certifies: bool = False, changes: bool = False) -> list[Any]:
     measure = ("raw " if raw else "") + ("ratio" if ratio else "gap")
     return [
         Line2D([], [], color=GAP_COLOR, linewidth=1.3, label=f"{measure} between groups"),
@@ -341,4 +360,5 @@ def _key(ratio: bool, raw: bool = False, certifies: bool = False) -> list[Any]:
         *([Patch(color=CERTIFIED_COLOR, alpha=0.15, label="certified (unshaded: inconclusive)")] if certifies else []),
         Line2D([], [], color=VIOLATION_COLOR, linestyle=":", label="violation alert"),
         Line2D([], [], color=RECOVERY_COLOR, linestyle=":", label="recovery alert"),
+        *([Line2D([], [], color=CHANGE_COLOR, linewidth=1.6, label="change point")] if changes else []),
     ]

@@ -165,3 +165,30 @@ def test_alerts_point_to_their_section_of_the_documentations_runbook_by_default(
     runbook = (Path(__file__).parents[2] / "docs" / "runbook.md").read_text()
     assert RUNBOOK_URL == f"{site['site_url']}runbook.html"
     assert "## FairnessViolation" in runbook and "## FairnessCertified" in runbook
+
+
+def test_a_change_fires_in_alertmanager_for_a_day_and_reaches_a_webhook(alertmanager, receiver, tmp_path):
+    from fairstream.lab.changes.streams import decisions
+
+    in_a, hired = decisions(1, 10_000, change_at=5000)
+    start = datetime(2026, 1, 1)
+    write_jsonl(tmp_path / "moves.jsonl", [
+        {"time": (start + timedelta(minutes=i)).strftime("%Y-%m-%dT%H:%M:%SZ"), "id": f"D{i}", "event": "DECISION", "gender": "a" if a else "b", "hired": bool(h)}
+        for i, (a, h) in enumerate(zip(in_a, hired))
+    ])  # fmt: skip
+    spec = tmp_path / "change.yaml"
+    spec.write_text(yaml.safe_dump({
+        "monitor": "hiring-change", "input": {"time": "time", "key": "id", "kind": "event", "kinds": {"DECISION": {"gender": "str", "hired": "bool"}}},
+        "trial": {"close_on": ["DECISION"]}, "variables": {"group": {"first": "DECISION", "field": "gender"}, "hired": {"first": "DECISION", "field": "hired"}},
+        "metric": {"type": "demographic_parity", "group": "group", "prediction": "hired", "groups": ["a", "b"], "threshold": 0.1},
+        "estimator": {"verdict": "change"}, "evaluate": {"every": "1h"},
+    }))  # fmt: skip
+    run(str(spec), "--input", str(tmp_path / "moves.jsonl"), "--out", str(tmp_path / "out"), "--alertmanager", alertmanager, "--webhook", receiver.url)
+    (change,) = [json.loads(line) for line in (tmp_path / "out" / "alerts.jsonl").read_text().splitlines() if '"fairness.changed"' in line]
+    listed = wait_until(lambda: [a for a in json.loads(urllib.request.urlopen(f"{alertmanager}/api/v2/alerts").read()) if a["labels"]["alertname"] == "FairnessChanged"], "the change listed")
+    (alert,) = listed
+    assert alert["labels"]["changed_at"] == change["changed_at"] and alert["labels"]["severity"] == "info"
+    assert alert["annotations"]["alert_id"] == change["alert_id"] and alert["annotations"]["runbook_url"].endswith("#fairnesschanged")
+    ends = datetime.fromisoformat(alert["endsAt"].replace("Z", "+00:00"))
+    assert timedelta(hours=23) < ends - datetime.fromisoformat(alert["startsAt"].replace("Z", "+00:00")) < timedelta(hours=25)
+    wait_until(lambda: any(body.get("type") == "fairness.changed" for body in receiver.bodies), "the webhook's change record")

@@ -9,6 +9,7 @@ const ALERT_MARKERS = [
   ["fairness.recovered", "circle", OK, "recovery alert"],
   ["fairness.certified", "diamond", CERTIFIED, "certified"],
   ["fairness.uncertified", "diamond-open", CERTIFIED, "no longer certified"],
+  ["fairness.changed", "star", "#7b2d8e", "change point"],
 ];
 const groupColors = new Map();
 const PLOT_CONFIG = { responsive: true, displaylogo: false, modeBarButtonsToRemove: ["lasso2d", "select2d"] };
