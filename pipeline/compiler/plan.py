@@ -208,6 +208,8 @@ def _proxy_layout(check: Checker, spec: Spec, variable_types: dict[str, Any]) ->
         check.fail("metric -> type", f"{metric.type} cannot take groups given as probabilities; these can: {', '.join(PROXY_METRICS)}")
     elif isinstance(metric.label, PartlySeenLabel):
         check.fail("metric -> label", "a label seen only for some trials cannot be combined with groups given as probabilities")
+    elif spec.estimator.verdict == "change":
+        check.fail("estimator -> verdict", "groups given as probabilities take point, confident or anytime verdicts, not change")
     elif spec.variables[metric.group].bisg is not None:
         if isinstance(metric.groups, list) and set(metric.groups) != set(BISG_GROUPS):
             check.fail("metric -> groups", f"bisg gives probabilities for {', '.join(BISG_GROUPS)}: list them all or leave groups: all (pairs picks the comparisons)")

@@ -50,17 +50,21 @@ class ChangeStudy:
     median_delay: float | None
     near_share: float
     near: int
+    change_points: tuple[int, ...]
+    """Each found stream's first change point after the move, in decisions."""
 
 
 def study(runs: int, n: int = 10_000, change_at: int = 5_000, gap: float = 0.15, shift: float = 0.1, arl: float = 1e6, near: int = 750, seed: int = 0) -> ChangeStudy:
     """Measure `runs` stationary and `runs` changed streams."""
     alarms = sum(bool(detect(*decisions(seed + run, n), shift, arl)) for run in range(runs))
-    delays, close = [], 0
+    delays, points = [], []
     for run in range(runs):
         found = [change for change in detect(*decisions(seed + runs + run, n, change_at, gap), shift, arl) if change.found_at >= change_at]
         if found:
             delays.append(found[0].found_at - change_at)
-            close += abs(found[0].changed_at - change_at) <= near
+            points.append(found[0].changed_at)
+    close = sum(abs(point - change_at) <= near for point in points)
     return ChangeStudy(
-        runs, n, arl, alarms / runs, len(delays) / runs, float(np.median(delays)) if delays else None, close / len(delays) if delays else 0.0, near
+        runs, n, arl, alarms / runs, len(delays) / runs, float(np.median(delays)) if delays else None, close / len(delays) if delays else 0.0, near,
+        tuple(points),
     )  # fmt: skip

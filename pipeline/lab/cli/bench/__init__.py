@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from fairstream.lab.cli.bench.changes import changes
 from fairstream.lab.cli.bench.database import database
 from fairstream.lab.cli.bench.detection import detection
 from fairstream.lab.cli.bench.evidence import evidence
@@ -22,5 +23,5 @@ def bench() -> None:
     """Measure throughput and detection behaviour."""
 
 
-for command in (throughput, scale, kafka, database, hiring, detection, guarantees, evidence, means, proxies, shield):
+for command in (throughput, scale, kafka, database, hiring, detection, guarantees, evidence, means, proxies, changes, shield):
     bench.add_command(command)

@@ -1,0 +1,48 @@
+"""The change-detection page runs as written: its spec sections are those the run uses, its example record is what
+that run writes, and its measured table is what `fairstream bench changes` prints."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import yaml
+
+from tests.docs.markdown import ROOT, blocks
+from tests.test_change_verdicts import SPEC, run, write
+
+PAGE = (ROOT / "docs" / "changes.md").read_text()
+
+
+def test_the_example_record_is_what_the_run_writes(tmp_path):
+    shown = yaml.safe_load(blocks(PAGE, "yaml")[0])
+    used = yaml.safe_load(SPEC)
+    assert shown["metric"] == used["metric"] and shown["evaluate"] == used["evaluate"]
+    assert {**shown["estimator"], "shift": used["estimator"].get("shift", used["metric"]["threshold"])} == {"shift": shown["estimator"]["shift"], **used["estimator"]}
+    (change,) = [alert for alert in run(tmp_path, write(tmp_path / "s.jsonl", 1, change_at=5000)) if alert["type"] == "fairness.changed"]
+    record = json.loads(blocks(PAGE, "json")[0])
+    for key, value in record.items():
+        written = change[key]
+        if isinstance(value, float):
+            assert round(written, 3) == value, key
+        elif isinstance(value, list) and value and isinstance(value[0], float):
+            assert [round(number, 3) for number in written] == value, key
+        else:
+            assert written == value, key
+
+
+def test_the_measured_table_is_what_the_benchmark_prints(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "fairstream.cli", "bench", "changes"], capture_output=True, text=True, cwd=tmp_path,
+        env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    numbers = re.findall(r"│\s+([\d.,]+%?)\s+│", done.stdout)
+    still, found, delay, near = numbers[:4]
+    assert f"| streams that hold still with any alarm | {still.replace('%', ' %')} |" in PAGE
+    assert f"| moved streams found by decision 10,000 | {found.replace('%', ' %')} |" in PAGE
+    assert f"| median delay | {delay} decisions |" in PAGE
+    assert f"| change point within 750 decisions of the move | {near.replace('%', ' %')} |" in PAGE
