@@ -126,3 +126,31 @@ def test_spec_check_states_the_guarantee(tmp_path):
     result = CliRunner().invoke(cli, ["spec", "check", str(tmp_path / "spec.yaml")], env=ENV)
     assert result.exit_code == 0
     assert "change verdicts: on a stream that never changes, a false change alarm on average once in 1,000,000 trials" in " ".join(result.output.split())
+
+
+def test_a_mean_outcome_that_moves_is_found_too(tmp_path):
+    """Delayed impact: each decision's outcome a number; group a's mean rises by 0.3 (shift 0.2) at decision 4,000."""
+    import numpy as np
+
+    rng = np.random.default_rng(9)
+    spec = tmp_path / "means.yaml"
+    spec.write_text(
+        "monitor: credit-change\n"
+        "input: {time: time, key: id, kind: event, kinds: {DECISION: {gender: str, score: float}}}\n"
+        "trial: {close_on: [DECISION]}\n"
+        "variables: {group: {first: DECISION, field: gender}, score: {first: DECISION, field: score}}\n"
+        "metric: {type: delayed_impact, group: group, outcome: score, threshold: 0.5}\n"
+        "estimator: {verdict: change, shift: 0.2}\n"
+        "evaluate: {every: 1h}\n"
+    )
+    with (tmp_path / "means.jsonl").open("w") as out:
+        for index in range(8000):
+            a = bool(rng.random() < 0.5)
+            score = rng.normal(0.3 if a and index >= 4000 else 0.0, 1.0)
+            time = (START + timedelta(minutes=index)).strftime("%Y-%m-%dT%H:%M:%SZ")
+            out.write(json.dumps({"time": time, "id": f"D{index}", "event": "DECISION", "gender": "a" if a else "b", "score": score}) + "\n")
+    result = CliRunner().invoke(cli, ["run", str(spec), "--input", str(tmp_path / "means.jsonl"), "--out", str(tmp_path / "out")], env=ENV)
+    assert result.exit_code == 0, result.output
+    changes = [json.loads(line) for line in (tmp_path / "out" / "alerts.jsonl").read_text().splitlines() if '"fairness.changed"' in line]
+    assert [change["direction"] for change in changes] == ["up"]
+    assert abs(minutes(changes[0]["changed_at"]) - 4000) <= 750 and abs(changes[0]["gap_after"] - 0.3) < 0.15

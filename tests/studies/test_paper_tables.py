@@ -186,3 +186,23 @@ def test_a_part_without_table_2s_threshold_leaves_its_cells_empty_and_writes_str
     tables = json.loads((tmp_path / "tables.json").read_text(), parse_constant=lambda name: pytest.fail(f"{name} in tables.json"))
     assert tables["table_2"] == [] and set(tables["horizon_violations"]) == {"demographic_parity"}
     assert next(c for c in tables["table_3"] if c["shield"] == "unshielded")["assumption"] is None
+
+
+def test_german_ages_row_of_table_2_is_the_pages_on_this_machine(tmp_path):
+    """Trained here, on whatever CPU runs the tests, the networks are those that made the page's numbers: the row
+    comes out digit for digit (see the page's section on another machine)."""
+    from tests.docs.markdown import ROOT
+
+    result = CliRunner(env=ENV).invoke(cli, ["shield", "tables", "--environments", "german-age", "--kappas", "0.1", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    tables = json.loads((tmp_path / "tables.json").read_text())
+    assert tables["setup"]["kernels"] == "portable"
+    cells = {(cell["fairness"], cell["column"]): cell["utility_loss"] for cell in tables["table_2"]}
+    page = (ROOT / "docs" / "shield-paper.md").read_text()
+    section = page[page.index("## Table 2") : page.index("## Table 3")]
+    rows = [line for line in section.splitlines() if line.startswith("| german, age |")]
+    assert len(rows) == 2  # demographic parity, then equal opportunity
+    columns = ["diffdp", "erm", "hsic", "laftr", "pr", "static-fair", "static-bw", "dynamic"]
+    for fairness, row in zip(("demographic_parity", "equal_opportunity"), rows):
+        shown = [cell.strip().split(" / ")[0] for cell in row.strip("|").split("|")[1:]]
+        assert shown == [f"{cells[(fairness, column)]:.2f}" for column in columns], fairness
