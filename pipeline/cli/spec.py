@@ -9,9 +9,9 @@ import click
 
 from fairstream.cli import console
 from fairstream.compiler.load import load_file_plans
+from fairstream.language.guarantees import guarantee, warnings
 from fairstream.language.models import MetricEntry, Spec
 from fairstream.records.errors import SpecError
-from fairstream.verdicts.guarantees import guarantee, warnings
 
 
 @click.group()

@@ -21,9 +21,9 @@ import math
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import combinations_with_replacement, permutations
+from statistics import NormalDist
 
 import numpy as np
-from scipy.stats import norm
 
 BINS = 5
 """Bins of the largest probability per most likely group, for the bounds that need calibration only."""
@@ -184,7 +184,7 @@ def proxy_rates(layout: ProxyLayout, numbers: np.ndarray, trials: int) -> ProxyR
 
 def normal_width(alpha: float) -> float:
     """z at 1 − α/2: the half-width of a two-sided interval at level 1 − α, in standard errors."""
-    return float(norm.ppf(1 - alpha / 2))
+    return NormalDist().inv_cdf(1 - alpha / 2)
 
 
 def sequence_width(alpha: float, trials: int, target: int = TARGET_TRIALS) -> float:

@@ -161,3 +161,18 @@ def test_each_parts_status_and_certified_stretches_show_on_the_page(browser, com
         rows = browser.execute_script("return [...document.querySelectorAll('table.alerts tbody tr')].map(r => r.className)")
         assert rows == [record["type"].removeprefix("fairness.") for record in records]
         assert "certified now: selection_rate" in texts(browser, ".summary")[0]
+
+
+def test_a_change_shows_in_the_alerts_list_and_as_a_star_at_its_change_point(browser, tmp_path):
+    from tests.test_change_verdicts import run, write
+
+    alerts = run(tmp_path, write(tmp_path / "moves.jsonl", 1, change_at=5000))
+    (change,) = [alert for alert in alerts if alert["type"] == "fairness.changed"]
+    with dashboard(str(tmp_path / "out")) as served:
+        browser.get(served.url)
+        wait_for(browser, lambda b: change["alert_id"] in alert_ids(b), what="the change in the alerts list")
+        row = browser.execute_script(f"return [...document.querySelectorAll('tr[data-alert-id=\"{change['alert_id']}\"] td')].map(td => td.textContent)")
+        assert row[:4] == [change["changed_at"], "changed", "selection_rate", "a vs b"]
+        assert "change point" in legend(browser)
+        star = browser.execute_script("return document.querySelector('[id^=gap-]').data.find(t => t.name === 'change point').x")
+        assert star == [change["changed_at"]]
