@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 
+import pytest
 import yaml
 
 from fairstream.paths import SPECS_DIR
@@ -49,6 +50,13 @@ def test_the_bisg_example_gives_the_numbers_in_its_comment():
     assert f"{probabilities['white']:.4f}" == comment[1] and f"{probabilities['hispanic']:.4f}" == comment[2]
 
 
+def test_the_benchmark_prints_the_pages_measures(tmp_path):
+    printed = fairstream("bench", "proxies", "--runs", "10", "--trials", "1000", "--looks", "3", cwd=tmp_path)
+    for measure in ("fixed-time, one look", "false alarms, confident", "calibration-only bounds missing a rate", "probability-weighted rates, mean"):
+        assert measure in printed
+
+
+@pytest.mark.slow
 def test_the_measured_table_is_what_the_benchmark_prints(tmp_path):
     printed = fairstream("bench", "proxies", "--figure", str(tmp_path / "gaps.png"), cwd=tmp_path)
     rows = re.findall(r"│\s+(0\.\d\d)\s+│\s+([\d.]+)%\s+│\s+([\d.]+)%", printed)
