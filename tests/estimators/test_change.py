@@ -19,14 +19,14 @@ def test_the_threshold_gives_siegmunds_run_length():
 
 
 def test_stationary_streams_alarm_no_more_than_the_arl_implies():
-    runs, n, arl = 300, 10_000, 1e6
+    runs, n, arl = 200, 10_000, 1e6
     alarms = sum(bool(detect(*decisions(seed, n), shift=0.1, arl=arl)) for seed in range(runs))
     implied = 1 - math.exp(-n / arl)  # a run length at least geometric with mean ARL
     assert alarms / runs <= implied + 3 * math.sqrt(implied * (1 - implied) / runs) + 1 / runs
 
 
 def test_a_gap_that_moves_is_found_soon_and_dated_near_the_move():
-    measured = study(runs=150, seed=1000)
+    measured = study(runs=100, seed=1000)
     assert measured.found >= 0.9
     assert measured.median_delay is not None and measured.median_delay <= 2000
     assert measured.near_share >= 0.7
