@@ -35,3 +35,46 @@ def test_attributes_on_their_own_topic_give_the_one_file_results(kafka_bootstrap
     assert merged["alerts"] == one_file["alerts"]
     words = set(json.dumps(merged).replace('"', " ").replace(",", " ").replace(":", " ").split())
     assert not words & {event.get("last_name") for event in stream.events} and not words & {event.get("zip_code") for event in stream.events}
+
+
+@pytest.mark.timeout(900)
+def test_killed_while_it_joins_the_attributes_it_loses_nothing(kafka_bootstrap, topic, tmp_path):
+    """The attributes and decisions on their own topics, read as input that is not keyed: SIGKILLed at random moments
+    and resumed from its recovery store (the events held for the join among what it stores), the monitor writes the
+    records of an uninterrupted run."""
+    import random
+    import time
+
+    from fairstream.runner import Job, KafkaInput, KafkaOutput, execute
+    from tests.helpers import wait_until
+    from tests.kafka.test_faults import Scenario, finish, kill
+
+    class ApartScenario(Scenario):
+        def __init__(self):
+            self.bootstrap, self.tmp_path, self.spec = kafka_bootstrap, tmp_path, SPEC
+            stream = lending_applications(12_000, seed=7)
+            self.topics = [f"{topic}-decisions", f"{topic}-applicants"]
+            self.topic = self.topics[0]
+            for name, kind in zip(self.topics, ("DECISION", "APPLICANT")):
+                replay([event for event in stream.events if event["event"] == kind], kafka_bootstrap, name, partitions=2)
+            reference = f"{topic}-reference"
+            execute(Job(spec=SPEC, input=KafkaInput(bootstrap=kafka_bootstrap, topics=self.topics, tail=False), output=KafkaOutput(bootstrap=kafka_bootstrap, alerts=reference)))
+            self.expected = kafka_outputs(kafka_bootstrap, reference)
+            self.alerts = f"{topic}-alerts"
+
+        def command(self, recovery=None):
+            command = super().command(recovery)
+            at = command.index("--topic")
+            return [*command[:at], "--topic", self.topics[0], "--topic", self.topics[1], *command[at + 2 :]]
+
+    scenario = ApartScenario()
+    assert scenario.expected["estimates"][-1]["trials"]["incomplete"] == 0
+    recovery, rng, hits = tmp_path / "recovery", random.Random(3), 0
+    for _ in range(3):
+        process = scenario.start(recovery)
+        wait_until(lambda started=process: scenario.estimates_so_far() > 0 or started.poll() is not None, "the first estimates", timeout=120)
+        time.sleep(rng.uniform(0.0, 0.5))
+        hits += kill(process)
+    finish(scenario.start(recovery))
+    assert hits >= 1
+    scenario.assert_nothing_lost()
