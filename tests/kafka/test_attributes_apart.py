@@ -42,12 +42,8 @@ def test_killed_while_it_joins_the_attributes_it_loses_nothing(kafka_bootstrap, 
     """The attributes and decisions on their own topics, read as input that is not keyed: SIGKILLed at random moments
     and resumed from its recovery store (the events held for the join among what it stores), the monitor writes the
     records of an uninterrupted run."""
-    import random
-    import time
-
     from fairstream.runner import Job, KafkaInput, KafkaOutput, execute
-    from tests.helpers import wait_until
-    from tests.kafka.test_faults import Scenario, finish, kill
+    from tests.kafka.test_faults import Scenario, kill_while_reading
 
     class ApartScenario(Scenario):
         def __init__(self):
@@ -69,12 +65,6 @@ def test_killed_while_it_joins_the_attributes_it_loses_nothing(kafka_bootstrap, 
 
     scenario = ApartScenario()
     assert scenario.expected["estimates"][-1]["trials"]["incomplete"] == 0
-    recovery, rng, hits = tmp_path / "recovery", random.Random(3), 0
-    for _ in range(3):
-        process = scenario.start(recovery)
-        wait_until(lambda started=process: scenario.estimates_so_far() > 0 or started.poll() is not None, "the first estimates", timeout=120)
-        time.sleep(rng.uniform(0.0, 0.5))
-        hits += kill(process)
-    finish(scenario.start(recovery))
+    hits = kill_while_reading(scenario, kills=3, seed=3)
     assert hits >= 1
     scenario.assert_nothing_lost()

@@ -4,8 +4,6 @@ de-duplicated, the records of an uninterrupted run, its `fairness.changed` among
 from __future__ import annotations
 
 import json
-import random
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -14,9 +12,8 @@ import pytest
 from fairstream.connectors.replay import replay
 from fairstream.lab.changes.streams import decisions
 from fairstream.runner import Job, KafkaInput, KafkaOutput, execute
-from tests.helpers import wait_until
 from tests.kafka.outputs import kafka_outputs
-from tests.kafka.test_faults import Scenario, finish, kill
+from tests.kafka.test_faults import Scenario, kill_while_reading
 from tests.test_change_verdicts import SPEC
 
 pytestmark = pytest.mark.kafka
@@ -49,13 +46,6 @@ def test_killed_at_random_moments_the_change_is_found_once_with_its_id(kafka_boo
     scenario = ChangeScenario(kafka_bootstrap, tmp_path, topic)
     changes = [record for record in scenario.expected["alerts"] if record["type"] == "fairness.changed"]
     assert len(changes) == 1, json.dumps(scenario.expected["alerts"])[:500]
-    recovery, rng = tmp_path / "recovery", random.Random(5)
-    hits = 0
-    for _ in range(3):  # killed while it reads: once its first estimates are out, at a random moment after
-        process = scenario.start(recovery)
-        wait_until(lambda started=process: scenario.estimates_so_far() > 0 or started.poll() is not None, "the first estimates", timeout=120)
-        time.sleep(rng.uniform(0.0, 0.5))
-        hits += kill(process)
-    finish(scenario.start(recovery))
+    hits = kill_while_reading(scenario, kills=3, seed=5)
     assert hits >= 1
     scenario.assert_nothing_lost()

@@ -28,6 +28,7 @@ from fairstream.connectors.replay import replay
 from fairstream.records.errors import ConnectorError
 from fairstream.runner import Job, KafkaInput, KafkaOutput, execute
 from tests.conftest import SPECS
+from tests.helpers import wait_until
 from tests.kafka.outputs import distinct, kafka_outputs, position_free
 from tests.streams import compas_spec, hard_compas_events
 
@@ -99,6 +100,22 @@ def kill_at_random_moments(scenario: Scenario, kills: int, seed: int) -> int:
     for _ in range(kills):
         process = scenario.start(recovery)
         time.sleep(rng.uniform(1.0, 4.0))
+        hits += kill(process)
+    finish(scenario.start(recovery))
+    return hits
+
+
+def kill_while_reading(scenario: Scenario, kills: int, seed: int) -> int:
+    """Start the monitor and SIGKILL it once its first estimates are out (a restart finds earlier runs' at once), at a
+    random moment of the half second after; `kills` times, then let it finish. Returns the kills that hit a running
+    monitor."""
+    rng = random.Random(seed)
+    recovery = scenario.tmp_path / "recovery"
+    hits = 0
+    for _ in range(kills):
+        process = scenario.start(recovery)
+        wait_until(lambda started=process: scenario.estimates_so_far() > 0 or started.poll() is not None, "the first estimates", timeout=120)
+        time.sleep(rng.uniform(0.0, 0.5))
         hits += kill(process)
     finish(scenario.start(recovery))
     return hits
