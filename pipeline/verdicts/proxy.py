@@ -9,6 +9,7 @@ inputs only through the group (`ESTIMATE_ASSUMPTION`); the bounds need calibrati
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -16,7 +17,7 @@ import numpy as np
 
 from fairstream.estimators.proxy import ProxyLayout, ProxyRates, normal_width, proxy_rates, sequence_width
 from fairstream.estimators.proxy_bounds import proxy_bounds
-from fairstream.verdicts.judge import PairLevel, VerdictRule, judge
+from fairstream.verdicts.judge import PairLevel, PartVerdict, VerdictRule, judge
 from fairstream.verdicts.parts import ANYTIME, FIXED_TIME, describe_interval, every_group_judged, part_body
 
 ESTIMATE_ASSUMPTION = "calibrated proxy; outcomes depend on the proxy inputs only through the group"
@@ -64,7 +65,9 @@ def proxy_part(numbers: list[float], layout: ProxyLayout, rule: VerdictRule, *, 
     return body
 
 
-def _verdict(rule: VerdictRule, estimates: dict[str, float], estimated: ProxyRates | None, width, level: PairLevel, complete: bool):
+def _verdict(
+    rule: VerdictRule, estimates: dict[str, float], estimated: ProxyRates | None, width: Callable[[float], float], level: PairLevel, complete: bool
+) -> PartVerdict:
     """Point verdicts on the estimates; confident and anytime ones on intervals of the gap (or ratio) from the joint
     covariance, at each pair's level (a sequence's width for anytime ones)."""
     if rule.mode == "point" or estimated is None:
