@@ -154,3 +154,12 @@ def test_a_mean_outcome_that_moves_is_found_too(tmp_path):
     changes = [json.loads(line) for line in (tmp_path / "out" / "alerts.jsonl").read_text().splitlines() if '"fairness.changed"' in line]
     assert [change["direction"] for change in changes] == ["up"]
     assert abs(minutes(changes[0]["changed_at"]) - 4000) <= 750 and abs(changes[0]["gap_after"] - 0.3) < 0.15
+
+
+def test_each_change_is_counted_in_the_alerts_metric(tmp_path):
+    from fairstream import metrics
+
+    before = metrics.ALERTS.labels("hiring-change", "fairness.changed")._value.get()
+    alerts = run(tmp_path, write(tmp_path / "s.jsonl", 2, change_at=5000))
+    found = sum(alert["type"] == "fairness.changed" for alert in alerts)
+    assert found == 1 and metrics.ALERTS.labels("hiring-change", "fairness.changed")._value.get() == before + found
