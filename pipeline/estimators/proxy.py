@@ -81,17 +81,8 @@ class ProxyLayout:
         return top * self.bins + max(step, 0)
 
     def numbers(self, p: np.ndarray, hit: bool, member: bool) -> tuple[float, ...]:
-        """What one trial adds: its monomials, and its bin's entry."""
-        a, b = float(hit and member), float(member)
-        m2 = p[self.pairs].prod(axis=1)
-        m3 = p[self.triples].prod(axis=1)
-        block = np.zeros(self.sections["bins"].stop - self.sections["bins"].start)
-        width = len(self.groups) + 3
-        start = self.bin_of(p) * width
-        block[start] = 1.0
-        block[start + 1 : start + 1 + len(self.groups)] = p
-        block[start + width - 2 : start + width] = a, b
-        return tuple(np.concatenate([m2, m2 * a, m2 * b, m3 * a, m3 * b, p[self.quadruples].prod(axis=1), block]).tolist())
+        """What one trial adds: its monomials, and its bin's entry (the sums of a single row)."""
+        return tuple(self.sums(p[None, :], np.array([hit]), np.array([member])).tolist())
 
     def sums(self, probabilities: np.ndarray, hits: np.ndarray, members: np.ndarray) -> np.ndarray:
         """What many trials add together (rows of probabilities, with their hits and memberships): the sum of their
