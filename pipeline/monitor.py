@@ -77,6 +77,8 @@ class Monitor:
         records = self._on_close(final) if self.config.on_close else self._every_tick(final)
         if ending and not self.ended and self.end is not None and self.counts.closed == 0 and self.counts.incomplete == 0 and not records:
             records = self.verdicts.records(self.counts, self.end)  # no trial closed: the counts (evicted, unfinished) are still published
+        if ending and not self.ended:
+            records.extend(self.verdicts.flush(self.counts))  # the last evaluation's estimate, where the cadence held it back
         linked = self.chain.link_all(records)
         if ending and not self.ended:  # the input has ended: the chain is closed
             linked.append(self.chain.seal(final=True))

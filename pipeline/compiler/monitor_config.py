@@ -61,7 +61,7 @@ def monitor_config(
             label_horizon=spec.trial.close_after,
             detection=detection(spec, listed),
         ),
-        publishing=Publishing(min_cell=spec.publish.min_cell),
+        publishing=Publishing(min_cell=spec.publish.min_cell, every=spec.publish.every),
         tick=spec.evaluate.tick,
         max_ticks=spec.evaluate.max_ticks,
         on_close=spec.evaluate.on == "close",

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from fairstream.language.estimator import Estimator, Evaluate, Window
-from fairstream.language.fields import Name, SpecModel
+from fairstream.language.fields import Cadence, Name, SpecModel
 from fairstream.language.metric import CONSTRAINT_FLOOR, Baseline, Metric, PartlySeenLabel, default_floor, tests_ratio
 from fairstream.language.stream import Aggregate, InputSchema, TrialSpec, Variable
 from fairstream.records.timefmt import DAY
@@ -159,6 +159,12 @@ class Publish(SpecModel):
         description="a group's cell (its trials in one part) is published with its estimate, counts and interval only when it "
         "counts at least this many trials; smaller cells are marked suppressed (verdicts still use the real counts)",
     )
+    every: Cadence | None = Field(
+        None,
+        description="write estimate records at this cadence: a span of event time (`7d`, UTC-aligned) or `<n> closes` (with "
+        "evaluate: on: close), and whenever a part's status or violating pair changes, and at the input's end; every "
+        "evaluation still judges and alerts. Default: an estimate record at every evaluation",
+    )
 
 
 class MetricEntry(SpecModel):
@@ -236,4 +242,6 @@ class Spec(SpecModel):
             raise ValueError("hoeffding bounds need estimator.outcome_range: [low, high]")
         if self.window.kind != "cumulative" and any(isinstance(c.tau, Baseline) for c in self.metric.constraints):
             raise ValueError("a baseline constraint compares with the run's start; use a cumulative window")
+        if self.publish.every is not None and self.publish.every[0] == "closes" and self.evaluate.on != "close":
+            raise ValueError("publish.every in closes needs evaluate: {on: close}; with evaluate.every give a span of event time, like 7d")
         return self

@@ -76,6 +76,8 @@ class Publishing:
 
     min_cell: int = 1
     """Cells with fewer trials are published suppressed (see `suppress_small_cells`); verdicts use every cell."""
+    every: tuple[str, int] | None = None
+    """`publish.every`: which evaluations write their estimate record (see `PublishCadence`); None: every one."""
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from fairstream.estimators.rate import Rate
 from fairstream.estimators.scores import ScoreCounts
@@ -15,6 +16,14 @@ from fairstream.trials.outcomes import UNLISTED, SlotOutcomes, TickDelta, TrialO
 from fairstream.verdicts.anytime import AnytimeEvidence
 from fairstream.verdicts.changes import ChangeEvidence
 from fairstream.verdicts.tracked import TrackedGroups, unlisted_total
+
+
+class Noted(NamedTuple):
+    """What the reports say beside the closed trials, as an estimate record shows it."""
+
+    first_opening: int | None
+    unfinished: int
+    evicted: int
 
 
 @dataclass
@@ -79,6 +88,10 @@ class Counts:
         self.unmatched += report.unmatched
         self.unfinished += report.unfinished
         self.evicted += report.evicted
+
+    def noted(self) -> Noted:
+        """The reports' notes as they stand (see `note`)."""
+        return Noted(self.first_opening, self.unfinished, self.evicted)
 
     def apply(self, tick: int, delta: TickDelta, settle: SlotOutcomes | None) -> None:
         """Count a tick's closed trials: one by one where the monitor needs them so (a window selecting by opened time

@@ -9,11 +9,14 @@ from typing import Any
 from fairstream.estimators.means import Mean, mean_bounds
 from fairstream.estimators.priors import part_estimator, prior_now
 from fairstream.estimators.rate import Rate
+from fairstream.monitoring.cadence import PublishCadence
 from fairstream.monitoring.config import MonitorConfig
-from fairstream.monitoring.counts import Counts
+from fairstream.monitoring.counts import Counts, Noted
+from fairstream.monitoring.estimate import estimate_body
+from fairstream.monitoring.quiet import judges_quietly, quiet_standing
 from fairstream.records.envelope import CHANGED, ESTIMATE, stamp
 from fairstream.records.timefmt import format_instant
-from fairstream.trials.outcomes import MARGINAL, PROXY, UNLABELED, UNLISTED, hidden
+from fairstream.trials.outcomes import PROXY, UNLABELED, hidden
 from fairstream.verdicts.alerts import CERTIFIED_STATUS, INCONCLUSIVE, AlertTracker, part_status
 from fairstream.verdicts.anytime import AnytimeEvidence
 from fairstream.verdicts.budget import Budget, MonitorBudget
@@ -32,9 +35,8 @@ from fairstream.verdicts.parts import (
     rate_part,
     standardized_part,
 )
-from fairstream.verdicts.proxy import proxy_part, unlikely_groups
+from fairstream.verdicts.proxy import proxy_part
 from fairstream.verdicts.publish import suppress_small_cells
-from fairstream.verdicts.tracked import unlisted_counts, unseen_groups
 
 STANDARDIZED = "selection_rate[standardized]"
 """The part of conditional statistical parity aggregated over strata (point verdicts)."""
@@ -50,18 +52,47 @@ class Evaluation:
     """α over parts and pairs, each pair's share fixed when it is first judged."""
     constraint_budgets: dict[str, Budget] = field(default_factory=dict)
     """Per constraint part, its δ over the groups it judges."""
+    cadence: PublishCadence = field(init=False)
+    """Which evaluations write their estimate record (`publish.every`)."""
+    held: tuple[dict[str, Any] | None, int, tuple[str, ...], Noted | None] | None = None
+    """The last evaluation where the cadence did not write its estimate: (body, instant, names, None), or (None,
+    instant, names, the reports' notes then) where it can be judged again from the counts (`quiet`)."""
+    quiet: bool = field(init=False)
+    """Whether an evaluation is first judged without its records, written only where something turns (see `quiet_standing`)."""
 
     def __post_init__(self) -> None:
         self.budget = self.config.budget()
+        self.cadence = PublishCadence(self.config.publishing.every)
+        self.quiet = judges_quietly(self.config)
 
     def records(self, counts: Counts, instant: int, trial_key: str | None = None) -> list[dict[str, Any]]:
-        """The estimate record (when the spec writes estimates) and the alerts of an evaluation of `counts` at `instant`
+        """The estimate record (where the cadence writes it) and the alerts of an evaluation of `counts` at `instant`
         (after the closed trial `trial_key`, for verdicts on every close)."""
+        prior = prior_now(self.config.estimation.prior, counts.totals)
+        at = () if trial_key is None else (trial_key,)
+        if self.quiet:
+            standing = quiet_standing(self.config, counts, self.tracker, prior, self._judged_rates)
+            if standing is not None and self.cadence.skips(instant, standing):
+                self.held = (None, instant, at, counts.noted())
+                return []
+        return self._evaluated(counts, prior, instant, at)
+
+    def flush(self, counts: Counts) -> list[dict[str, Any]]:
+        """The last evaluation's estimate record where the cadence held it back: the input has ended."""
+        if self.held is None:
+            return []
+        body, instant, at, noted = self.held
+        self.held = None
+        if body is None:  # judged quietly: nothing but the reports' notes has changed the counts since
+            return self._evaluated(counts, prior_now(self.config.estimation.prior, counts.totals), instant, at, noted)
+        return [stamp(body, self.config.name, ESTIMATE, instant, *at)]
+
+    def _evaluated(self, counts: Counts, prior: float | None, instant: int, at: tuple[str, ...], noted: Noted | None = None) -> list[dict[str, Any]]:
+        """Judge every part, alert where a verdict turns, and write the estimate where the cadence (or `noted`: the
+        input's end) asks for it."""
         config = self.config
-        prior = prior_now(config.estimation.prior, counts.totals)
         if counts.anytime is not None:
             counts.anytime.mature(instant)  # the trials opened a label horizon ago, which anytime records publish
-        at = () if trial_key is None else (trial_key,)
         parts: dict[str, Any] = {}
         alerts: list[dict[str, Any]] = []
         for part in sorted(config.counting.cells.table(counts)):
@@ -104,44 +135,19 @@ class Evaluation:
                 certification = self.tracker.certify(part, body["status"] == CERTIFIED_STATUS)
                 if certification is not None:
                     alerts.append(stamp({"metric": config.metric, "part": part, **body}, config.name, certification, instant, part, *at))
-        summary: dict[str, Any] = {
-            "metric": config.metric,
-            "verdict": config.rule.mode,
-            "prior": prior,
-            "confidence": config.estimation.confidence,
-            "trials": {
-                "closed": counts.closed,
-                "incomplete": counts.incomplete + sum(rate.trials for part, groups in counts.rates.items() if part.startswith(UNLABELED) for rate in groups.values()),
-                **({"evicted": counts.evicted} if counts.evicted else {}),
-                **({"unfinished": counts.unfinished} if counts.unfinished else {}),
-            },
-            "parts": parts,
-        }
-        if counts.first_opening is not None and counts.first_opening <= instant:  # every event up to the instant has been received
-            summary["decisions"] = {"first": format_instant(counts.first_opening)}
-        untracked = counts.groups.report()
-        if untracked:
-            summary["untracked"] = untracked
-        marginals = published_marginals(counts.rates, config.publishing.min_cell)
-        if marginals:
-            summary["marginals"] = marginals
-        if config.counting.listed_groups is not None:
-            unseen = unseen_groups(config.counting.listed_groups, counts.groups) if config.proxy is None else unlikely_groups(parts)
-            unlisted = unlisted_counts(counts.totals)
-            if unseen:
-                summary["unseen_groups"] = unseen
-            if unlisted:
-                summary["unlisted_groups"] = unlisted
-        if config.rule.mode != "point":
-            summary["alpha"] = config.rule.alpha
-            summary["family"] = config.judging.family
-        if config.judging.detection is not None:
-            summary["verdict"] = "change"
-            summary["detection"] = {"shift": config.judging.detection.shift, "arl": config.judging.detection.arl}
-        aggregates = {name: value for name, value in sorted(counts.totals.items()) if not name.startswith(UNLISTED)}
-        if aggregates:
-            summary["aggregates"] = aggregates
-        return [stamp(summary, config.name, ESTIMATE, instant, *at), *alerts]
+        if noted is None and not self.cadence.due(instant, parts, bool(alerts)):
+            self.held = (None, instant, at, counts.noted()) if self.quiet else (estimate_body(config, counts, parts, prior, instant), instant, at, None)
+            return alerts
+        self.held = None
+        return [stamp(estimate_body(config, counts, parts, prior, instant, noted), config.name, ESTIMATE, instant, *at), *alerts]
+
+    def _judged_rates(self, counts: Counts, part: str) -> tuple[dict[str, Rate], set[str], dict[str, Rate]]:
+        """A part's rates as judged: without the groups whose unlabeled trials make their true- or false-positive rate
+        unknowable (withheld, see `selective_groups`), those groups, and the part's unlabeled counts."""
+        rates = counts.rates[part]
+        unlabeled = counts.rates.get(UNLABELED + (part[part.index("[given ") :] if "[given " in part else ""), {})
+        selective = selective_groups(unlabeled, rates) if part.startswith(("true_positive_rate", "false_positive_rate")) else set()
+        return ({group: rate for group, rate in rates.items() if group not in selective} if selective else rates), selective, unlabeled
 
     def _changes(self, evidence: ChangeEvidence, instant: int, at: tuple[str, ...]) -> list[dict[str, Any]]:
         """A `fairness.changed` record per change the detectors found since the last evaluation."""
@@ -162,10 +168,9 @@ class Evaluation:
         sequences = counts.anytime.sequences_of(part) if counts.anytime is not None else None
         rates = counts.rates[part]
         shown = None if counts.anytime is None else anytime_rates(counts.anytime, part, rates)
-        unlabeled = counts.rates.get(UNLABELED + (part[part.index("[given ") :] if "[given " in part else ""), {})
-        selective = selective_groups(unlabeled, rates) if part.startswith(("true_positive_rate", "false_positive_rate")) else set()
+        judged, selective, unlabeled = self._judged_rates(counts, part)
         body = rate_part(
-            {group: rate for group, rate in rates.items() if group not in selective}, config.rule, prior=prior, confidence=confidence,
+            judged, config.rule, prior=prior, confidence=confidence,
             interval=config.estimation.interval, min_trials=config.judging.min_trials, level=self._level(part), bets=bets, sequences=sequences,
             published=None if shown is None else {group: rate for group, rate in shown.items() if group not in selective},
         )  # fmt: skip
@@ -284,19 +289,3 @@ def anytime_rates(evidence: AnytimeEvidence, part: str, closed: dict[str, Rate])
         return {group: matured.get(group, Rate()) for group in closed}
     sequences = evidence.sequences_of(part)
     return {group: Rate(round(sequences[group].total), sequences[group].count) if group in sequences else Rate() for group in closed}
-
-
-def published_marginals(rates: dict[str, dict[str, Rate]], min_cell: int) -> dict[str, dict[str, dict[str, Any]]]:
-    """Per variable of an intersectional group, per part, each value's hits and trials counted from its own trials (a
-    cell below `min_cell` suppressed, as everywhere)."""
-    marginals: dict[str, dict[str, dict[str, Any]]] = {}
-    for name, groups in rates.items():
-        if not name.startswith(MARGINAL):
-            continue
-        variable, part = name[len(MARGINAL) :].split("\x1f", 1)
-        marginals.setdefault(variable, {})[part] = {
-            value: {"hits": rate.hits, "trials": rate.trials} if rate.trials >= min_cell else {"hits": None, "trials": None, "suppressed": True}
-            for value, rate in sorted(groups.items())
-            if rate.trials > 0
-        }
-    return marginals

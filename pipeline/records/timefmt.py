@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import UTC, date, datetime
+from functools import lru_cache
 
 _DURATION = re.compile(r"^\s*(\d+)\s*(w|d|h|ms|m|s)\s*$")
 _UNIT_MS = {"w": 604_800_000, "d": 86_400_000, "h": 3_600_000, "m": 60_000, "s": 1_000, "ms": 1}
@@ -59,6 +60,7 @@ def representable(millis: int) -> bool:
     return MIN_TIME <= millis <= MAX_TIME
 
 
+@lru_cache(maxsize=4096)
 def format_instant(millis: int) -> str:
     """ISO 8601 UTC text of an instant, with milliseconds only when it has them (outside the years 1–9999, milliseconds since the epoch).
 

@@ -104,6 +104,23 @@ def rate_part(
     return body
 
 
+def point_verdict(rates: dict[str, Rate], rule: VerdictRule, *, prior: float | None, confidence: float, min_trials: int) -> PartVerdict:
+    """The verdict `rate_part` reaches under point verdicts, without the record: the MAP estimates of the groups at the
+    evidence floor, judged on their gap (or ratio)."""
+    if prior is None and confidence == 0:
+        prior = 0.0
+    if prior is None:
+        return PartVerdict()
+    estimates: dict[str, float] = {}
+    raw: dict[str, float] = {}
+    for group in sorted(rates):
+        rate = rates[group]
+        if rate.trials > 0 and rate.trials >= min_trials:
+            estimates[group] = rate.get(prior, confidence)
+            raw[group] = rate.hits / rate.trials
+    return judge(rule, estimates, raw=raw)
+
+
 def publish_ratio_sequence(body: dict[str, Any], verdict: PartVerdict, sequences: Sequences) -> None:
     """Anytime ratio verdicts: a confidence sequence of the named pair's disparate-impact ratio, from the two groups'
     sequences at half the pair's level each (see `ratio_interval`); the verdict rests on the ratio tests themselves."""
