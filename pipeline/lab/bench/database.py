@@ -5,6 +5,10 @@ The question, per closed applicant trial in close order (the monitor's `evaluate
 whose trial has closed, each gender's acceptance rate as a MAP estimate with the prior places / applicants (from the
 seminars' SEMINAR events) at confidence κ, the gap between the genders, and whether it exceeds ε.
 
+The monitor runs twice: writing an estimate record at every close, and as a verdict stream (`publish.every:
+1000 closes`: every close judged, an alert the instant a verdict turns, an estimate per 1,000 closes and per change),
+which is what the databases answer.
+
 Every backend consumes the same event stream in order, timed from its first event: each event's time parsed, the
 applicant trials it has passed closed in close order (their close times kept in a heap as applications arrive), then
 the event inserted, as the monitor reads, closes and counts inside its own timer.
@@ -24,15 +28,15 @@ import importlib.util
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from fairstream.compiler.plan import Plan
 from fairstream.connectors.synthetic.seminar import seminar_events
 from fairstream.lab.studies.runs import monitor_records, tuned_plan
 from fairstream.paths import SPECS_DIR
-from fairstream.records.envelope import ESTIMATE
-from fairstream.records.timefmt import time_parser
+from fairstream.records.envelope import ESTIMATE, RECOVERED, VIOLATION
+from fairstream.records.timefmt import format_instant, time_parser
 
 SPEC = SPECS_DIR / "seminar_demographic_parity.yaml"
 parse_instant = time_parser("iso")
@@ -41,6 +45,10 @@ ALGORITHM = "Randomize"
 
 Verdicts = list[bool | None]
 """Per applicant evaluation, in close order: violated, or None while fewer than two genders have closed trials."""
+Turns = list[tuple[str, str]]
+"""Where the verdict turned, in close order: (event time, violation or recovery)."""
+VERDICT_CADENCE = ("closes", 1000)
+"""The verdict stream's `publish.every`: an estimate record per 1,000 closes and at every change."""
 
 SCHEMA = (
     "CREATE TABLE apply (id TEXT PRIMARY KEY, time BIGINT, gender TEXT)",
@@ -82,6 +90,22 @@ def monitor_verdicts(plan: Plan, events: Sequence[dict[str, Any]]) -> Verdicts:
     return [record["parts"]["selection_rate"]["violated"] for record in monitor_records(plan, events) if record["type"] == ESTIMATE and record["parts"]]
 
 
+def monitor_turns(plan: Plan, events: Sequence[dict[str, Any]]) -> Turns:
+    """The monitor as a verdict stream (`VERDICT_CADENCE`): where its alerts say the verdict turned."""
+    cadenced = replace(plan, monitor=replace(plan.monitor, publishing=replace(plan.monitor.publishing, every=VERDICT_CADENCE)))
+    return [(record["event_time"], record["type"]) for record in monitor_records(cadenced, events) if record["type"] in (VIOLATION, RECOVERED)]
+
+
+def turns_of(verdicts: list[tuple[int, bool | None]]) -> Turns:
+    """Where a verdict per close turns (the seminar spec has no hysteresis: a violation ends at the first close within ε)."""
+    violated, turns = False, []
+    for instant, verdict in verdicts:
+        if verdict is not None and verdict != violated:
+            violated = verdict
+            turns.append((format_instant(instant), VIOLATION if verdict else RECOVERED))
+    return turns
+
+
 def _insert(execute: Callable[..., Any], event: dict[str, Any], instant: int) -> None:
     kind = event["event"]
     if kind == "APPLY":
@@ -99,7 +123,7 @@ def _stream(
     tables: Sequence[str],
     evaluate: Callable[[int, str], bool | None],
     on_seminar: str | None = None,
-) -> Verdicts:
+) -> list[tuple[int, bool | None]]:
     """Consume the event stream in order, as the monitor does: parse each event's time, close every applicant trial
     whose close time it has passed (in close order, `evaluate` answering the question at each), then insert the event
     (and run `on_seminar` with a seminar's places and applicants). The close times are kept in a heap as applications
@@ -108,22 +132,24 @@ def _stream(
         connection.execute(statement)
     execute = connection.execute
     pending: list[tuple[int, str]] = []
-    verdicts: Verdicts = []
+    verdicts: list[tuple[int, bool | None]] = []
     for event in events:
         instant = parse_instant(event["time"])
         while pending and pending[0][0] < instant:
-            verdicts.append(evaluate(*heapq.heappop(pending)))
+            closed = heapq.heappop(pending)
+            verdicts.append((closed[0], evaluate(*closed)))
         _insert(execute, event, instant)
         if on_seminar is not None and event["event"] == "SEMINAR":
             execute(on_seminar, (event["places"], event["applicants"]))
         if event["event"] == "APPLY":
             heapq.heappush(pending, (instant + question.close_after, event["id"]))
     while pending:
-        verdicts.append(evaluate(*heapq.heappop(pending)))
+        closed = heapq.heappop(pending)
+        verdicts.append((closed[0], evaluate(*closed)))
     return verdicts
 
 
-def run_naive(connection: Any, question: Question, events: Sequence[dict[str, Any]]) -> Verdicts:
+def run_naive(connection: Any, question: Question, events: Sequence[dict[str, Any]]) -> list[tuple[int, bool | None]]:
     """At each close, one query over every event so far, and one for the prior (the paper's database baseline)."""
 
     def evaluate(instant: int, _key: str) -> bool | None:
@@ -142,7 +168,7 @@ ADD_SEMINAR = (
 )
 
 
-def run_incremental(connection: Any, question: Question, events: Sequence[dict[str, Any]]) -> Verdicts:
+def run_incremental(connection: Any, question: Question, events: Sequence[dict[str, Any]]) -> list[tuple[int, bool | None]]:
     """At each close, update the closing applicant's gender counts and read the two rows and the prior's totals (kept
     up to date as seminars arrive)."""
 
@@ -175,7 +201,7 @@ BACKENDS: dict[str, Callable[[], Any]] = {
 class Timing:
     seconds: float
     agrees: bool
-    """Whether its verdicts equal the monitor's, evaluation by evaluation."""
+    """Whether its verdicts equal the monitor's, evaluation by evaluation, and turn where the verdict stream's alerts say."""
 
 
 @dataclass(frozen=True)
@@ -184,17 +210,24 @@ class SizeResult:
     events: int
     evaluations: int
     monitor_seconds: float
+    """The monitor writing an estimate record at every close."""
+    stream_seconds: float
+    """The monitor as a verdict stream (`VERDICT_CADENCE`)."""
     baselines: dict[str, Timing]
     """Per `<backend> <naive|incremental>` that ran at this size."""
 
 
-def measure_size(applicants: int, baselines: Sequence[str], *, seed: int = 0) -> SizeResult:
-    """Time the monitor and each baseline (`sqlite naive`, `sqlite incremental`, `duckdb naive`, …) on one scenario."""
-    plan = tuned_plan(SPEC)
+def measure_size(applicants: int, baselines: Sequence[str], *, seed: int = 0, threshold: float | None = None) -> SizeResult:
+    """Time the monitor and each baseline (`sqlite naive`, `sqlite incremental`, `duckdb naive`, …) on one scenario
+    (`threshold`: ε in place of the spec's)."""
+    plan = tuned_plan(SPEC, threshold=threshold)
     events = seminar_events(ALGORITHM, seed, applicants)
     started = time.perf_counter()
     expected = monitor_verdicts(plan, events)
     monitor_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    turns = monitor_turns(plan, events)
+    stream_seconds = time.perf_counter() - started
     question = question_of(plan)
     timings = {}
     for name in baselines:
@@ -202,6 +235,6 @@ def measure_size(applicants: int, baselines: Sequence[str], *, seed: int = 0) ->
         connection = BACKENDS[backend]()
         started = time.perf_counter()
         found = (run_naive if kind == "naive" else run_incremental)(connection, question, events)
-        timings[name] = Timing(time.perf_counter() - started, found == expected)
+        timings[name] = Timing(time.perf_counter() - started, [verdict for _, verdict in found] == expected and turns_of(found) == turns)
         connection.close()
-    return SizeResult(applicants, len(events), len(expected), monitor_seconds, timings)
+    return SizeResult(applicants, len(events), len(expected), monitor_seconds, stream_seconds, timings)

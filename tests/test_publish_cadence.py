@@ -1,0 +1,126 @@
+"""`publish.every`: every evaluation is still judged, and a run with a cadence writes exactly the alerts of a run without
+one, a subset of its estimate records (each equal to the full run's of the same id), every estimate at which a part's
+status or violating pair changed, one per period or n closes, the last one, and the same run summary."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from fairstream.compiler.load import load_plans
+from fairstream.connectors.synthetic.seminar import seminar_events
+from fairstream.lab.bench.database import ALGORITHM, SPEC
+from fairstream.lab.studies.runs import monitor_records, tuned_plan
+from fairstream.records.errors import SpecError
+from fairstream.records.timefmt import DAY, time_parser
+from fairstream.runner import FileInput, FileOutput, FileRun, Job, execute
+from tests.conftest import SPECS
+
+ESTIMATE = "fairness.estimate"
+
+
+def comparable(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Monitor records without the wall clock and the hash chain (which differ when fewer records are linked)."""
+    return [{k: v for k, v in record.items() if k not in ("emitted_at", "chain")} for record in records if record["type"] != "pipeline.seal"]
+
+
+def standing(record: dict[str, Any]) -> dict[str, Any]:
+    """What a reader must not miss a change of: each part's status, and the pair its violation names."""
+    return {part: (body["status"], body["pair"] if body["violated"] else None) for part, body in record["parts"].items()}
+
+
+def check_subset(full: list[dict[str, Any]], cadenced: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Assert the cadence run's records are the full run's alerts and some of its estimates; return both runs' estimates."""
+    full, cadenced = comparable(full), comparable(cadenced)
+    by_id = {record["alert_id"]: record for record in full}
+    assert all(by_id.get(record["alert_id"]) == record for record in cadenced)
+    assert [r for r in cadenced if r["type"] != ESTIMATE] == [r for r in full if r["type"] != ESTIMATE]
+    every = [r for r in full if r["type"] == ESTIMATE]
+    written = [r for r in cadenced if r["type"] == ESTIMATE]
+    assert written[0] == every[0] and written[-1] == every[-1]
+    ids = {record["alert_id"] for record in written}
+    changes = [now for before, now in zip(every, every[1:]) if standing(before) != standing(now)]
+    assert all(record["alert_id"] in ids for record in changes)
+    return every, written
+
+
+def seminar_plan(every: tuple[str, int] | None, hysteresis: float = 0.0):
+    plan = tuned_plan(SPEC, threshold=0.03)
+    monitor = replace(plan.monitor, rule=replace(plan.monitor.rule, hysteresis=hysteresis), publishing=replace(plan.monitor.publishing, every=every))
+    return replace(plan, monitor=monitor)
+
+
+@pytest.fixture(scope="module")
+def seminar_events_20k() -> list[dict[str, Any]]:
+    return seminar_events(ALGORITHM, 0, 20_000)
+
+
+@pytest.mark.parametrize("hysteresis", [0.0, 0.01])
+def test_a_cadence_in_closes_writes_every_alert_and_every_change_and_one_estimate_per_n_closes(seminar_events_20k, hysteresis):
+    full = monitor_records(seminar_plan(None, hysteresis), seminar_events_20k)
+    cadenced = monitor_records(seminar_plan(("closes", 1000), hysteresis), seminar_events_20k)
+    every, written = check_subset(full, cadenced)
+    assert sum(record["type"] != ESTIMATE for record in comparable(full)) >= 10  # the verdict turns, and back
+    positions = [index for index, record in enumerate(every) if record["alert_id"] in {r["alert_id"] for r in written}]
+    assert max(b - a for a, b in zip(positions, positions[1:])) <= 1000
+    assert len(written) < len(every) / 100
+
+
+def test_a_cadence_in_event_time_writes_the_first_evaluation_of_each_period(seminar_events_20k):
+    every, written = check_subset(monitor_records(seminar_plan(None), seminar_events_20k), monitor_records(seminar_plan(("time", 7 * DAY)), seminar_events_20k))
+    ids = {record["alert_id"] for record in written}
+    weeks: dict[int, dict[str, Any]] = {}
+    for record in every:
+        weeks.setdefault(time_parser("iso")(record["event_time"]) // (7 * DAY), record)
+    assert all(record["alert_id"] in ids for record in weeks.values())
+
+
+def with_publish(name: str, tmp_path: Path, **changes: Any) -> Path:
+    spec = yaml.safe_load((SPECS / f"{name}.yaml").read_text())
+    for section, value in changes.items():
+        spec[section] = {**spec.get(section, {}), **value} if section == "publish" else value
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return path
+
+
+def run(spec: Path | str, compas_csv: Path, out: Path):
+    tally = execute(Job(spec=str(spec), input=FileInput(path=str(compas_csv), format="compas"), output=FileOutput(out_dir=str(out))))
+    records = FileRun(out).read("alerts.jsonl") + FileRun(out).read("estimates.jsonl")
+    return tally, sorted(records, key=lambda record: (record["event_time"], record["type"] == ESTIMATE))
+
+
+@pytest.mark.parametrize(
+    ("name", "changes"),
+    [
+        ("compas_equalized_odds", {"publish": {"every": "30d"}}),
+        ("compas_equalized_odds", {"publish": {"every": "250 closes"}, "evaluate": {"on": "close"}}),
+        ("compas_equalized_odds_confident", {"publish": {"every": "90d"}}),
+    ],
+    ids=["daily-30d", "on-close-250", "confident-90d"],
+)
+def test_compas_with_a_cadence_gives_the_same_alerts_and_run_summary(compas_csv, tmp_path, name, changes):
+    base = tmp_path / "base"
+    base.mkdir()
+    reference = with_publish(name, base, **{section: value for section, value in changes.items() if section != "publish"})
+    cadenced_dir = tmp_path / "cadenced"
+    cadenced_dir.mkdir()
+    cadenced = with_publish(name, cadenced_dir, **changes)
+    full_tally, full = run(reference, compas_csv, tmp_path / "full")
+    few_tally, few = run(cadenced, compas_csv, tmp_path / "few")
+    every, written = check_subset(full, few)
+    assert len(written) < len(every) / 5
+    (full_monitor,), (few_monitor,) = full_tally.monitors.values(), few_tally.monitors.values()
+    assert few_monitor.first_violations() == full_monitor.first_violations() != []
+    assert (few_monitor.violations, few_monitor.recoveries) == (full_monitor.violations, full_monitor.recoveries)
+    assert comparable([few_monitor.last])[0] == comparable([full_monitor.last])[0]
+
+
+def test_a_cadence_in_closes_needs_verdicts_on_every_close(tmp_path):
+    path = with_publish("compas_equalized_odds", tmp_path, publish={"every": "100 closes"})
+    with pytest.raises(SpecError, match=r"publish.every in closes needs evaluate: \{on: close\}"):
+        load_plans([str(path)])
