@@ -16,7 +16,7 @@ from fairstream.trials.clock import LatenessBuffer
 from fairstream.trials.closing import CloseSchedule
 from fairstream.trials.folds import fold
 from fairstream.trials.layout import State, TrialLayout
-from fairstream.trials.outcomes import Outcomes, TickDelta
+from fairstream.trials.outcomes import Outcomes, SlotOutcomes, TickDelta, TrialOutcome
 
 try:
     from fairstream.trials.table import PackedTrials
@@ -322,6 +322,14 @@ class Bucket:
             return [{tick: TickDelta(unsettled=dict(slots)) for tick, slots in closed.counted.items()} for _ in self.recipients]
         every: list[dict[int, TickDelta]] = [{} for _ in self.recipients]
         variables, slots, opened = self.layout.variables, self.layout.slots, self.layout.opened
+        if self.layout.exact_slots:  # equal slots, equal outcomes: each distinct slot tuple is turned into cells once
+            counted = [SlotOutcomes(recipient.outcomes, variables) for recipient in self.recipients]
+            for tick, (times, keys, states) in closed.ticks.items():
+                for recipient, outcome_of, recipient_deltas in zip(self.recipients, counted, every):
+                    delta = recipient_deltas.setdefault(tick, TickDelta())
+                    for closed_at, key, state in zip(times, keys, states):
+                        delta.add(TrialOutcome(closed_at, key, *outcome_of(slots(state)), opened(state)), recipient.keep_trials)
+            return every
         for tick, (times, keys, states) in closed.ticks.items():
             deltas = [recipient_deltas.setdefault(tick, TickDelta()) for recipient_deltas in every]
             for closed_at, key, state in zip(times, keys, states):
