@@ -242,6 +242,11 @@ class Spec(SpecModel):
             raise ValueError("hoeffding bounds need estimator.outcome_range: [low, high]")
         if self.window.kind != "cumulative" and any(isinstance(c.tau, Baseline) for c in self.metric.constraints):
             raise ValueError("a baseline constraint compares with the run's start; use a cumulative window")
+        if tests_ratio(self.metric.type) and self.metric.threshold == 1 and self.estimator.min_trials is None and not self.metric.constraints and self.estimator.verdict in ("point", "change"):
+            raise ValueError(
+                f"metric.threshold {self.metric.threshold} counts any difference as a violation, so no number of trials keeps a point "
+                "verdict's noise inside it: give estimator.min_trials, the trials a group needs before it is judged"
+            )
         if self.publish.every is not None and self.publish.every[0] == "closes" and self.evaluate.on != "close":
             raise ValueError("publish.every in closes needs evaluate: {on: close}; with evaluate.every give a span of event time, like 7d")
         return self

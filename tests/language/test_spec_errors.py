@@ -31,6 +31,15 @@ CASES = [
         "metric -> threshold: Input should be less than or equal to 1 (a gap between rates, or a ratio; only delayed_impact's mean outcomes take their own units); got 1.5",
     ),
     (
+        lambda s: s["metric"].update(type="disparate_impact", label=None, threshold=1.0),
+        "metric.threshold 1.0 counts any difference as a violation, so no number of trials keeps a point verdict's noise inside it: "
+        "give estimator.min_trials, the trials a group needs before it is judged",
+    ),
+    (
+        lambda s: s.update(publish={"every": "100 closes"}),
+        "publish.every in closes needs evaluate: {on: close}; with evaluate.every give a span of event time, like 7d",
+    ),
+    (
         lambda s: s["variables"]["group"].update(first="SCREENING"),
         "variables -> group -> first: unknown event kind 'SCREENING'; known kinds: RECIDIVISM, SCREEN",
     ),
