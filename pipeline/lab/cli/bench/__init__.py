@@ -12,6 +12,7 @@ from fairstream.lab.cli.bench.guarantees import guarantees
 from fairstream.lab.cli.bench.hiring import hiring
 from fairstream.lab.cli.bench.kafka import kafka
 from fairstream.lab.cli.bench.means import means
+from fairstream.lab.cli.bench.monitors import monitors
 from fairstream.lab.cli.bench.proxies import proxies
 from fairstream.lab.cli.bench.scale import scale
 from fairstream.lab.cli.bench.shield import shield
@@ -23,5 +24,5 @@ def bench() -> None:
     """Measure throughput and detection behaviour."""
 
 
-for command in (throughput, scale, kafka, database, hiring, detection, guarantees, evidence, means, proxies, changes, shield):
+for command in (throughput, scale, kafka, database, monitors, hiring, detection, guarantees, evidence, means, proxies, changes, shield):
     bench.add_command(command)
