@@ -1,5 +1,6 @@
 """The per-monitor merge: waits until every reporter has reported a tick, applies the deltas in event-time order to
-the monitor's `Counts`, and hands each evaluation to `Evaluation` (pure)."""
+the monitor's `Counts`, and hands each evaluation to `Evaluation` (pure). Monitors whose counts would be equal share
+one merge: counted once, each judged with its own verdicts and record chain."""
 
 from __future__ import annotations
 
@@ -18,15 +19,26 @@ from fairstream.verdicts.anytime import opened_later
 
 
 @dataclass
+class Judged:
+    """One monitor's judgement of shared counts: its alert state and error budgets, and the hash chain of its records."""
+
+    verdicts: Evaluation
+    chain: RecordChain
+    records: list[dict[str, Any]] = field(default_factory=list)
+    """The records of the evaluations of the report being taken."""
+
+
+@dataclass
 class Monitor:
-    """One monitor's merge state over its `Counts`, its alert state (`verdicts`) and its record chain."""
+    """One monitor's merge state over its `Counts`, its alert state (`verdicts`) and its record chain; and those of the
+    monitors `sharing` its counts."""
 
     config: MonitorConfig
+    sharing: tuple[MonitorConfig, ...] = ()
+    """Other monitors whose counts equal this one's (see `MonitorConfig.counts_like`), judged from the same counts."""
     counts: Counts = field(init=False)
-    verdicts: Evaluation = field(init=False)
-    """The alert state and error budgets the evaluations judge the counts with."""
-    chain: RecordChain = field(init=False)
-    """The hash chain of this monitor's records (see `records.chain`)."""
+    judged: list[Judged] = field(init=False)
+    """Per monitor, this one first: its verdicts and its record chain (see `records.chain`)."""
     progress: dict[int, int] = field(default_factory=dict)
     pending: dict[int, TickDelta] = field(default_factory=dict)
     next_tick: int | None = None
@@ -39,8 +51,12 @@ class Monitor:
 
     def __post_init__(self) -> None:
         self.counts = Counts(self.config)
-        self.verdicts = Evaluation(self.config)
-        self.chain = RecordChain(f"monitor/{self.config.name}", self.config.spec_sha256)
+        self.judged = [Judged(Evaluation(config), RecordChain(f"monitor/{config.name}", config.spec_sha256)) for config in (self.config, *self.sharing)]
+
+    @property
+    def verdicts(self) -> Evaluation:
+        """The alert state and error budgets this monitor judges the counts with."""
+        return self.judged[0].verdicts
 
     def receive(self, report: Report) -> list[dict[str, Any]]:
         """Take one reporter's report (and ownership of it); return the records of every evaluation that is now final.
@@ -74,24 +90,29 @@ class Monitor:
         ending = final == FINISHED
         if ending:  # every tick with closed trials, and every tick the input's event time reached
             final = max((*self.pending, -FINISHED if self.end is None else self.end))
-        records = self._on_close(final) if self.config.on_close else self._every_tick(final)
-        if ending and not self.ended and self.end is not None and self.counts.closed == 0 and self.counts.incomplete == 0 and not records:
-            records = self.verdicts.records(self.counts, self.end)  # no trial closed: the counts (evicted, unfinished) are still published
-        if ending and not self.ended:
-            records.extend(self.verdicts.flush(self.counts))  # the last evaluation's estimate, where the cadence held it back
-        linked = self.chain.link_all(records)
-        if ending and not self.ended:  # the input has ended: the chain is closed
-            linked.append(self.chain.seal(final=True))
+        if self.config.on_close:
+            self._on_close(final)
+        else:
+            self._every_tick(final)
+        linked: list[dict[str, Any]] = []
+        for judged in self.judged:
+            records, judged.records = judged.records, []
+            if ending and not self.ended:
+                if self.end is not None and self.counts.closed == 0 and self.counts.incomplete == 0 and not records:
+                    records = judged.verdicts.records(self.counts, self.end)  # no trial closed: the counts (evicted, unfinished) are still published
+                records.extend(judged.verdicts.flush(self.counts))  # the last evaluation's estimate, where the cadence held it back
+            linked.extend(judged.chain.link_all(records))
+            if ending and not self.ended:  # the input has ended: the chain is closed
+                linked.append(judged.chain.seal(final=True))
         self.ended = self.ended or ending
         return linked
 
-    def _every_tick(self, final: int) -> list[dict[str, Any]]:
+    def _every_tick(self, final: int) -> None:
         if self.next_tick is None:
             ready = [tick for tick in self.pending if tick <= final]
             if not ready:
-                return []
+                return
             self.next_tick = min(ready)
-        records: list[dict[str, Any]] = []
         tick = self.next_tick
         due = (final - tick) // self.config.tick + 1
         if due > self.config.max_ticks:
@@ -111,14 +132,12 @@ class Monitor:
             if anytime is not None:
                 anytime.applied(tick)
                 anytime.release(anytime.frontier(tick), counts.baselines)
-            records.extend(self._evaluated(tick))
+            self._evaluate(tick)
             counts.after_tick(tick)
             tick += self.config.tick
         self.next_tick = tick
-        return records
 
-    def _on_close(self, final: int) -> list[dict[str, Any]]:
-        records: list[dict[str, Any]] = []
+    def _on_close(self, final: int) -> None:
         counts, anytime = self.counts, self.counts.anytime
         for tick in sorted(tick for tick in self.pending if tick <= final):
             delta = self.pending.pop(tick)
@@ -131,10 +150,11 @@ class Monitor:
                 counts.apply_trial(trial)
                 if anytime is not None:
                     anytime.release(anytime.frontier(trial.closed_at, later[index + 1]), counts.baselines)
-                records.extend(self._evaluated(trial.closed_at, trial.key))
-        return records
+                self._evaluate(trial.closed_at, trial.key)
 
-    def _evaluated(self, instant: int, key: str | None = None) -> list[dict[str, Any]]:
-        """The records of one evaluation, the counts first brought up to date (a running median draws its rates)."""
+    def _evaluate(self, instant: int, key: str | None = None) -> None:
+        """One evaluation by every monitor of the counts, first brought up to date (a running median draws its rates)."""
         self.config.counting.cells.draw(self.counts)
-        return self.verdicts.records(self.counts, instant, key)
+        shared: dict[tuple, Any] = {}
+        for judged in self.judged:
+            judged.records.extend(judged.verdicts.records(self.counts, instant, key, shared))

@@ -3,6 +3,8 @@ running each alone; specs that cannot share a read of the input are refused with
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import yaml
 
@@ -73,3 +75,47 @@ def test_the_job_reads_and_parses_once_and_has_reports_and_a_merge_per_monitor(c
     names = ["compas-demographic-parity-sex", "compas-disparate-impact", "compas-equalized-odds"]
     assert sorted(step for step in steps if step.startswith("report_")) == [f"report_{name}" for name in names]
     assert sorted(step for step in steps if step.startswith("monitor_")) == [f"monitor_{name}" for name in names]
+
+
+def variant(tmp_path, name: str, keyed: bool, **changes) -> str:
+    """compas_equalized_odds under another name, with `changes` to its metric, estimator or publish sections."""
+    spec = yaml.safe_load((SPECS / "compas_equalized_odds.yaml").read_text())
+    spec["monitor"] = name
+    spec["input"]["keyed"] = keyed
+    for section, values in changes.items():
+        spec[section] = {**spec.get(section, {}), **values}
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return str(path)
+
+
+@pytest.mark.parametrize("keyed", [True, False], ids=["keyed", "bucketed"])
+def test_monitors_that_count_alike_share_one_merge_and_each_gives_the_records_of_running_alone(compas_csv, tmp_path, keyed):
+    """Equalized odds at three thresholds, one with hysteresis, one writing estimates every 90 days, and one with anytime
+    verdicts (whose tests are counted per threshold): the first four are counted once, each judged by its own verdicts."""
+    from fairstream.dataflow.flow import count_groups
+    from fairstream.runner import job_flow
+
+    specs = [
+        variant(tmp_path, "eo-010", keyed),
+        variant(tmp_path, "eo-005", keyed, metric={"threshold": 0.05}),
+        variant(tmp_path, "eo-015-hysteresis", keyed, metric={"threshold": 0.15}, estimator={"hysteresis": 0.02}),
+        variant(tmp_path, "eo-005-quarterly", keyed, metric={"threshold": 0.05}, publish={"every": "90d"}),
+        variant(tmp_path, "eo-anytime", keyed, estimator={"verdict": "anytime"}),
+    ]
+    assert count_groups(load_plans(specs)) == [[0, 1, 2, 3], [4]]
+    together = Job(spec=specs, input=FileInput(path=str(compas_csv), format="compas"), output=FileOutput(out_dir=str(tmp_path / "together")))
+    assert sum(step.step_id.rsplit(".", 1)[-1].startswith("monitor_") for step in job_flow(together).substeps) == 2
+    execute(together)
+    written = FileRun(tmp_path / "together")
+    for spec in specs:
+        alone = run_file(spec, compas_csv, tmp_path / f"alone-{Path(spec).stem}")
+        monitor = Path(spec).stem
+        for family in ("alerts.jsonl", "estimates.jsonl", "seals.jsonl"):
+            expected = without_emitted_at([record for record in alone.read(family) if record.get("monitor", record.get("writer", "")).endswith(monitor)])
+            assert expected and of_writer(written.read(family), monitor) == expected, (monitor, family)
+    assert len(written.read("alerts.jsonl")) > 4
+
+
+def of_writer(records: list[dict], monitor: str) -> list[dict]:
+    return without_emitted_at([record for record in records if record.get("monitor", record.get("writer", "")).endswith(monitor)])

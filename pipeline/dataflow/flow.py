@@ -111,8 +111,8 @@ class MergeStep(StatefulLogic):
         return self.monitor.receive(value), StatefulLogic.RETAIN
 
     def snapshot(self) -> Monitor:
-        config = self.monitor.config  # immutable: shared, not copied
-        return copy.deepcopy(self.monitor, {id(config): config})
+        configs = (self.monitor.config, *self.monitor.sharing)  # immutable: shared, not copied
+        return copy.deepcopy(self.monitor, {id(config): config for config in configs})
 
 
 def parsed_stream(
@@ -163,8 +163,8 @@ def build_flow(
         reports, dead = _bucketed(flow, plans, source, partitions, strings, topics, telemetry)
         reporters = plans[0].spec.buckets
     monitored = [
-        _merge(plan, reports[index], reporters, "" if len(plans) == 1 else f"_{plan.spec.monitor.replace('.', '_')}")
-        for index, plan in enumerate(plans)
+        _merge([plans[index] for index in group], reports[group[0]], reporters, "" if len(plans) == 1 else f"_{plans[group[0]].spec.monitor.replace('.', '_')}")
+        for group in count_groups(plans)
     ]
     out = op.inspect("observe", op.merge("outputs", *monitored, dead), lambda _step, record: telemetry.observe(record))
     if encode is not None:
@@ -179,6 +179,25 @@ def trial_groups(plans: Sequence[Plan]) -> list[list[int]]:
     groups: list[list[int]] = []
     for index, plan in enumerate(plans):
         group = next((group for group in groups if plans[group[0]].shares_trials(plan)), None)
+        if group is None:
+            groups.append([index])
+        else:
+            group.append(index)
+    return groups
+
+
+def count_groups(plans: Sequence[Plan]) -> list[list[int]]:
+    """The job's plans (by index) grouped by their counts: plans that share trials, turn them into the same cells and
+    count them alike (`MonitorConfig.counts_like`) share one merge, counted once; only their verdicts are their own."""
+    groups: list[list[int]] = []
+    for index, plan in enumerate(plans):
+        group = next(
+            (
+                group for group in groups
+                if plans[group[0]].shares_trials(plan) and plans[group[0]].outcomes == plan.outcomes and plans[group[0]].monitor.counts_like(plan.monitor)
+            ),
+            None,
+        )  # fmt: skip
         if group is None:
             groups.append([index])
         else:
@@ -250,12 +269,13 @@ def _bucketed(
     return [reports[index] for index in range(len(plans))], dead
 
 
-def _merge(plan: Plan, reports: Stream[Report], reporters: int, suffix: str) -> Stream[dict[str, Any]]:
-    """One monitor's merge of its reports; `suffix` keeps the step ids of several monitors apart."""
-    config = dataclasses.replace(plan.monitor, reporters=reporters)
+def _merge(plans: list[Plan], reports: Stream[Report], reporters: int, suffix: str) -> Stream[dict[str, Any]]:
+    """The merge of the reports of monitors whose counts agree (one monitor, or several: see `count_groups`), counted
+    once and judged by each; `suffix` keeps the step ids of several merges apart."""
+    config, *sharing = (dataclasses.replace(plan.monitor, reporters=reporters) for plan in plans)
 
     def monitor_logic(resume: Monitor | None) -> MergeStep:
-        return MergeStep(resume or Monitor(config))
+        return MergeStep(resume or Monitor(config, tuple(sharing)))
 
     keyed = op.map(f"key-monitor{suffix}", reports, lambda report: ("monitor", report))
     return op.key_rm(f"unkey-monitor{suffix}", op.stateful(f"monitor{suffix}", keyed, monitor_logic))  # record dict

@@ -145,3 +145,13 @@ class MonitorConfig:
         """Whether buckets must send closed trials one by one (verdict per trial, betting in close order, a window that
         selects trials by when they opened, scores counted one by one for a running median, or change detectors)."""
         return self.on_close or self.opening_order or self.counting.window.by == "opened" or self.running_median or self.judging.detection is not None
+
+    def counts_like(self, other: MonitorConfig) -> bool:
+        """Whether this monitor's counts stay equal to `other`'s when both take the same reports: the same cells, window,
+        groups and cadence of evaluations, and no evidence whose shape depends on the verdict (anytime tests, change
+        detectors, constraints' baselines)."""
+        return not any(
+            config.opening_order or config.judging.detection is not None or config.judging.constraints for config in (self, other)
+        ) and (self.counting, self.tick, self.on_close, self.reporters, self.max_ticks, self.needs_trials) == (
+            other.counting, other.tick, other.on_close, other.reporters, other.max_ticks, other.needs_trials,
+        )  # fmt: skip

@@ -65,13 +65,14 @@ class Evaluation:
         self.cadence = PublishCadence(self.config.publishing.every)
         self.quiet = judges_quietly(self.config)
 
-    def records(self, counts: Counts, instant: int, trial_key: str | None = None) -> list[dict[str, Any]]:
+    def records(self, counts: Counts, instant: int, trial_key: str | None = None, shared: dict[tuple, Any] | None = None) -> list[dict[str, Any]]:
         """The estimate record (where the cadence writes it) and the alerts of an evaluation of `counts` at `instant`
-        (after the closed trial `trial_key`, for verdicts on every close)."""
+        (after the closed trial `trial_key`, for verdicts on every close); `shared`: what monitors judging the same
+        counts at this instant share (see `quiet_standing`)."""
         prior = prior_now(self.config.estimation.prior, counts.totals)
         at = () if trial_key is None else (trial_key,)
         if self.quiet:
-            standing = quiet_standing(self.config, counts, self.tracker, prior, self._judged_rates)
+            standing = quiet_standing(self.config, counts, self.tracker, prior, self._judged_rates, {} if shared is None else shared)
             if standing is not None and self.cadence.skips(instant, standing):
                 self.held = (None, instant, at, counts.noted())
                 return []

@@ -14,8 +14,11 @@ from fairstream.monitoring.config import MonitorConfig
 from fairstream.monitoring.counts import Counts
 from fairstream.trials.outcomes import hidden
 from fairstream.verdicts.alerts import AlertTracker, part_status
-from fairstream.verdicts.parts import point_verdict
+from fairstream.verdicts.judge import judge
+from fairstream.verdicts.parts import point_estimates
 
+Estimates = tuple[dict[str, float], dict[str, float]]
+"""A part's MAP estimates and raw rates per group at the evidence floor (see `point_estimates`)."""
 JudgedRates = Callable[[Counts, str], tuple[dict[str, Rate], set[str], dict[str, Rate]]]
 """(counts, part) → the part's rates as judged, the groups withheld, its unlabeled counts (see `Evaluation._judged_rates`)."""
 
@@ -37,17 +40,23 @@ def judges_quietly(config: MonitorConfig) -> bool:
     )
 
 
-def quiet_standing(config: MonitorConfig, counts: Counts, tracker: AlertTracker, prior: float | None, judged_rates: JudgedRates) -> Standing | None:
+def quiet_standing(
+    config: MonitorConfig, counts: Counts, tracker: AlertTracker, prior: float | None, judged_rates: JudgedRates, shared: dict[tuple, Estimates]
+) -> Standing | None:
     """Each part's standing at this evaluation (as `standing_of` reads it from the records), or None where some
-    part's verdict turns (a violation starts or ends): then the evaluation is judged in full."""
+    part's verdict turns (a violation starts or ends): then the evaluation is judged in full. `shared`: the estimates
+    of this evaluation's counts already made, by part, prior, κ and evidence floor (monitors sharing counts make them once)."""
     standing: Standing = {}
     min_cell = config.publishing.min_cell
     for part in sorted(config.counting.cells.table(counts)):
         if hidden(part):
             continue
         part_prior, confidence = part_estimator(config.estimation.part_estimators, part, prior, config.estimation.confidence, counts.totals)
-        rates = judged_rates(counts, part)[0]
-        verdict = point_verdict(rates, config.rule, prior=part_prior, confidence=confidence, min_trials=config.judging.min_trials)
+        made = (part, part_prior, confidence, config.judging.min_trials)
+        estimates = shared.get(made)
+        if estimates is None:
+            estimates = shared[made] = point_estimates(judged_rates(counts, part)[0], prior=part_prior, confidence=confidence, min_trials=config.judging.min_trials)
+        verdict = judge(config.rule, estimates[0], raw=estimates[1])
         state = tracker.violated.get(part, False)
         if verdict.clear if state else verdict.violated:
             return None

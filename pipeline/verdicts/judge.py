@@ -86,12 +86,18 @@ def judge(
     default the rule's α is split evenly over the pairs compared now. `complete` says every group of the part is in
     `estimates` (none below the evidence floor): only then can the part be certified.
     """
-    pairs = compared_pairs(list(estimates), rule.pairs)
-    if not pairs:
-        return PartVerdict(certified=None if rule.mode == "point" else False)
+    if rule.mode == "point" and rule.pairs is None:  # every pair of the groups: found from the highest and the lowest
+        if len(estimates) < 2:
+            return PartVerdict()
+        pairs = None
+    else:
+        pairs = compared_pairs(list(estimates), rule.pairs)
+        if not pairs:
+            return PartVerdict(certified=None if rule.mode == "point" else False)
     raw = raw if raw is not None else estimates
-    level = level or (lambda _pair: rule.alpha / len(pairs))
+    level = level or (lambda _pair: rule.alpha / len(pairs))  # type: ignore[arg-type]
     if rule.mode == "confident":
+        assert pairs is not None
         verdict = _confident(rule, estimates, raw, pairs, level, difference, ratio)
         if rule.ratio:  # the interval named is the one whose lower end is lowest: certified exactly when it is at τ or above
             return replace(verdict, certified=complete and not verdict.violated and verdict.interval[0] >= rule.threshold)  # type: ignore[index]
@@ -104,7 +110,7 @@ def judge(
         if rule.ratio:
             return PartVerdict(**base, violated=ratio < rule.threshold, clear=ratio >= rule.threshold + rule.hysteresis)
         return PartVerdict(**base, violated=gap > rule.threshold, clear=gap <= rule.threshold - rule.hysteresis)
-    assert bets is not None
+    assert bets is not None and pairs is not None
     within = min((bets[pair].certification() if pair in bets else 0.0) for pair in pairs)
     certified = complete and all(pair in bets and bets[pair].certifies(rule.alpha) for pair in pairs)
     strongest: tuple[bool, float, tuple[str, str], float] | None = None
@@ -183,12 +189,37 @@ def _certified_by_intervals(rule: VerdictRule, raw: dict[str, float], pairs: lis
     return True
 
 
-def _widest(rule: VerdictRule, estimates: dict[str, float], pairs: list[tuple[str, str]]) -> tuple[str, str]:
-    """The pair of the largest gap of the point estimates (the smallest ratio, for ratio rules), higher group first."""
+def _widest(rule: VerdictRule, estimates: dict[str, float], pairs: list[tuple[str, str]] | None) -> tuple[str, str]:
+    """The pair of the largest gap of the point estimates (the smallest ratio, for ratio rules), higher group first;
+    `pairs` None: every pair of the groups."""
+    if rule.pairs is None and not rule.ratio:
+        extremes = _extremes(estimates)
+        if extremes is not None:
+            return extremes
+    if pairs is None:
+        pairs = compared_pairs(list(estimates), None)
     ordered = [(a, b) if estimates[a] >= estimates[b] else (b, a) for a, b in pairs]
     if rule.ratio:
         return min(ordered, key=lambda pair: (_ratio(estimates[pair[1]], estimates[pair[0]]), pair))
     return max(ordered, key=lambda pair: (estimates[pair[0]] - estimates[pair[1]], pair))
+
+
+def _extremes(estimates: dict[str, float]) -> tuple[str, str] | None:
+    """Over every pair of the groups, the one of the largest gap when a single pair has it: the highest group and the
+    lowest, found in one pass; None where several pairs might tie (equal estimates, or gaps equal once rounded), which
+    `_widest` then settles by the pairs' names.
+
+    Rounding is monotone, so a pair of the largest gap G = highest − lowest pairs a group h with h − lowest = G and a
+    group l with highest − l = G: with one of each, that pair is the only one.
+    """
+    high = max(estimates.values())
+    low = min(estimates.values())
+    gap = high - low
+    if gap <= 0:
+        return None
+    highs = [group for group, estimate in estimates.items() if estimate - low == gap]
+    lows = [group for group, estimate in estimates.items() if high - estimate == gap]
+    return (highs[0], lows[0]) if len(highs) == 1 and len(lows) == 1 else None
 
 
 def described(verdict: PartVerdict, estimates: dict[str, float], raw: dict[str, float]) -> PartVerdict:

@@ -104,21 +104,21 @@ def rate_part(
     return body
 
 
-def point_verdict(rates: dict[str, Rate], rule: VerdictRule, *, prior: float | None, confidence: float, min_trials: int) -> PartVerdict:
-    """The verdict `rate_part` reaches under point verdicts, without the record: the MAP estimates of the groups at the
-    evidence floor, judged on their gap (or ratio)."""
+def point_estimates(rates: dict[str, Rate], *, prior: float | None, confidence: float, min_trials: int) -> tuple[dict[str, float], dict[str, float]]:
+    """What `rate_part` judges under point verdicts, without the record: the MAP estimates and raw rates of the groups at
+    the evidence floor (none without a prior)."""
     if prior is None and confidence == 0:
         prior = 0.0
-    if prior is None:
-        return PartVerdict()
     estimates: dict[str, float] = {}
     raw: dict[str, float] = {}
+    if prior is None:
+        return estimates, raw
     for group in sorted(rates):
         rate = rates[group]
         if rate.trials > 0 and rate.trials >= min_trials:
             estimates[group] = rate.get(prior, confidence)
             raw[group] = rate.hits / rate.trials
-    return judge(rule, estimates, raw=raw)
+    return estimates, raw
 
 
 def publish_ratio_sequence(body: dict[str, Any], verdict: PartVerdict, sequences: Sequences) -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+import random
+
 import numpy as np
 import pytest
 
@@ -61,3 +64,15 @@ def test_anytime_rejects_only_after_enough_evidence_and_never_clears():
 
 def test_fewer_than_two_groups_gives_no_verdict():
     assert judge(VerdictRule(), {"a": 0.5}).violated is None
+
+
+def test_a_point_verdict_names_the_widest_pair_as_the_pairs_by_name_do_also_for_ties():
+    """The highest and lowest group found in one pass name the same pair as comparing every pair (largest gap, then the
+    larger pair by name), also where estimates are equal or gaps are equal once rounded."""
+    rng = random.Random(7)
+    for _ in range(20_000):
+        estimates = {f"g{index}": rng.choice([0.1, 0.2, 0.3, 1 / 3, 0.30000000000000004, rng.random(), 0.5 + rng.random() * 1e-16]) for index in range(rng.randint(2, 7))}
+        ordered = [(a, b) if estimates[a] >= estimates[b] else (b, a) for a, b in itertools.combinations(sorted(estimates), 2)]
+        widest = max(ordered, key=lambda pair: (estimates[pair[0]] - estimates[pair[1]], pair))
+        verdict = judge(VerdictRule(threshold=0.05), estimates)
+        assert (verdict.pair, verdict.gap) == (widest, estimates[widest[0]] - estimates[widest[1]])
