@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 
 from fairstream.language.stream import InputSchema
@@ -34,12 +35,20 @@ def time_reader(schema: InputSchema) -> Callable[[Any], float]:
     """The event time (epoch ms) of a raw record, a JSON line or a CSV row, as the spec's input section reads it;
     `UNREADABLE` where it cannot be read."""
     get, parse = field_getter(schema.time), time_parser(schema.time_format)
+    if "." not in schema.time:  # a JSON line's time field alone, decoded by msgspec without the rest of the record
+        decode = msgspec.json.Decoder(msgspec.defstruct("EventTime", [("time", object, msgspec.field(name=schema.time))])).decode
+    else:
+        decode = None
 
     def time_of(payload: Any) -> float:
         try:
-            record = payload if isinstance(payload, dict) else orjson.loads(payload)
+            if isinstance(payload, dict):
+                return parse(get(payload))
+            if decode is not None:
+                return parse(decode(payload).time)
+            record = orjson.loads(payload)
             return parse(get(record)) if isinstance(record, dict) else UNREADABLE
-        except (TypeError, ValueError, OverflowError):  # orjson's decode error is a ValueError
+        except (TypeError, ValueError, OverflowError, msgspec.MsgspecError):  # orjson's decode error is a ValueError
             return UNREADABLE
 
     return time_of
@@ -59,21 +68,22 @@ def time_ordered(
         with tempfile.TemporaryDirectory(prefix="fairstream-sort-") as scratch:
             runs: list[Path] = []
             chunk: list[tuple[float, int, Any]] = []
+            in_order, latest = True, UNREADABLE
             for index, payload in enumerate(open_records()):
-                chunk.append((time_of(payload), index, payload))
-                if len(chunk) >= max_in_memory:
-                    runs.append(_spill(sorted(chunk, key=_order), Path(scratch) / f"{len(runs)}.run"))
-                    chunk = []
-            chunk.sort(key=_order)
-            merged = heapq.merge(*map(_read_run, runs), chunk, key=_order) if runs else chunk
+                if len(chunk) >= max_in_memory:  # only where more records follow: the last chunk stays in memory
+                    runs.append(_spill(chunk if in_order else sorted(chunk), Path(scratch) / f"{len(runs)}.run"))
+                    chunk, in_order, latest = [], True, UNREADABLE
+                time = time_of(payload)
+                in_order = in_order and time >= latest
+                latest = time
+                chunk.append((time, index, payload))  # (time, line index) is unique: tuples compare without the payload
+            if not in_order:
+                chunk.sort()
+            merged = heapq.merge(*map(_read_run, runs), chunk) if runs else chunk
             for _time, index, payload in merged:
                 yield index, payload
 
     return ordered
-
-
-def _order(entry: tuple[float, int, Any]) -> tuple[float, int]:
-    return entry[0], entry[1]
 
 
 def _spill(entries: list[tuple[float, int, Any]], path: Path) -> Path:

@@ -4,9 +4,11 @@ one merge: counted once, each judged with its own verdicts and record chain."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from fairstream.monitoring.close_runs import candidates, columns, runs_closes
 from fairstream.monitoring.config import MonitorConfig
 from fairstream.monitoring.counts import Counts
 from fairstream.monitoring.evaluation import Evaluation
@@ -14,7 +16,7 @@ from fairstream.records.chain import RecordChain
 from fairstream.records.errors import EvaluationError
 from fairstream.records.timefmt import format_duration, format_instant
 from fairstream.trials.bucket import FINISHED, Report
-from fairstream.trials.outcomes import TickDelta
+from fairstream.trials.outcomes import TickDelta, TrialOutcome
 from fairstream.verdicts.anytime import opened_later
 
 
@@ -37,6 +39,8 @@ class Monitor:
     sharing: tuple[MonitorConfig, ...] = ()
     """Other monitors whose counts equal this one's (see `MonitorConfig.counts_like`), judged from the same counts."""
     counts: Counts = field(init=False)
+    runs: bool = field(init=False)
+    """Whether closes are judged a batch at once (see `fairstream.monitoring.close_runs`)."""
     judged: list[Judged] = field(init=False)
     """Per monitor, this one first: its verdicts and its record chain (see `records.chain`)."""
     progress: dict[int, int] = field(default_factory=dict)
@@ -50,6 +54,7 @@ class Monitor:
     """The input has ended and been evaluated to its end."""
 
     def __post_init__(self) -> None:
+        self.runs = runs_closes((self.config, *self.sharing))
         self.counts = Counts(self.config)
         self.judged = [Judged(Evaluation(config), RecordChain(f"monitor/{config.name}", config.spec_sha256)) for config in (self.config, *self.sharing)]
 
@@ -144,6 +149,10 @@ class Monitor:
             if anytime is not None:
                 anytime.applied(tick)
             trials = sorted(delta.trials, key=lambda trial: (trial.closed_at, trial.key))
+            batch = columns(counts, trials) if self.runs and trials else None
+            if batch is not None:
+                self._close_run(trials, candidates([judged.verdicts.config for judged in self.judged], counts, trials, batch))
+                continue
             later = opened_later(trials)
             for index, trial in enumerate(trials):
                 counts.take_baselines(trial.closed_at)
@@ -151,6 +160,29 @@ class Monitor:
                 if anytime is not None:
                     anytime.release(anytime.frontier(trial.closed_at, later[index + 1]), counts.baselines)
                 self._evaluate(trial.closed_at, trial.key)
+
+    def _close_run(self, trials: list[TrialOutcome], marks: Sequence[int]) -> None:
+        """Count a batch of closed trials, evaluating each where some monitor's evaluation may write something (`marks`,
+        see `fairstream.monitoring.close_runs`) or its cadence is due, and the others a batch at once."""
+        counts, instants = self.counts, [trial.closed_at for trial in trials]
+        stops = [*marks, len(trials)]
+        position = 0
+        for mark in stops:
+            while position <= mark and position < len(trials):
+                stop = min(mark, *(judged.verdicts.cadence.next_due(position, instants) for judged in self.judged))
+                for trial in trials[position:stop]:  # judged quiet by every monitor: counted, nothing written
+                    counts.take_baselines(trial.closed_at)
+                    counts.apply_trial(trial)
+                if stop > position:
+                    for judged in self.judged:
+                        judged.verdicts.skip_quietly(stop - position, instants[stop - 1], trials[stop - 1].key, counts.noted())
+                if stop == len(trials):
+                    return
+                trial = trials[stop]
+                counts.take_baselines(trial.closed_at)
+                counts.apply_trial(trial)
+                self._evaluate(trial.closed_at, trial.key)
+                position = stop + 1
 
     def _evaluate(self, instant: int, key: str | None = None) -> None:
         """One evaluation by every monitor of the counts, first brought up to date (a running median draws its rates)."""

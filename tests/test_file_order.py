@@ -12,7 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from fairstream.cli import cli
-from fairstream.connectors.event_order import UNREADABLE, time_ordered
+from fairstream.compiler.load import load_plan
+from fairstream.connectors.event_order import UNREADABLE, time_ordered, time_reader
 from tests.helpers import german_decisions
 from tests.test_compas_reference import without_emitted_at
 
@@ -86,3 +87,28 @@ def test_spilled_runs_merge_to_the_stable_sort():
     expected = sorted(range(len(records)), key=lambda index: records[index]["t"])  # Python's sort is stable
     assert [index for index, _ in ordered] == expected and ordered[0][0] == 13
     assert [record for _, record in ordered] == [records[index] for index in expected]
+
+
+@pytest.mark.parametrize("count", [7, 8, 14, 15, 49])
+@pytest.mark.parametrize("shape", ["sorted", "shuffled", "sorted-runs"])
+def test_every_chunk_shape_gives_the_stable_sort(count, shape):
+    """Chunks of exactly `max_in_memory` records, files already in order and files sorted within each chunk only."""
+    rng = random.Random(count)
+    times = sorted(rng.randrange(10) for _ in range(count))
+    if shape == "shuffled":
+        rng.shuffle(times)
+    elif shape == "sorted-runs":
+        times = [time for start in range(0, count, 7) for time in sorted(times[start : start + 7], reverse=True)][::-1]
+    records = [{"t": time, "n": index} for index, time in enumerate(times)]
+    ordered = list(time_ordered(lambda: records, lambda record: record["t"], max_in_memory=7)())
+    assert [index for index, _ in ordered] == sorted(range(count), key=lambda index: times[index])
+
+
+def test_a_json_lines_time_is_read_from_its_field_alone():
+    """The time of a JSON line is decoded without the rest of the line; a line without a readable time sorts first."""
+    schema = load_plan("compas_equalized_odds").spec.input
+    time_of = time_reader(schema)
+    assert time_of(b'{"x": [1, {"y": 2}], "date": "2013-01-01T00:00:01Z"}') == 1_356_998_401_000
+    assert time_of('{"date": "2013-01-01T00:00:01Z"}') == 1_356_998_401_000
+    for unreadable in (b'{"x": 1}', b"[1]", b"not json", b'{"date": null}', b'{"date": "someday"}', b'{"date": 5'):
+        assert time_of(unreadable) == UNREADABLE

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from fairstream.compiler.load import load_plans
+from fairstream.language.yaml_file import read_yaml
 from fairstream.connectors.synthetic.seminar import seminar_events
 from fairstream.lab.bench.database import ALGORITHM, SPEC
 from fairstream.lab.studies.runs import monitor_records, tuned_plan
@@ -19,6 +20,7 @@ from fairstream.records.errors import SpecError
 from fairstream.records.timefmt import DAY, time_parser
 from fairstream.runner import FileInput, FileOutput, FileRun, Job, execute
 from tests.conftest import SPECS
+from tests.docs.markdown import ROOT, blocks
 
 ESTIMATE = "fairness.estimate"
 
@@ -124,3 +126,14 @@ def test_a_cadence_in_closes_needs_verdicts_on_every_close(tmp_path):
     path = with_publish("compas_equalized_odds", tmp_path, publish={"every": "100 closes"})
     with pytest.raises(SpecError, match=r"publish.every in closes needs evaluate: \{on: close\}"):
         load_plans([str(path)])
+
+
+def test_the_outputs_page_example_is_a_spec_section_that_runs(compas_csv, tmp_path):
+    page = (ROOT / "docs" / "outputs.md").read_text()
+    (shown,) = blocks(page[page.index("## Fewer estimate records") :], "yaml")
+    (tmp_path / "shown.yaml").write_text(shown)
+    path = with_publish("compas_equalized_odds", tmp_path, **read_yaml(tmp_path / "shown.yaml"))  # YAML 1.2: `on` is a key
+    (plan,) = load_plans([str(path)])
+    assert (plan.monitor.on_close, plan.monitor.publishing.every) == (True, ("closes", 1000))
+    _tally, records = run(path, compas_csv, tmp_path / "out")
+    assert 2 <= sum(record["type"] == ESTIMATE for record in records) < 100  # thousands of closes, a few estimates

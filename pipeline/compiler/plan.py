@@ -13,7 +13,7 @@ from fairstream.compiler.checks import (
     prior_expression,
 )
 from fairstream.compiler.monitor_config import monitor_config
-from fairstream.compiler.variables import compile_variables
+from fairstream.compiler.variables import Variables, compile_variables
 from fairstream.estimators.proxy import ProxyLayout
 from fairstream.language.expressions import Expression, ExprType
 from fairstream.language.metric import PartlySeenLabel, label_variable
@@ -73,6 +73,21 @@ class Plan:
         return LetterRecord(keep=policy.record, max_chars=policy.max_chars, redact=redact)
 
 
+def _slot_types(variables: Variables, kinds: dict[str, dict[str, str]]) -> tuple[str, ...]:
+    """Each slot's type as a trial layout weighs it: "int" for a number that only ever holds int fields' values as
+    read (first, last, max or min of an `int` field: an int field refuses floats and booleans, so equal values are
+    alike), else its variable's type ("number" may hold floats, where 1 == 1.0 and 0.0 == -0.0 print differently)."""
+    types = []
+    for slot, name in enumerate(variables.slot_names):
+        feeding = [(kind, capture) for kind, captures in variables.captures.items() for capture in captures if capture.slot == slot]
+        whole = bool(feeding) and all(
+            capture.mode in ("first", "last", "max", "min") and capture.field is not None and capture.elapsed is None and kinds[kind].get(capture.field) == "int"
+            for kind, capture in feeding
+        )
+        types.append("int" if variables.types[name] == "number" and whole else variables.types[name])
+    return tuple(types)
+
+
 def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
     """Check the spec's cross-references and compile it; raises `SpecError` with every issue found."""
     check = Checker()
@@ -105,7 +120,7 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
         close_when=close_when,
         kinds=frozenset(kinds),
         close_after=spec.trial.close_after,
-        slot_types=tuple(variables.types[name] for name in variables.slot_names),
+        slot_types=_slot_types(variables, kinds),
         exact_kinds=frozenset(
             kind
             for kind, fields in kinds.items()

@@ -5,6 +5,8 @@ at every evaluation either way."""
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,3 +64,17 @@ class PublishCadence:
             return True
         return instant // amount > self.written_at // amount if unit == "time" else self.since + 1 >= amount
 
+    def next_due(self, position: int, instants: Sequence[int]) -> int:
+        """Of evaluations at `instants` (ascending) from `position` on, all judged quiet, the first the cadence writes
+        (`len(instants)` where none is)."""
+        assert self.every is not None
+        unit, amount = self.every
+        if self.written_at is None:
+            return position
+        if unit == "closes":
+            return min(position + max(amount - self.since - 1, 0), len(instants))
+        return max(position, bisect.bisect_left(instants, (self.written_at // amount + 1) * amount, lo=position))
+
+    def skipped(self, evaluations: int) -> None:
+        """Count evaluations judged quiet a batch at once (see `fairstream.monitoring.close_runs`)."""
+        self.since += evaluations

@@ -150,11 +150,8 @@ class Counts:
                 self.totals[name] -= value
 
     def add_totals(self, totals: dict[str, float]) -> None:
-        """Add a trial's or a tick's aggregate contributions (unlisted group values bounded, see `unlisted_total`; in name
-        order, so which values are counted one by one does not depend on the order reports merged in)."""
-        for name, value in sorted(totals.items()):
-            name = unlisted_total(self.totals, name)
-            self.totals[name] = self.totals.get(name, 0.0) + value
+        """Add a trial's or a tick's aggregate contributions (see `add_totals`)."""
+        add_totals(self.totals, totals)
 
     def take_baselines(self, instant: int) -> None:
         """Keep each group's mean-outcome sums as they stand when a baseline constraint's length has passed."""
@@ -181,3 +178,11 @@ class Counts:
             self.scores.clear()
         self.weight = 1.0
         self.period_start = tick
+
+
+def add_totals(totals: dict[str, float], added: dict[str, float]) -> None:
+    """Add aggregate contributions to `totals` (unlisted group values bounded, see `unlisted_total`; in name order, so
+    which values are counted one by one does not depend on the order reports merged in)."""
+    for name, value in sorted(added.items()):
+        name = unlisted_total(totals, name)
+        totals[name] = totals.get(name, 0.0) + value

@@ -78,6 +78,12 @@ class Evaluation:
                 return []
         return self._evaluated(counts, prior, instant, at)
 
+    def skip_quietly(self, evaluations: int, instant: int, trial_key: str, noted: Noted) -> None:
+        """Evaluations that write nothing, judged a batch at once (see `fairstream.monitoring.close_runs`); the last was
+        after the closed trial `trial_key` at `instant`."""
+        self.cadence.skipped(evaluations)
+        self.held = (None, instant, (trial_key,), noted)
+
     def flush(self, counts: Counts) -> list[dict[str, Any]]:
         """The last evaluation's estimate record where the cadence held it back: the input has ended."""
         if self.held is None:

@@ -346,9 +346,12 @@ class TickDelta:
     distinct tuple into cells once."""
 
     def add(self, outcome: TrialOutcome, keep_trial: bool) -> None:
-        self.count(outcome.cells, outcome.totals)
+        """Count a closed trial into the tick's sums, or keep it whole for a monitor that counts trials one by one
+        (`MonitorConfig.needs_trials`: it reads the trials, never the sums)."""
         if keep_trial:
             self.trials.append(outcome)
+        else:
+            self.count(outcome.cells, outcome.totals)
 
     def count(self, cells: list[Cell] | None, totals: dict[str, float], trials: int = 1) -> None:
         """Count `trials` closed trials alike in their cells (None: incomplete) and aggregate contributions."""

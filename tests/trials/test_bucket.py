@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import copy
 import pickle
 
 from fairstream.records.events import Event
 from fairstream.records.timefmt import DAY
 from fairstream.trials.bucket import Bucket, Recipient
 from fairstream.trials.layout import PROFILE_LIMIT
-from tests.helpers import only, plan_of, recid, screen
+from tests.helpers import only, plan_of, recid, screen, spec_dict
 
 
 def bucket(partitions: int = 1, lateness: int = 0, **changes) -> Bucket:
@@ -127,14 +128,21 @@ def test_trials_with_equal_slot_values_share_one_slots_tuple():
     assert b.layout.slots(b.trials["x"]) == ("a", True, True) and b.layout.slots(b.trials["y"]) is y
 
 
-def test_numeric_slots_are_not_shared():
-    numeric = bucket(
-        variables={
-            "group": {"first": "SCREEN", "field": "score"},
-            "high_risk": {"first": "SCREEN", "expr": "score > 6"},
-            "reoffended": {"exists": "RECIDIVISM"},
-        }
-    )
+def test_slots_of_int_fields_are_shared_and_of_float_fields_are_not():
+    """An int field refuses floats and booleans, so equal values are alike; a float field's 1.0 and 1, 0.0 and -0.0
+    are equal but print differently, so its trials keep slots of their own."""
+    variables = {
+        "group": {"first": "SCREEN", "field": "score"},
+        "high_risk": {"first": "SCREEN", "expr": "score > 6"},
+        "reoffended": {"exists": "RECIDIVISM"},
+    }
+    whole = bucket(variables=variables)
+    only(whole.receive(0, [screen("x", 0), screen("y", 1)], DAY))
+    x, y = (whole.layout.slots(whole.trials[key]) for key in "xy")
+    assert x == y and x is y
+    kinds = copy.deepcopy(spec_dict()["input"]["kinds"])
+    kinds["SCREEN"]["score"] = "float"
+    numeric = bucket(variables=variables, input={"kinds": kinds})
     only(numeric.receive(0, [screen("x", 0), screen("y", 1)], DAY))
     x, y = (numeric.layout.slots(numeric.trials[key]) for key in "xy")
     assert x == y and x is not y

@@ -26,7 +26,7 @@ def stream(seed: int = 1, applicants: int = 300) -> list[dict]:
         opened = rng.randrange(0, 100 * DAY)
         group = rng.choice("ab")
         for start in [opened] + ([opened + rng.randrange(100 * DAY, 150 * DAY)] if rng.random() < 0.3 else []):
-            events.append({"event": "APPLY", "id": f"A{index}", "t": start, "group": group, "amount": rng.randrange(1, 9)})
+            events.append({"event": "APPLY", "id": f"A{index}", "t": start, "group": group, "amount": rng.randrange(1, 9) / 2})
             for _ in range(3):
                 events.append({"event": "DECISION", "id": f"A{index}", "t": start + rng.randrange(0, 150 * DAY), "approved": rng.random() < 0.5})
     return sorted(events, key=lambda event: (event["t"], event["event"] != "APPLY"))
@@ -34,12 +34,12 @@ def stream(seed: int = 1, applicants: int = 300) -> list[dict]:
 
 def spec(with_number: bool) -> dict:
     variables = {"group": {"first": "APPLY", "field": "group"}, "approved": {"last": "DECISION", "field": "approved"}}
-    if with_number:  # a numeric slot: trials kept in a dict, not the native table
+    if with_number:  # a float slot (1.0 == 1, 0.0 == -0.0): trials kept in a dict, not the native table
         variables["amount"] = {"first": "APPLY", "field": "amount"}
     return {
         "monitor": "ends",
         "input": {"time": "t", "time_format": "epoch_s", "key": "id", "kind": "event",
-                  "kinds": {"APPLY": {"group": "str", "amount": "int"}, "DECISION": {"approved": "bool"}}},
+                  "kinds": {"APPLY": {"group": "str", "amount": "float"}, "DECISION": {"approved": "bool"}}},
         "trial": {"opens_on": ["APPLY"], "close_after": "90d"},
         "variables": variables,
         "metric": {"type": "demographic_parity", "group": "group", "prediction": "approved", "threshold": 0.1},

@@ -48,6 +48,8 @@ def test_trials_counted_by_slot_tuples_settle_to_what_kept_trials_count():
     def add(ticks: dict, deltas: dict) -> None:
         for tick, d in deltas.items():
             d.settle(settle)
+            for trial in d.trials:  # kept trials reach the merge whole: counted there one by one
+                d.count(trial.cells, trial.totals)
             ticks[tick] = (d.counts, d.closed, d.incomplete)
 
     for start in range(0, len(events), 37):
@@ -59,15 +61,18 @@ def test_trials_counted_by_slot_tuples_settle_to_what_kept_trials_count():
     assert len(counted[0]) > 100 and counted[0] == counted[1]
 
 
-def test_numeric_slots_are_not_remembered():
+def test_float_slots_are_not_remembered_and_int_slots_are():
     variables = {
         "group": {"first": "SCREEN", "field": "score"},
         "high_risk": {"first": "SCREEN", "expr": "score > 6"},
         "reoffended": {"exists": "RECIDIVISM"},
     }
-    numeric = bucket(False, variables=variables)
+    kinds = spec_dict()["input"]["kinds"]
+    floats = {"kinds": {**kinds, "SCREEN": {**kinds["SCREEN"], "score": "float"}}}
+    numeric = bucket(False, variables=variables, input=floats)
     assert not numeric.layout.exact_slots and not numeric.by_profile
-    assert plan_of(variables=variables).monitor.slot_outcomes is None and plan_of().monitor.slot_outcomes is not None
+    assert plan_of(variables=variables, input=floats).monitor.slot_outcomes is None and plan_of().monitor.slot_outcomes is not None
+    assert bucket(False, variables=variables).by_profile  # an int field refuses floats and booleans: its values are alike
 
 
 def test_remembered_folds_give_the_states_of_computed_ones():
