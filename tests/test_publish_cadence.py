@@ -12,10 +12,10 @@ import pytest
 import yaml
 
 from fairstream.compiler.load import load_plans
-from fairstream.language.yaml_file import read_yaml
 from fairstream.connectors.synthetic.seminar import seminar_events
 from fairstream.lab.bench.database import ALGORITHM, SPEC
 from fairstream.lab.studies.runs import monitor_records, tuned_plan
+from fairstream.language.yaml_file import read_yaml
 from fairstream.records.errors import SpecError
 from fairstream.records.timefmt import DAY, time_parser
 from fairstream.runner import FileInput, FileOutput, FileRun, Job, execute
