@@ -170,10 +170,9 @@ class Monitor:
         for mark in stops:
             while position <= mark and position < len(trials):
                 stop = min(mark, *(judged.verdicts.cadence.next_due(position, instants) for judged in self.judged))
-                for trial in trials[position:stop]:  # judged quiet by every monitor: counted, nothing written
-                    counts.take_baselines(trial.closed_at)
-                    counts.apply_trial(trial)
-                if stop > position:
+                if stop > position:  # judged quiet by every monitor: counted, nothing written
+                    counts.take_baselines(instants[position])
+                    counts.apply_quiet(trials[position:stop])
                     for judged in self.judged:
                         judged.verdicts.skip_quietly(stop - position, instants[stop - 1], trials[stop - 1].key, counts.noted())
                 if stop == len(trials):

@@ -140,6 +140,26 @@ class Counts:
             self.changes.hold(trial, cells)
         self.add_totals(trial.totals)
 
+    def apply_quiet(self, trials: list[TrialOutcome]) -> None:
+        """Count closed trials as `apply_trial` does, for plain rates with neither anytime tests nor change detectors:
+        a trial whose groups are all tracked already goes straight to its rates."""
+        rates, tracked, totals = self.rates, self.groups.tracked, self.totals
+        for trial in trials:
+            cells = trial.cells
+            if cells and not all(group in tracked.get(part, ()) for part, group, _ in cells):
+                self.apply_trial(trial)  # a group new to its part: admitted as apply_trial admits it
+                continue
+            self.closed += 1
+            if cells is None:
+                self.incomplete += 1
+            else:
+                for part, group, hit in cells:
+                    rate = rates[part][group]
+                    rate.hits += 1 if hit else 0
+                    rate.trials += 1
+            if trial.totals and any(value != 0.0 or name not in totals for name, value in trial.totals.items()):  # adding 0.0 changes nothing
+                add_totals(totals, trial.totals)
+
     def remove_trial(self, trial: TrialOutcome) -> None:
         """Take a trial's cells and totals out again (a sliding window by opened time moved past it); it stays closed."""
         if trial.cells is not None:
