@@ -6,7 +6,8 @@ evaluated one by one.
 
 The arrays only find candidates: each candidate is evaluated by `Evaluation.records` itself, so a candidate too many
 costs time, never a record. A candidate is every close where, against the close before it, a part's verdict, clear
-flag or definedness changes, its highest or lowest group changes or is tied, or a part appears.
+flag or definedness changes, its highest or lowest group changes or is tied, a part appears, or a cell reaches
+`publish.min_cell` (a suppressed pair is named in name order); and the batch's first close.
 """
 
 from __future__ import annotations
