@@ -16,7 +16,7 @@ from fairstream.records.chain import RecordChain
 from fairstream.records.errors import EvaluationError
 from fairstream.records.timefmt import format_duration, format_instant
 from fairstream.trials.bucket import FINISHED, Report
-from fairstream.trials.outcomes import TickDelta, TrialOutcome
+from fairstream.trials.outcomes import CLOSE_ORDER, TickDelta, TrialOutcome
 from fairstream.verdicts.anytime import opened_later
 
 
@@ -148,7 +148,7 @@ class Monitor:
             delta = self.pending.pop(tick)
             if anytime is not None:
                 anytime.applied(tick)
-            trials = sorted(delta.trials, key=lambda trial: (trial.closed_at, trial.key))
+            trials = sorted(delta.trials, key=CLOSE_ORDER)
             batch = columns(counts, trials) if self.runs and trials else None
             if batch is not None:
                 self._close_run(trials, candidates([judged.verdicts.config for judged in self.judged], counts, trials, batch))

@@ -4,18 +4,25 @@ status or violating pair changed, one per period or n closes, the last one, and 
 
 from __future__ import annotations
 
+import math
+import random
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from bytewax.testing import TestingSink, run_main
 
-from fairstream.compiler.load import load_plans
+from fairstream.compiler.load import load_plans, parse_spec
+from fairstream.compiler.plan import Plan, build_plan
+from fairstream.connectors.files import RecordSource
 from fairstream.connectors.synthetic.seminar import seminar_events
+from fairstream.dataflow.flow import build_flow, count_groups
 from fairstream.lab.bench.database import ALGORITHM, SPEC
 from fairstream.lab.studies.runs import monitor_records, tuned_plan
 from fairstream.language.yaml_file import read_yaml
+from fairstream.monitoring.close_runs import runs_closes
 from fairstream.records.errors import SpecError
 from fairstream.records.timefmt import DAY, time_parser
 from fairstream.runner import FileInput, FileOutput, FileRun, Job, execute
@@ -137,3 +144,55 @@ def test_the_outputs_page_example_is_a_spec_section_that_runs(compas_csv, tmp_pa
     assert (plan.monitor.on_close, plan.monitor.publishing.every) == (True, ("closes", 1000))
     _tally, records = run(path, compas_csv, tmp_path / "out")
     assert 2 <= sum(record["type"] == ESTIMATE for record in records) < 100  # thousands of closes, a few estimates
+
+
+def applications(seed: int, count: int = 3000) -> list[dict[str, Any]]:
+    """Applicants of four groups, one of them rare, each accepted within a day or never, at rates that drift apart
+    and back: verdicts turn, small cells come out of suppression, and small groups tie."""
+    rng = random.Random(seed)
+    events, time = [], 1_700_000_000
+    for index in range(count):
+        time += rng.randrange(1, 120)
+        group = rng.choices("abcd", weights=(50, 30, 15, 5))[0]
+        drift = 0.25 * math.sin(index / 300) * (group == "b")
+        events.append({"event": "APPLY", "id": f"p{index}", "t": time, "group": group})
+        if rng.random() < 0.5 + drift:
+            events.append({"event": "ACCEPT", "id": f"p{index}", "t": time + rng.randrange(1, 3600)})
+    return sorted(events, key=lambda event: event["t"])
+
+
+def application_plans(every: str | None) -> list[Plan]:
+    """Three monitors of the applications that count alike (so they share one merge), at thresholds 0.03, 0.05 and 0.08,
+    the last with hysteresis."""
+    plans = []
+    for name, threshold, hysteresis in (("tight", 0.03, 0.0), ("middle", 0.05, 0.0), ("loose", 0.08, 0.02)):
+        spec = {
+            "monitor": name,
+            "input": {"time": "t", "time_format": "epoch_s", "key": "id", "kind": "event", "kinds": {"APPLY": {"group": "str"}, "ACCEPT": {}}},
+            "trial": {"opens_on": ["APPLY"], "close_after": "1d"},
+            "variables": {"group": {"first": "APPLY", "field": "group"}, "accepted": {"exists": "ACCEPT"}},
+            "metric": {"type": "demographic_parity", "group": "group", "prediction": "accepted", "groups": "all", "threshold": threshold},
+            "estimator": {"prior": 0.5, "confidence": 4, "min_trials": 3, "hysteresis": hysteresis},
+            "evaluate": {"on": "close"},
+            "publish": {"min_cell": 5, **({"every": every} if every else {})},
+        }  # fmt: skip
+        plans.append(build_plan(parse_spec(spec)))
+    return plans
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("every", ["50 closes", "1h"])
+def test_closes_judged_a_batch_at_once_write_what_closes_judged_one_by_one_write(seed, every):
+    """The batch path (several monitors on one merge, groups that tie, cells that leave suppression, hysteresis) writes
+    exactly the alerts of evaluating every close in full and a subset of its estimates, every change among them."""
+    events = applications(seed)
+    cadenced = application_plans(every)
+    assert count_groups(cadenced) == [[0, 1, 2]] and runs_closes([plan.monitor for plan in cadenced])
+    full, few = [], []
+    run_main(build_flow(application_plans(None), RecordSource(lambda: events, batch_size=500), TestingSink(full)))
+    run_main(build_flow(cadenced, RecordSource(lambda: events, batch_size=500), TestingSink(few)))
+    for plan in cadenced:
+        name = plan.spec.monitor
+        every_close, written = check_subset([r for r in full if r.get("monitor") == name], [r for r in few if r.get("monitor") == name])
+        assert len(every_close) == 3000 and len(written) < 1000
+    assert sum(record["type"] in ("fairness.violation", "fairness.recovered") for record in full) >= 6

@@ -101,11 +101,10 @@ def candidates(configs: Sequence[MonitorConfig], counts: Counts, trials: Sequenc
     return np.flatnonzero(marks)
 
 
-def _changes(config: MonitorConfig, priors: list[tuple[float | None, float]], trials: np.ndarray, hits: np.ndarray) -> np.ndarray:
+def _changes(config: MonitorConfig, priors: tuple[np.ndarray, np.ndarray], trials: np.ndarray, hits: np.ndarray) -> np.ndarray:
     """Where a monitor's point verdict on one part may write something, against the close before."""
     rule, floor = config.rule, max(1, config.judging.min_trials)
-    prior = np.array([np.nan if value is None else value for value, _ in priors], dtype=np.float64)
-    confidence = np.array([kappa for _, kappa in priors], dtype=np.float64)
+    prior, confidence = priors
     undefined = np.isnan(prior) & (confidence != 0)  # κ = 0 needs no prior (see `point_estimates`)
     prior = np.where(np.isnan(prior), 0.0, prior)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -131,23 +130,32 @@ def _changes(config: MonitorConfig, priors: list[tuple[float | None, float]], tr
     return changed
 
 
-def _priors(configs: Sequence[MonitorConfig], counts: Counts, trials: Sequence[TrialOutcome]) -> dict[str, dict[str, list[tuple[float | None, float]]]]:
-    """Per monitor and part, each close's prior mean and κ: the aggregates after it, as `Counts.add_totals` adds them."""
+def _priors(configs: Sequence[MonitorConfig], counts: Counts, trials: Sequence[TrialOutcome]) -> dict[str, dict[str, tuple[np.ndarray, np.ndarray]]]:
+    """Per monitor and part, each close's prior mean (NaN while undefined) and κ: the aggregates after it, as
+    `Counts.add_totals` adds them; they move only at closes whose contributions are not all 0.0 on known totals."""
     totals = dict(counts.totals)
     parts = sorted(part for part in counts.rates if not hidden(part)) + sorted(
         {cell[0] for trial in trials for cell in trial.cells or () if not hidden(cell[0])} - set(counts.rates)
     )
-    out: dict[str, dict[str, list[tuple[float | None, float]]]] = {config.name: {part: [] for part in parts} for config in configs}
-    current: dict[str, dict[str, tuple[float | None, float]]] = {}
-    for trial in trials:
-        if not current or (trial.totals and any(value != 0.0 or name not in totals for name, value in trial.totals.items())):
-            add_totals(totals, trial.totals)
-            for config in configs:
-                prior = prior_now(config.estimation.prior, totals)
-                current[config.name] = {
-                    part: part_estimator(config.estimation.part_estimators, part, prior, config.estimation.confidence, totals) for part in parts
-                }
+    starts: list[int] = []
+    values: dict[str, dict[str, list[tuple[float | None, float]]]] = {config.name: {part: [] for part in parts} for config in configs}
+    for position, trial in enumerate(trials):
+        if starts and not (trial.totals and any(value != 0.0 or name not in totals for name, value in trial.totals.items())):
+            continue
+        add_totals(totals, trial.totals)
+        starts.append(position)
         for config in configs:
+            prior = prior_now(config.estimation.prior, totals)
             for part in parts:
-                out[config.name][part].append(current[config.name][part])
-    return out
+                values[config.name][part].append(part_estimator(config.estimation.part_estimators, part, prior, config.estimation.confidence, totals))
+    lengths = np.diff([*starts, len(trials)])
+    return {
+        name: {
+            part: (
+                np.repeat(np.array([np.nan if prior is None else prior for prior, _ in found], dtype=np.float64), lengths),
+                np.repeat(np.array([kappa for _, kappa in found], dtype=np.float64), lengths),
+            )
+            for part, found in by_part.items()
+        }
+        for name, by_part in values.items()
+    }

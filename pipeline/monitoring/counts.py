@@ -12,7 +12,7 @@ from fairstream.estimators.rate import Rate
 from fairstream.estimators.scores import ScoreCounts
 from fairstream.monitoring.config import MonitorConfig
 from fairstream.trials.bucket import Report
-from fairstream.trials.outcomes import UNLISTED, SlotOutcomes, TickDelta, TrialOutcome
+from fairstream.trials.outcomes import CLOSE_ORDER, UNLISTED, SlotOutcomes, TickDelta, TrialOutcome
 from fairstream.verdicts.anytime import AnytimeEvidence
 from fairstream.verdicts.changes import ChangeEvidence
 from fairstream.verdicts.tracked import TrackedGroups, unlisted_total
@@ -98,7 +98,7 @@ class Counts:
         leaves out those opened before its span), else as the tick's sums (slot tuples settled into cells first)."""
         window = self.config.counting.window
         if self.config.needs_trials:
-            for trial in sorted(delta.trials, key=lambda trial: (trial.closed_at, trial.key)):
+            for trial in sorted(delta.trials, key=CLOSE_ORDER):
                 if window.selects and not window.inside(self, trial, tick):
                     self.closed += 1  # closed, but opened before the window's span: counted in no group
                     self.incomplete += trial.cells is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -328,6 +329,10 @@ class TrialOutcome:
     totals: dict[str, float]
     opened_at: int | None = None
     """When it opened, for windows that select trials by it."""
+
+
+CLOSE_ORDER = operator.attrgetter("closed_at", "key")
+"""The order closed trials are counted in: by close time, then key."""
 
 
 @dataclass

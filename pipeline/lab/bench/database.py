@@ -23,6 +23,7 @@ the monitor's, so the times are of the same answers.
 
 from __future__ import annotations
 
+import gc
 import heapq
 import importlib.util
 import sqlite3
@@ -222,17 +223,20 @@ def measure_size(applicants: int, baselines: Sequence[str], *, seed: int = 0, th
     (`threshold`: ε in place of the spec's)."""
     plan = tuned_plan(SPEC, threshold=threshold)
     events = seminar_events(ALGORITHM, seed, applicants)
-    started = time.perf_counter()
-    expected = monitor_verdicts(plan, events)
-    monitor_seconds = time.perf_counter() - started
+    gc.collect()  # each run starts without the garbage of the one before
     started = time.perf_counter()
     turns = monitor_turns(plan, events)
     stream_seconds = time.perf_counter() - started
+    gc.collect()
+    started = time.perf_counter()
+    expected = monitor_verdicts(plan, events)
+    monitor_seconds = time.perf_counter() - started
     question = question_of(plan)
     timings = {}
     for name in baselines:
         backend, kind = name.split()
         connection = BACKENDS[backend]()
+        gc.collect()
         started = time.perf_counter()
         found = (run_naive if kind == "naive" else run_incremental)(connection, question, events)
         timings[name] = Timing(time.perf_counter() - started, [verdict for _, verdict in found] == expected and turns_of(found) == turns)
