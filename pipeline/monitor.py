@@ -186,6 +186,5 @@ class Monitor:
     def _evaluate(self, instant: int, key: str | None = None) -> None:
         """One evaluation by every monitor of the counts, first brought up to date (a running median draws its rates)."""
         self.config.counting.cells.draw(self.counts)
-        shared: dict[tuple, Any] = {}
         for judged in self.judged:
-            judged.records.extend(judged.verdicts.records(self.counts, instant, key, shared))
+            judged.records.extend(judged.verdicts.records(self.counts, instant, key))

@@ -81,10 +81,11 @@ def candidates(configs: Sequence[MonitorConfig], counts: Counts, trials: Sequenc
     n = len(trials)
     marks = np.zeros(n, dtype=bool)
     marks[0] = True
-    priors = _priors(configs, counts, trials)
+    priors = _priors(configs, counts, trials, list(batch.groups))
     for part, names in batch.groups.items():
-        trials_before = np.array([counts.rates.get(part, {}).get(name).trials if name in counts.rates.get(part, {}) else 0 for name in names], dtype=np.int64)
-        hits_before = np.array([counts.rates.get(part, {}).get(name).hits if name in counts.rates.get(part, {}) else 0 for name in names], dtype=np.int64)
+        known = counts.rates.get(part, {})
+        trials_before = np.array([known[name].trials if name in known else 0 for name in names], dtype=np.int64)
+        hits_before = np.array([known[name].hits if name in known else 0 for name in names], dtype=np.int64)
         column = batch.index[part]
         present = column >= 0
         added = np.zeros((n, len(names)), dtype=np.int64)
@@ -130,13 +131,12 @@ def _changes(config: MonitorConfig, priors: tuple[np.ndarray, np.ndarray], trial
     return changed
 
 
-def _priors(configs: Sequence[MonitorConfig], counts: Counts, trials: Sequence[TrialOutcome]) -> dict[str, dict[str, tuple[np.ndarray, np.ndarray]]]:
-    """Per monitor and part, each close's prior mean (NaN while undefined) and κ: the aggregates after it, as
+def _priors(
+    configs: Sequence[MonitorConfig], counts: Counts, trials: Sequence[TrialOutcome], parts: list[str]
+) -> dict[str, dict[str, tuple[np.ndarray, np.ndarray]]]:
+    """Per monitor and judged part, each close's prior mean (NaN while undefined) and κ: the aggregates after it, as
     `Counts.add_totals` adds them; they move only at closes whose contributions are not all 0.0 on known totals."""
     totals = dict(counts.totals)
-    parts = sorted(part for part in counts.rates if not hidden(part)) + sorted(
-        {cell[0] for trial in trials for cell in trial.cells or () if not hidden(cell[0])} - set(counts.rates)
-    )
     starts: list[int] = []
     values: dict[str, dict[str, list[tuple[float | None, float]]]] = {config.name: {part: [] for part in parts} for config in configs}
     for position, trial in enumerate(trials):

@@ -13,10 +13,10 @@ from fairstream.monitoring.cadence import PublishCadence
 from fairstream.monitoring.config import MonitorConfig
 from fairstream.monitoring.counts import Counts, Noted
 from fairstream.monitoring.estimate import estimate_body
-from fairstream.monitoring.quiet import judges_quietly, quiet_standing
+from fairstream.monitoring.quiet import judged_rates, judges_quietly, quiet_standing
 from fairstream.records.envelope import CHANGED, ESTIMATE, stamp
 from fairstream.records.timefmt import format_instant
-from fairstream.trials.outcomes import PROXY, UNLABELED, hidden
+from fairstream.trials.outcomes import PROXY, hidden
 from fairstream.verdicts.alerts import CERTIFIED_STATUS, INCONCLUSIVE, AlertTracker, part_status
 from fairstream.verdicts.anytime import AnytimeEvidence
 from fairstream.verdicts.budget import Budget, MonitorBudget
@@ -24,7 +24,7 @@ from fairstream.verdicts.changes import ChangeEvidence, change_record
 from fairstream.verdicts.constraints import ConstraintRule, constraint_part
 from fairstream.verdicts.horizon import trials_to_decide
 from fairstream.verdicts.judge import judge
-from fairstream.verdicts.partly_seen import partly_seen_part, selective_groups, withhold_selective
+from fairstream.verdicts.partly_seen import partly_seen_part, withhold_selective
 from fairstream.verdicts.parts import (
     describe_interval,
     enclose,
@@ -65,14 +65,13 @@ class Evaluation:
         self.cadence = PublishCadence(self.config.publishing.every)
         self.quiet = judges_quietly(self.config)
 
-    def records(self, counts: Counts, instant: int, trial_key: str | None = None, shared: dict[tuple, Any] | None = None) -> list[dict[str, Any]]:
+    def records(self, counts: Counts, instant: int, trial_key: str | None = None) -> list[dict[str, Any]]:
         """The estimate record (where the cadence writes it) and the alerts of an evaluation of `counts` at `instant`
-        (after the closed trial `trial_key`, for verdicts on every close); `shared`: what monitors judging the same
-        counts at this instant share (see `quiet_standing`)."""
+        (after the closed trial `trial_key`, for verdicts on every close)."""
         prior = prior_now(self.config.estimation.prior, counts.totals)
         at = () if trial_key is None else (trial_key,)
         if self.quiet:
-            standing = quiet_standing(self.config, counts, self.tracker, prior, self._judged_rates, {} if shared is None else shared)
+            standing = quiet_standing(self.config, counts, self.tracker, prior)
             if standing is not None and self.cadence.skips(instant, standing):
                 self.held = (None, instant, at, counts.noted())
                 return []
@@ -148,14 +147,6 @@ class Evaluation:
         self.held = None
         return [stamp(estimate_body(config, counts, parts, prior, instant, noted), config.name, ESTIMATE, instant, *at), *alerts]
 
-    def _judged_rates(self, counts: Counts, part: str) -> tuple[dict[str, Rate], set[str], dict[str, Rate]]:
-        """A part's rates as judged: without the groups whose unlabeled trials make their true- or false-positive rate
-        unknowable (withheld, see `selective_groups`), those groups, and the part's unlabeled counts."""
-        rates = counts.rates[part]
-        unlabeled = counts.rates.get(UNLABELED + (part[part.index("[given ") :] if "[given " in part else ""), {})
-        selective = selective_groups(unlabeled, rates) if part.startswith(("true_positive_rate", "false_positive_rate")) else set()
-        return ({group: rate for group, rate in rates.items() if group not in selective} if selective else rates), selective, unlabeled
-
     def _changes(self, evidence: ChangeEvidence, instant: int, at: tuple[str, ...]) -> list[dict[str, Any]]:
         """A `fairness.changed` record per change the detectors found since the last evaluation."""
         detection = evidence.detection
@@ -175,7 +166,7 @@ class Evaluation:
         sequences = counts.anytime.sequences_of(part) if counts.anytime is not None else None
         rates = counts.rates[part]
         shown = None if counts.anytime is None else anytime_rates(counts.anytime, part, rates)
-        judged, selective, unlabeled = self._judged_rates(counts, part)
+        judged, selective, unlabeled = judged_rates(counts, part)
         body = rate_part(
             judged, config.rule, prior=prior, confidence=confidence,
             interval=config.estimation.interval, min_trials=config.judging.min_trials, level=self._level(part), bets=bets, sequences=sequences,

@@ -4,23 +4,27 @@ evaluation runs only where a verdict turns, a part's standing changes or the cad
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from fairstream.estimators.priors import part_estimator
 from fairstream.estimators.rate import Rate
 from fairstream.monitoring.cadence import Standing
 from fairstream.monitoring.cells import RateCells, ScoreCells
 from fairstream.monitoring.config import MonitorConfig
 from fairstream.monitoring.counts import Counts
-from fairstream.trials.outcomes import hidden
+from fairstream.monitoring.windows import Cumulative, Sliding
+from fairstream.trials.outcomes import UNLABELED, hidden
 from fairstream.verdicts.alerts import AlertTracker, part_status
 from fairstream.verdicts.judge import judge
+from fairstream.verdicts.partly_seen import selective_groups
 from fairstream.verdicts.parts import point_estimates
 
-Estimates = tuple[dict[str, float], dict[str, float]]
-"""A part's MAP estimates and raw rates per group at the evidence floor (see `point_estimates`)."""
-JudgedRates = Callable[[Counts, str], tuple[dict[str, Rate], set[str], dict[str, Rate]]]
-"""(counts, part) → the part's rates as judged, the groups withheld, its unlabeled counts (see `Evaluation._judged_rates`)."""
+
+def judged_rates(counts: Counts, part: str) -> tuple[dict[str, Rate], set[str], dict[str, Rate]]:
+    """A part's rates as judged: without the groups whose unlabeled trials make their true- or false-positive rate
+    unknowable (withheld, see `selective_groups`), those groups, and the part's unlabeled counts."""
+    rates = counts.rates[part]
+    unlabeled = counts.rates.get(UNLABELED + (part[part.index("[given ") :] if "[given " in part else ""), {})
+    selective = selective_groups(unlabeled, rates) if part.startswith(("true_positive_rate", "false_positive_rate")) else set()
+    return ({group: rate for group, rate in rates.items() if group not in selective} if selective else rates), selective, unlabeled
 
 
 def judges_quietly(config: MonitorConfig) -> bool:
@@ -31,7 +35,7 @@ def judges_quietly(config: MonitorConfig) -> bool:
         config.publishing.every is not None
         and config.rule.mode == "point"
         and type(config.counting.cells) in (RateCells, ScoreCells)
-        and config.counting.window.__class__.__name__ in ("Cumulative", "Sliding")
+        and isinstance(config.counting.window, Cumulative | Sliding)
         and config.judging.gap_verdict
         and not config.judging.constraints
         and config.judging.detection is None
@@ -40,23 +44,17 @@ def judges_quietly(config: MonitorConfig) -> bool:
     )
 
 
-def quiet_standing(
-    config: MonitorConfig, counts: Counts, tracker: AlertTracker, prior: float | None, judged_rates: JudgedRates, shared: dict[tuple, Estimates]
-) -> Standing | None:
+def quiet_standing(config: MonitorConfig, counts: Counts, tracker: AlertTracker, prior: float | None) -> Standing | None:
     """Each part's standing at this evaluation (as `standing_of` reads it from the records), or None where some
-    part's verdict turns (a violation starts or ends): then the evaluation is judged in full. `shared`: the estimates
-    of this evaluation's counts already made, by part, prior, κ and evidence floor (monitors sharing counts make them once)."""
+    part's verdict turns (a violation starts or ends): then the evaluation is judged in full."""
     standing: Standing = {}
     min_cell = config.publishing.min_cell
     for part in sorted(config.counting.cells.table(counts)):
         if hidden(part):
             continue
         part_prior, confidence = part_estimator(config.estimation.part_estimators, part, prior, config.estimation.confidence, counts.totals)
-        made = (part, part_prior, confidence, config.judging.min_trials)
-        estimates = shared.get(made)
-        if estimates is None:
-            estimates = shared[made] = point_estimates(judged_rates(counts, part)[0], prior=part_prior, confidence=confidence, min_trials=config.judging.min_trials)
-        verdict = judge(config.rule, estimates[0], raw=estimates[1])
+        estimates, raw = point_estimates(judged_rates(counts, part)[0], prior=part_prior, confidence=confidence, min_trials=config.judging.min_trials)
+        verdict = judge(config.rule, estimates, raw=raw)
         state = tracker.violated.get(part, False)
         if verdict.clear if state else verdict.violated:
             return None

@@ -46,6 +46,8 @@ ALGORITHM = "Randomize"
 
 Verdicts = list[bool | None]
 """Per applicant evaluation, in close order: violated, or None while fewer than two genders have closed trials."""
+Closes = list[tuple[int, bool | None]]
+"""Per applicant evaluation, in close order: its close time and verdict (as `Verdicts`)."""
 Turns = list[tuple[str, str]]
 """Where the verdict turned, in close order: (event time, violation or recovery)."""
 VERDICT_CADENCE = ("closes", 1000)
@@ -97,7 +99,7 @@ def monitor_turns(plan: Plan, events: Sequence[dict[str, Any]]) -> Turns:
     return [(record["event_time"], record["type"]) for record in monitor_records(cadenced, events) if record["type"] in (VIOLATION, RECOVERED)]
 
 
-def turns_of(verdicts: list[tuple[int, bool | None]]) -> Turns:
+def turns_of(verdicts: Closes) -> Turns:
     """Where a verdict per close turns (the seminar spec has no hysteresis: a violation ends at the first close within ε)."""
     violated, turns = False, []
     for instant, verdict in verdicts:
@@ -124,7 +126,7 @@ def _stream(
     tables: Sequence[str],
     evaluate: Callable[[int, str], bool | None],
     on_seminar: str | None = None,
-) -> list[tuple[int, bool | None]]:
+) -> Closes:
     """Consume the event stream in order, as the monitor does: parse each event's time, close every applicant trial
     whose close time it has passed (in close order, `evaluate` answering the question at each), then insert the event
     (and run `on_seminar` with a seminar's places and applicants). The close times are kept in a heap as applications
@@ -133,7 +135,7 @@ def _stream(
         connection.execute(statement)
     execute = connection.execute
     pending: list[tuple[int, str]] = []
-    verdicts: list[tuple[int, bool | None]] = []
+    verdicts: Closes = []
     for event in events:
         instant = parse_instant(event["time"])
         while pending and pending[0][0] < instant:
@@ -150,7 +152,7 @@ def _stream(
     return verdicts
 
 
-def run_naive(connection: Any, question: Question, events: Sequence[dict[str, Any]]) -> list[tuple[int, bool | None]]:
+def run_naive(connection: Any, question: Question, events: Sequence[dict[str, Any]]) -> Closes:
     """At each close, one query over every event so far, and one for the prior (the paper's database baseline)."""
 
     def evaluate(instant: int, _key: str) -> bool | None:
@@ -169,7 +171,7 @@ ADD_SEMINAR = (
 )
 
 
-def run_incremental(connection: Any, question: Question, events: Sequence[dict[str, Any]]) -> list[tuple[int, bool | None]]:
+def run_incremental(connection: Any, question: Question, events: Sequence[dict[str, Any]]) -> Closes:
     """At each close, update the closing applicant's gender counts and read the two rows and the prior's totals (kept
     up to date as seminars arrive)."""
 

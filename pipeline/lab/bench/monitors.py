@@ -8,9 +8,7 @@ monitors of one spec share their trials; their counts, verdicts and records are 
 
 from __future__ import annotations
 
-import itertools
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -20,11 +18,9 @@ from pathlib import Path
 
 import yaml
 
-from fairstream.connectors.files import write_jsonl
-from fairstream.connectors.synthetic.compas_like import compas_like_events
-from fairstream.lab.bench.throughput import PER_DAY, SEED
+from fairstream.lab.bench.throughput import run_to_end, write_compas_like
 from fairstream.paths import SPECS_DIR
-from fairstream.records.errors import FairstreamError, InputError
+from fairstream.records.errors import InputError
 
 BASES = ("compas_equalized_odds", "compas_demographic_parity_sex", "compas_disparate_impact")
 """The specs the monitors are made from, in turn."""
@@ -83,7 +79,7 @@ def measure_monitors(
         root = Path(scratch)
         stream = root / "compas_like.jsonl"
         on_step(f"generating {events:,} COMPAS-shaped events")
-        write_jsonl(stream, itertools.islice(compas_like_events(events, SEED, per_day=PER_DAY), events))
+        write_compas_like(stream, events)
         cases = [(count, cadence) for cadence in (None, publish_every) for count in (1, monitors)]
         folders = {case: monitor_specs(case[0], root / f"specs-{case[0]}-{case[1] or 'every'}", case[1]) for case in cases}
         for round_ in range(1, repeat + 1):
@@ -98,11 +94,6 @@ def measure_monitors(
 
 def _whole_run(specs: Path, stream: Path, out: Path) -> float:
     """Seconds from starting `fairstream run` on the specs folder to its exit (the stream is in time order: read as it is)."""
-    command = [sys.executable, "-m", "fairstream.cli", "run", str(specs), "--input", str(stream), "--sorted", "--out", str(out)]
     started = time.perf_counter()
-    child = subprocess.run(command, capture_output=True, text=True)
-    elapsed = time.perf_counter() - started
-    if child.returncode != 0:
-        tail = "\n".join(child.stderr.strip().splitlines()[-5:])
-        raise FairstreamError(f"fairstream run over {specs.name} failed (exit code {child.returncode}):\n{tail}")
-    return elapsed
+    run_to_end([sys.executable, "-m", "fairstream.cli", "run", str(specs), "--input", str(stream), "--sorted", "--out", str(out)], f"fairstream run over {specs.name}")
+    return time.perf_counter() - started

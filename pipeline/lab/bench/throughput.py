@@ -190,8 +190,7 @@ def measure_throughput(
     with tempfile.TemporaryDirectory(prefix="fairstream-bench-") as scratch:
         path = Path(keep) if keep is not None else Path(scratch) / "compas_like.jsonl"
         on_step(f"generating {events:,} COMPAS-shaped events into {path}")
-        stream = compas_like_events(events, seed, per_day=PER_DAY)  # at least one event per defendant
-        write_jsonl(path, itertools.islice(stream, events))
+        write_compas_like(path, events, seed)
         runs: dict[str, list[Run]] = {"passthrough": [], "monitor": [], "hand": []}
         whole: dict[str, list[float]] = {"run": [], "hand": []}
         for round_ in range(1, repeat + 1):
@@ -199,7 +198,7 @@ def measure_throughput(
             order = list(runs)[shift:] + list(runs)[:shift]
             for flow in order:
                 on_step(f"round {round_}/{repeat}: {flow} over {events:,} events")
-                run = _run_child(flow, path)
+                run = _run_to_end(flow, path)
                 if run.events != events:
                     raise FairstreamError(f"the {flow} flow read {run.events:,} of the {events:,} events; its rate would mislead")
                 runs[flow].append(run)
@@ -217,6 +216,11 @@ def measure_throughput(
     )
 
 
+def write_compas_like(path: Path, events: int, seed: int = SEED) -> None:
+    """`events` COMPAS-shaped events, `PER_DAY` screenings a day, as JSON lines (at least one event per defendant)."""
+    write_jsonl(path, itertools.islice(compas_like_events(events, seed, per_day=PER_DAY), events))
+
+
 def _whole_process(process: str, path: Path, out: Path) -> float:
     """Seconds from starting the process to its exit: `fairstream run` on the stream, or the hand loop's file as a script."""
     if process == "run":
@@ -224,11 +228,11 @@ def _whole_process(process: str, path: Path, out: Path) -> float:
     else:
         command = [sys.executable, str(Path(__file__).with_name("hand_loop.py")), str(path)]
     started = time.perf_counter()
-    _child(command, f"the whole {process} process")
+    run_to_end(command, f"the whole {process} process")
     return time.perf_counter() - started
 
 
-def _child(command: list[str], what: str) -> subprocess.CompletedProcess:
+def run_to_end(command: list[str], what: str) -> subprocess.CompletedProcess:
     """Run a benchmark process to its end; one that fails raises with the end of its stderr."""
     child = subprocess.run(command, capture_output=True, text=True)
     if child.returncode != 0:
@@ -237,9 +241,9 @@ def _child(command: list[str], what: str) -> subprocess.CompletedProcess:
     return child
 
 
-def _run_child(flow: str, path: Path) -> Run:
+def _run_to_end(flow: str, path: Path) -> Run:
     """Run one flow in a fresh interpreter, so its peak RSS is its own."""
-    child = _child([sys.executable, "-m", "fairstream.lab.bench.measure", flow, str(SPEC), str(path)], f"the {flow} benchmark process")
+    child = run_to_end([sys.executable, "-m", "fairstream.lab.bench.measure", flow, str(SPEC), str(path)], f"the {flow} benchmark process")
     found: dict[str, Any] = orjson.loads(child.stdout.strip().splitlines()[-1])
     return Run(
         flow=flow,
