@@ -7,8 +7,9 @@ the top level of a user's environment.
 With Cython and a C compiler, the folds (`pipeline/trials/folds.py`, plain Python that runs interpreted as well) and
 the native table of open trials (`pipeline/trials/table.pyx`, which buckets do without, keeping trials in a dict)
 Kafka's murmur2 partitioner (`pipeline/trials/murmur.pyx`, which `placement.py` has in Python as well) and the
-common ISO 8601 event times (`pipeline/records/isotime.pyx`, in front of `timefmt`'s Python parser) and the typed
-decoding of JSON records (`pipeline/reading/typed.py`, plain Python too) are compiled. The extensions are optional: without a compiler the build skips them and the same monitor runs, only
+common ISO 8601 event times (`pipeline/records/isotime.pyx`, in front of `timefmt`'s Python parser) the typed
+decoding of JSON records (`pipeline/reading/typed.py`, plain Python too) and the byte scan that lets it decode a whole
+block of lines at once (`pipeline/reading/scan.pyx`) are compiled. The extensions are optional: without a compiler the build skips them and the same monitor runs, only
 slower (`fairstream bench throughput` says which ran).
 """
 
@@ -30,6 +31,7 @@ extensions = cythonize(
         Extension("fairstream.trials.murmur", ["pipeline/trials/murmur.pyx"]),
         Extension("fairstream.records.isotime", ["pipeline/records/isotime.pyx"]),
         Extension("fairstream.reading.typed", ["pipeline/reading/typed.py"]),
+        Extension("fairstream.reading.scan", ["pipeline/reading/scan.pyx"]),
         Extension("fairstream.shields.energy.group_kernel", ["pipeline/shields/energy/group_kernel.pyx"]),
     ],
     compiler_directives={"language_level": 3},

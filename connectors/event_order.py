@@ -54,6 +54,40 @@ def time_reader(schema: InputSchema) -> Callable[[Any], float]:
     return time_of
 
 
+def in_event_order(open_blocks: Callable[[], Iterable[bytes]], schema: InputSchema) -> bool:
+    """Whether a JSON-lines file (its blocks of whole lines, see `jsonl_blocks`) is in event-time order already, ties
+    and all, a line whose time cannot be read counting as earliest: then `time_ordered` would give its lines as they
+    are. Each block is decoded at once, the time fields alone; a block with a line that is no such record is read line
+    by line."""
+    time_of = time_reader(schema)
+    decode_lines = None
+    if "." not in schema.time:
+        decode_lines = msgspec.json.Decoder(msgspec.defstruct("EventTime", [("time", object, msgspec.field(name=schema.time))])).decode_lines
+    parse = time_parser(schema.time_format)
+    latest = UNREADABLE
+    for text in open_blocks():
+        times = None if decode_lines is None else _block_times(text, decode_lines, parse)
+        if times is None:
+            lines = text.split(b"\n")[:-1]
+            times = [time_of(line.rstrip(b"\r")) for line in lines]
+        if times[0] < latest or times != sorted(times):
+            return False
+        latest = times[-1]
+    return True
+
+
+def _block_times(text: bytes, decode_lines: Callable[[bytes], list[Any]], parse: Callable[[object], int]) -> list[int] | None:
+    """The event times of a block of JSON lines decoded at once; None where one of them cannot be read so (a blank
+    line, which the decoder would pass over, among them)."""
+    try:
+        decoded = decode_lines(text)
+        if len(decoded) != text.count(b"\n"):
+            return None
+        return [parse(record.time) for record in decoded]
+    except (TypeError, ValueError, OverflowError, msgspec.MsgspecError):
+        return None
+
+
 def time_ordered(
     open_records: Callable[[], Iterable[Any]], time_of: Callable[[Any], float], *, max_in_memory: int = MAX_IN_MEMORY
 ) -> Callable[[], Iterator[Positioned]]:

@@ -20,7 +20,7 @@ from fairstream.process.lifecycle import stop_requested
 from fairstream.records import wire
 from fairstream.records.csvrows import CsvTable
 from fairstream.records.errors import ConnectorError, InputError
-from fairstream.records.events import RawRecord, Unreadable
+from fairstream.records.events import LineBlock, RawRecord, Unreadable
 
 OUTPUT_FILES = ("alerts.jsonl", "dead_letters.jsonl", "decisions_shielded.jsonl", "estimates.jsonl", "seals.jsonl")
 """The files `fairstream run` writes, records routed to them by type (sorted: bytewax indexes partitions in name order)."""
@@ -101,10 +101,44 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, int]):
         return self._offset
 
 
+class _BlockPartition(StatefulSourcePartition[RawRecord, int]):
+    """A JSON-lines file read a block of whole lines at a time, each batch one `LineBlock`; its state is the lines read."""
+
+    def __init__(self, partition: int, blocks: Iterator[bytes], start: int):
+        self._partition = partition
+        self._blocks = blocks
+        self._offset = 0
+        self._skip = start
+
+    def next_batch(self) -> LineBlock:
+        if stop_requested():
+            raise StopIteration
+        text = next(self._blocks)
+        while self._skip:  # resumed: the lines read before are passed over
+            count = text.count(b"\n")
+            if count > self._skip:
+                cut = -1
+                for _ in range(self._skip):
+                    cut = text.index(b"\n", cut + 1)
+                text, self._offset, self._skip = text[cut + 1 :], self._offset + self._skip, 0
+                break
+            self._offset += count
+            self._skip -= count
+            text = next(self._blocks)
+        block = LineBlock(self._partition, self._offset, text)
+        self._offset += len(block)
+        return block
+
+    def snapshot(self) -> int:
+        return self._offset
+
+
 class RecordSource(FixedPartitionedSource[RawRecord, int]):
     """Input partitions over the records each factory yields (one factory: one partition), parts named
     `<partition>-<name>`; a resume skips the records already read. `positioned`: the factories yield (offset, payload)
-    pairs (a file read in event-time order, see `event_order`), else each record's offset is its position."""
+    pairs (a file read in event-time order, see `event_order`), else each record's offset is its position. `blocks`: the
+    factories yield blocks of whole JSON lines (`jsonl_blocks`), each batch one `LineBlock` for a parser that decodes
+    blocks."""
 
     def __init__(
         self,
@@ -113,7 +147,9 @@ class RecordSource(FixedPartitionedSource[RawRecord, int]):
         names: Sequence[str] | None = None,
         batch_size: int = 5000,
         positioned: bool = False,
+        blocks: bool = False,
     ):
+        self._blocks = blocks and not positioned
         self._factories = [open_records] if callable(open_records) else list(open_records)
         self._positioned = positioned
         self._names = list(names) if names is not None else ["records"] * len(self._factories)
@@ -124,7 +160,10 @@ class RecordSource(FixedPartitionedSource[RawRecord, int]):
 
     def build_part(self, step_id: str, for_part: str, resume_state: int | None) -> _RecordPartition:
         partition = int(for_part.split("-", 1)[0])
-        return _RecordPartition(partition, iter(self._factories[partition]()), resume_state or 0, self._batch_size, self._positioned)
+        records = iter(self._factories[partition]())
+        if self._blocks:
+            return _BlockPartition(partition, records, resume_state or 0)  # type: ignore[return-value]
+        return _RecordPartition(partition, records, resume_state or 0, self._batch_size, self._positioned)
 
 
 def _existing(path: str | Path) -> Path:
@@ -151,6 +190,26 @@ def jsonl_lines(path: str | Path) -> Callable[[], Iterator[bytes]]:
                 yield rest.rstrip(b"\r")
 
     return lines
+
+
+def jsonl_blocks(path: str | Path) -> Callable[[], Iterator[bytes]]:
+    """Opens the file on each call and yields its text in blocks of whole lines, each line ending in a newline (the last
+    given one where the file has none): `jsonl_lines`' lines, not yet split."""
+    path = _existing(path)
+
+    def blocks() -> Iterator[bytes]:
+        with path.open("rb") as handle:
+            rest = b""
+            while chunk := handle.read(_CHUNK):
+                text = rest + chunk
+                end = text.rfind(b"\n") + 1
+                rest = text[end:]
+                if end:
+                    yield text[:end]
+            if rest:
+                yield rest + b"\n"
+
+    return blocks
 
 
 def numbered_rows(open_records: Callable[[], Iterable[Any]]) -> Callable[[], Iterator[Any]]:

@@ -28,8 +28,17 @@ from fairstream.connectors import notify
 from fairstream.connectors.broker import free_ports
 from fairstream.connectors.broker_watch import gone_message
 from fairstream.connectors.compas import compas_records
-from fairstream.connectors.event_order import time_ordered, time_reader
-from fairstream.connectors.files import OUTPUT_FILES, FileEncoder, RecordSource, csv_rows, jsonl_lines, numbered_rows, output_sink
+from fairstream.connectors.event_order import in_event_order, time_ordered, time_reader
+from fairstream.connectors.files import (
+    OUTPUT_FILES,
+    FileEncoder,
+    RecordSource,
+    csv_rows,
+    jsonl_blocks,
+    jsonl_lines,
+    numbered_rows,
+    output_sink,
+)
 from fairstream.connectors.kafka import (
     dead_letter_topic,
     ensure_topics,
@@ -100,9 +109,16 @@ def file_source(files: list[str], job_input: FileInput, plan: Plan, *, shield: b
     if plan.spec.input.numbered:  # a plain table: each row numbered, in row order
         return RecordSource([numbered_rows(factory) for factory in factories], names=names)
     if shield or job_input.sorted or plan.spec.input.sorted or job_input.format == "compas":
-        return RecordSource(factories, names=names)
+        return _in_blocks(files, names) if job_input.format == "jsonl" and not shield else RecordSource(factories, names=names)
+    if job_input.format == "jsonl" and all(in_event_order(jsonl_blocks(path), plan.spec.input) for path in files):
+        return _in_blocks(files, names)
     time_of = time_reader(plan.spec.input)
     return RecordSource([time_ordered(factory, time_of) for factory in factories], names=names, positioned=True)
+
+
+def _in_blocks(files: list[str], names: list[str]) -> RecordSource:
+    """JSON-lines files read as they are, a block of lines at a time: the monitor decodes each block at once."""
+    return RecordSource([jsonl_blocks(path) for path in files], names=names, blocks=True)
 
 
 def kafka_of(job: Job, end: FileInput | KafkaInput | FileOutput | KafkaOutput) -> KafkaConnection:

@@ -1,8 +1,10 @@
 """A file is read in event-time order: German credit with its dates cycling through January gives exactly the records of
-the same file sorted by pandas, and read as it is (--sorted) it names the share it lost to lateness."""
+the same file sorted by pandas, and read as it is (--sorted) it names the share it lost to lateness. A JSON-lines file
+is read in blocks of lines, found in order without sorting, and resumed at the line it stopped at."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 from pathlib import Path
@@ -10,10 +12,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fairstream.cli import cli
 from fairstream.compiler.load import load_plan
-from fairstream.connectors.event_order import UNREADABLE, time_ordered, time_reader
+from fairstream.connectors import files
+from fairstream.connectors.event_order import UNREADABLE, in_event_order, time_ordered, time_reader
+from fairstream.connectors.files import jsonl_blocks, jsonl_lines
 from tests.helpers import german_decisions
 from tests.test_compas_reference import without_emitted_at
 
@@ -112,3 +118,45 @@ def test_a_json_lines_time_is_read_from_its_field_alone():
     assert time_of('{"date": "2013-01-01T00:00:01Z"}') == 1_356_998_401_000
     for unreadable in (b'{"x": 1}', b"[1]", b"not json", b'{"date": null}', b'{"date": "someday"}', b'{"date": 5'):
         assert time_of(unreadable) == UNREADABLE
+
+
+LINE_SHAPES = [
+    b'{"date": "2013-01-01T00:00:0%dZ", "id": "a"}',
+    b'{"date": "2013-01-01T00:00:0%dZ"}\r',
+    b"",
+    b"not json %d",
+    b'{"date": "someday %d"}',
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(shapes=st.lists(st.tuples(st.integers(0, len(LINE_SHAPES) - 1), st.integers(0, 9)), max_size=25), chunk=st.integers(1, 64), ending=st.booleans())
+def test_a_file_is_in_event_order_exactly_when_sorting_would_keep_it(tmp_path_factory, shapes, chunk, ending):
+    """Read in blocks of whole lines (of any size), a JSON-lines file is found in order exactly when the stable sort of
+    its lines by time (unreadable first) leaves every line in place."""
+    lines = [LINE_SHAPES[shape].replace(b"%d", str(second).encode()) for shape, second in shapes]
+    path = tmp_path_factory.mktemp("order") / "events.jsonl"
+    path.write_bytes(b"\n".join(lines) + (b"\n" if ending else b""))
+    schema = load_plan("compas_equalized_odds").spec.input
+    as_lines = list(jsonl_lines(path)())
+    kept = [index for index, _ in time_ordered(jsonl_lines(path), time_reader(schema))()] == list(range(len(as_lines)))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(files, "_CHUNK", chunk)
+        assert in_event_order(jsonl_blocks(path), schema) == kept
+
+
+@settings(max_examples=100, deadline=None)
+@given(count=st.integers(0, 40), chunk=st.integers(1, 80), start=st.integers(0, 45), crlf=st.booleans())
+def test_a_file_read_in_blocks_gives_its_lines_from_where_a_resume_starts(tmp_path_factory, count, chunk, start, crlf):
+    """Blocks of any size give the lines `jsonl_lines` gives, each at its place in the file, from the resumed position on."""
+    path = tmp_path_factory.mktemp("blocks") / "events.jsonl"
+    path.write_bytes(b"".join(b'{"n": %d}' % index + (b"\r\n" if crlf else b"\n") for index in range(count))[: -1 if count and crlf else None])
+    lines = list(jsonl_lines(path)())
+    read: list = []
+    with pytest.MonkeyPatch.context() as patch, contextlib.suppress(StopIteration):
+        patch.setattr(files, "_CHUNK", chunk)
+        part = files.RecordSource(jsonl_blocks(path), blocks=True).build_part("read", "0-events.jsonl", start)
+        while True:
+            read.extend(part.next_batch())
+    assert [(raw.offset, raw.payload) for raw in read] == list(enumerate(lines))[start:]
+    assert part.snapshot() == len(lines)

@@ -1,9 +1,12 @@
 """Typed decoding gives what `RecordParser` gives: the same events (values of the same types) and the same dead letters
 with the same reasons and details, over the hostile-input fuzz corpus, edge records of every field type, and schemas
-with a composite key, one tagged kind, no kind field, or small length limits; schemas it cannot express use the parser."""
+with a composite key, one tagged kind, no kind field, or small length limits; schemas it cannot express use the parser.
+The same holds for a block of lines decoded at once (`EventColumns`), and a block whose lines are all events is decoded
+so."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import orjson
@@ -13,8 +16,8 @@ from hypothesis import strategies as st
 
 from fairstream.compiler.load import parse_spec
 from fairstream.reading.parse import RecordParser
-from fairstream.reading.typed import TypedParser, expressible, record_parser
-from fairstream.records.events import ENDED, IDLE, RawRecord
+from fairstream.reading.typed import EventColumns, TypedParser, expressible, record_parser
+from fairstream.records.events import ENDED, IDLE, Event, LineBlock, RawRecord
 from tests.helpers import spec_dict
 from tests.test_hostile_input import JSON, records
 
@@ -34,7 +37,17 @@ def exact(batch: tuple[list[Any], list[Any], list[Any]]) -> list[str]:
 
 def assert_same(typed: TypedParser, full: RecordParser, payloads: list[Any]) -> None:
     raws = [RawRecord(0, offset, payload) for offset, payload in enumerate(payloads)]
-    assert exact(typed.parse_batch(raws)) == exact(full.parse_batch(raws))
+    expected = exact(full.parse_batch(raws))
+    assert exact(typed.parse_batch(raws)) == expected
+    lines = [payload for payload in payloads if type(payload) is bytes and b"\n" not in payload and not payload.endswith(b"\r")]
+    if lines and len(lines) == len(payloads):  # as lines of a file: the same, decoded as a block
+        assert exact(in_block(typed, lines)) == expected
+
+
+def in_block(typed: TypedParser, lines: list[bytes], start: int = 0) -> tuple[list[Any], list[Any], list[Any]]:
+    """What the parser makes of these lines as a block of a file, its events spelled out where it decoded them at once."""
+    parsed, dead, markers = typed.parse_columns(LineBlock(0, start, b"".join(line + b"\n" for line in lines)))
+    return (parsed.events() if isinstance(parsed, EventColumns) else parsed), dead, markers
 
 
 @pytest.mark.parametrize("time_format", ["iso", "epoch_ms", "epoch_s"])
@@ -174,3 +187,53 @@ def test_well_formed_records_are_decoded_without_the_record_parser():
     typed = record_parser(schema, full, strings=False)
     events, dead, _ = typed.parse_batch([RawRecord(0, offset, screen(id=str(offset))) for offset in range(50)] + [RawRecord(0, 50, b"bad")])
     assert len(events) == 50 and len(dead) == 1 and [raw.offset for raw in asked] == [50]
+
+
+HUGE = re.compile(rb"[eE]\+?[0-9]{3}|[0-9]{300}")
+"""Text like a number past a double: a block holding it is read line by line."""
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_a_block_of_events_is_decoded_at_once_into_the_events_the_parser_gives(data):
+    typed, full = parsers()
+    candidates = data.draw(st.lists(records("iso"), min_size=40, max_size=120))
+    lines = [
+        line for line in candidates
+        if b"\n" not in line and not line.endswith(b"\r") and not HUGE.search(line) and type(full.parse(RawRecord(0, 0, line))) is Event
+    ]  # fmt: skip
+    if not lines:
+        return
+    raws = [RawRecord(0, 7 + offset, line) for offset, line in enumerate(lines)]
+    parsed, dead, _markers = typed.parse_columns(LineBlock(0, 7, b"".join(line + b"\n" for line in lines)))
+    assert isinstance(parsed, EventColumns) and not dead
+    assert exact((parsed.events(), [], [])) == exact(full.parse_batch(raws))
+    assert parsed.keys == [event.key for event in parsed.events()] and parsed.kinds == [event.kind for event in parsed.events()]
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [
+        b'{"event":"RECIDIVISM","id":"x","date":"2015-01-01","v":1e400}',
+        b'{"event":"RECIDIVISM","id":"x","date":"2015-01-01","v":1E+308}',
+        b'{"event":"RECIDIVISM","id":"x","date":"2015-01-01","v":' + b"9" * 400 + b"}",
+        b'{"event":"RECIDIVISM","id":"x","date":"2015-01-01","v":"\xff"}',
+        b'{"event":"RECIDIVISM","id":"x","date":"2015-01-01","v":"\xc3\xa9"}',
+        b"",
+    ],
+    ids=["huge exponent", "large exponent", "four hundred digits", "not UTF-8", "UTF-8", "blank line"],
+)
+def test_a_line_a_skipping_decoder_would_pass_sends_its_block_line_by_line(odd):
+    """Numbers past a double, bytes that are not UTF-8 and blank lines in fields the structs skip: the record parser
+    refuses what it refuses, so the block is parsed line by line and every line ends as the parser says."""
+    typed, full = parsers()
+    lines = [screen(id=str(index)) for index in range(20)]
+    lines[9] = odd.replace(b"\\xff", b"\xff").replace(b"\\xc3\\xa9", "é".encode())
+    raws = [RawRecord(0, offset, line) for offset, line in enumerate(lines)]
+    assert exact(in_block(typed, lines)) == exact(full.parse_batch(raws))
+
+
+def test_a_block_of_a_resumed_file_keeps_each_line_s_place():
+    typed, _full = parsers()
+    events, _dead, _markers = in_block(typed, [screen(id=str(index)) for index in range(3)], start=40)
+    assert [event.origin.offset for event in events] == [40, 41, 42]

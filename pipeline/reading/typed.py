@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import operator
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 import msgspec
@@ -20,8 +21,13 @@ import orjson
 from fairstream.language.fields import FieldType
 from fairstream.language.stream import InputSchema
 from fairstream.reading.parse import ParsedBatch, RecordParser
-from fairstream.records.events import DeadLetter, Event, RawRecord
+from fairstream.records.events import DeadLetter, Event, LineBlock, RawRecord
 from fairstream.records.timefmt import MAX_TIME, MIN_TIME, time_parser
+
+try:
+    from fairstream.reading.scan import NOT_ASCII, PLAIN, scan
+except ImportError:  # installed without a C compiler: every batch is parsed record by record
+    scan = None
 
 _INTEGER = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
 """Integers that orjson reads as integers too (below them it gives a float); larger ones are the fallback's to judge."""
@@ -60,6 +66,55 @@ def expressible(schema: InputSchema) -> bool:
     return not any("." in name for name in [*special, *declared]) and len(set(special)) == len(special) and not set(special) & set(declared)
 
 
+def _no_fields(_struct: Any) -> tuple[()]:
+    return ()
+
+
+class EventColumns:
+    """A block of JSON lines decoded at once, every line an event: per line its struct, key and time, in order, with no
+    dict or event tuple made for it (a struct's class tells its kind: `kind_of`). `events()` gives the same events as
+    `RecordParser` would, for steps that take them one by one; `fields(row)` one line's fields as the parser reads them."""
+
+    __slots__ = ("block", "structs", "keys", "times", "kind_of", "_slots")
+
+    def __init__(self, block: LineBlock, structs: list[Any], keys: list[str], times: list[int], kind_of: dict[type, str], slots: dict[str, dict[str, str]]):
+        self.block = block
+        self.structs = structs
+        self.keys = keys
+        self.times = times
+        self.kind_of = kind_of
+        self._slots = slots
+
+    @property
+    def kinds(self) -> list[str]:
+        """Each event's kind."""
+        kind_of = self.kind_of
+        return [kind_of[typed.__class__] for typed in self.structs]
+
+    def __len__(self) -> int:
+        return len(self.structs)
+
+    def fields(self, row: int) -> dict[str, Any]:
+        """Line `row`'s fields, every one of them, as the record parser reads them."""
+        return orjson.loads(self.block.lines[row])
+
+    def reader(self, kind: str, names: tuple[str, ...]) -> Any:
+        """What `operator.itemgetter(*names)` reads from an event's fields, read from the struct of an event of `kind`;
+        None where a name is not a declared field of that kind."""
+        slots = self._slots.get(kind, {})
+        if not all(name in slots for name in names):
+            return None
+        return operator.attrgetter(*[slots[name] for name in names]) if names else _no_fields
+
+    def events(self) -> list[Event]:
+        """The events, each with its fields and the raw record it came from."""
+        block = self.block
+        return [
+            _new_event(Event, (key, time, kind, orjson.loads(line), RawRecord(block.partition, offset, line)))
+            for key, time, kind, line, offset in zip(self.keys, self.times, self.kinds, block.lines, block.offsets)
+        ]
+
+
 class TypedParser:
     """`parse(raw)` as `RecordParser.parse` gives it, decoding JSON text with structs generated from the schema."""
 
@@ -73,6 +128,7 @@ class TypedParser:
         common = [(f"k{index}", key) for index in range(len(self._keys))] + [("t", _time_type(schema.time_format))]
         rename = {f"k{index}": name for index, name in enumerate(self._keys)} | {"t": schema.time}
         self._kind_of: dict[type, str] = {}
+        self._slots: dict[str, dict[str, str]] = {}
         structs = []
         for index, (kind, fields) in enumerate(schema.kinds.items()):
             names = {f"f{number}": name for number, name in enumerate(fields)}
@@ -80,10 +136,14 @@ class TypedParser:
             tagged = {"tag_field": schema.kind, "tag": kind} if schema.kind is not None else {}
             struct = msgspec.defstruct(f"Kind{index}", [*common, *declared], rename=rename | names, **tagged)
             self._kind_of[struct] = kind
+            self._slots[kind] = {name: slot for slot, name in names.items()}
             structs.append(struct)
-        self._decode = msgspec.json.Decoder(functools.reduce(operator.or_, structs)).decode  # a tagged union of the kinds
+        decoder = msgspec.json.Decoder(functools.reduce(operator.or_, structs))  # a tagged union of the kinds
+        self._decode, self._decode_lines = decoder.decode, decoder.decode_lines
         self._lone_tag = (schema.kind, next(iter(schema.kinds))) if schema.kind is not None and len(structs) == 1 else None
         """A lone tagged struct takes a record without its tag: the kind field is then checked on the record."""
+        self._general = self._composite or self._lone_tag is not None or self._max_key < _LONGEST_INTEGER
+        """Whether a key needs more than the struct's checks (see `_key`): then every record is parsed on its own."""
 
     def parse(self, raw: RawRecord) -> Event | DeadLetter:
         events, dead, _markers = self.parse_batch([raw])
@@ -96,7 +156,7 @@ class TypedParser:
         markers: list[RawRecord] = []
         keep_event, keep_letter = events.append, dead.append
         decode, loads, parse_time, kind_of, fallback = self._decode, orjson.loads, self._parse_time, self._kind_of, self._fallback
-        general = self._composite or self._lone_tag is not None or self._max_key < _LONGEST_INTEGER
+        general = self._general
         for raw in raws:
             if raw.offset < 0:
                 markers.append(raw)
@@ -119,6 +179,42 @@ class TypedParser:
             else:
                 keep_letter(item)
         return events, dead, markers
+
+    def parse_columns(self, raws: Sequence[RawRecord]) -> tuple[EventColumns | list[Event], list[DeadLetter], list[RawRecord]]:
+        """`parse_batch`, but a block of lines that are all events comes back as `EventColumns`, decoded in one call."""
+        if type(raws) is LineBlock and scan is not None and not self._general:
+            columns = self._columns(raws)
+            if columns is not None:
+                return columns, [], []
+        return self.parse_batch(list(raws))
+
+    def _columns(self, block: LineBlock) -> EventColumns | None:
+        """The block decoded at once; None where a line is no event as the structs see it (or the scan cannot rule out
+        that the record parser would refuse one): then each line is parsed on its own and says why."""
+        text = block.text
+        checked = scan(text)
+        if checked != PLAIN:
+            if checked != NOT_ASCII:
+                return None
+            try:
+                text.decode()
+            except UnicodeDecodeError:
+                return None
+        try:
+            structs = self._decode_lines(text)
+        except (msgspec.MsgspecError, RecursionError):
+            return None
+        if len(structs) != len(block):  # a blank line: the record parser dead-letters it
+            return None
+        parse_time = self._parse_time
+        try:
+            times = [parse_time(typed.t) for typed in structs]
+        except Exception:
+            return None
+        if min(times) < MIN_TIME or max(times) > MAX_TIME:
+            return None
+        keys = [typed.k0 if typed.k0.__class__ is str else str(typed.k0) for typed in structs]
+        return EventColumns(block, structs, keys, times, self._kind_of, self._slots)
 
     def _key(self, typed: Any, record: dict[str, Any]) -> str | None:
         """The dependence key as `RecordParser` writes it; None where the record is the fallback's to judge (a key past

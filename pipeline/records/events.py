@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any, NamedTuple
+from collections.abc import Iterator, Sequence
+from typing import Any, NamedTuple, overload
 
 IDLE = -2
 """The offset of a marker record a source sends when its partition has been at the end of its log for a while."""
@@ -20,6 +21,46 @@ class RawRecord(NamedTuple):
     offset: int
     payload: Any
     topic: str = ""
+
+
+class LineBlock(Sequence[RawRecord]):
+    """Consecutive JSON lines of one file partition read as one batch: their text, each line ending in a newline, and
+    the position of the first in the file. A parser that knows blocks decodes the text at once (`reading.typed`);
+    anything else sees the `RawRecord` of each line (as `jsonl_lines` gives it, without its line ending)."""
+
+    __slots__ = ("partition", "offsets", "text", "_lines")
+
+    def __init__(self, partition: int, start: int, text: bytes):
+        self.partition = partition
+        self.text = text
+        self.offsets = range(start, start + text.count(b"\n"))
+        """Each line's position in the file, in order."""
+        self._lines: list[bytes] | None = None
+
+    @property
+    def lines(self) -> list[bytes]:
+        """Each line's bytes, without its line ending."""
+        if self._lines is None:
+            lines = self.text.split(b"\n")
+            del lines[-1]  # after the last line ending
+            self._lines = [line.rstrip(b"\r") for line in lines] if b"\r" in self.text else lines
+        return self._lines
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    @overload
+    def __getitem__(self, index: int) -> RawRecord: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[RawRecord]: ...
+    def __getitem__(self, index: int | slice) -> RawRecord | list[RawRecord]:
+        if isinstance(index, slice):
+            return [self[position] for position in range(*index.indices(len(self)))]
+        return RawRecord(self.partition, self.offsets[index], self.lines[index])
+
+    def __iter__(self) -> Iterator[RawRecord]:
+        partition = self.partition
+        return (RawRecord(partition, offset, line) for offset, line in zip(self.offsets, self.lines))
 
 
 class Unreadable(NamedTuple):

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
+from fairstream.reading.typed import EventColumns
 from fairstream.records.events import Event
 from fairstream.records.timefmt import ceil_to
 from fairstream.trials.clock import LatenessBuffer
@@ -171,7 +172,13 @@ class Bucket:
         need not be kept one by one and equal slots mean equal variables."""
         return self.layout.exact_slots and not any(recipient.keep_trials for recipient in self.recipients)
 
-    def receive(self, partition: int, events: list[Event], high: int | None, idle: bool = False) -> list[Report]:
+    @property
+    def folds_columns(self) -> bool:
+        """Whether events may come as `EventColumns`, folded by the native table as they are: one partition feeds it and
+        its trials are packed."""
+        return self.arrivals is None and type(self.trials) is PackedTrials
+
+    def receive(self, partition: int, events: list[Event] | EventColumns, high: int | None, idle: bool = False) -> list[Report]:
         """Fold a partition's events (in order) into their trials, note the partition's latest time, report ticks now final
         (no reports when none became final).
 
@@ -184,6 +191,7 @@ class Bucket:
         elif events:
             self.idle.discard(partition)
         if self.arrivals is not None:
+            assert type(events) is list
             self.arrivals.hold(events, source=partition)
             events = self._due_arrivals()
         self._fold(events)
@@ -197,13 +205,16 @@ class Bucket:
         active = [high for partition, high in self.high.items() if partition not in self.idle]
         return self.arrivals.release(min(active)) if active else self.arrivals.drain()
 
-    def _fold(self, events: list[Event]) -> None:
+    def _fold(self, events: list[Event] | EventColumns) -> None:
         """Fold events, in event-time order, into their trials; evict the earliest trials beyond `max_open`."""
-        if events:
-            self._note_openings(events)
-        if type(self.trials) is PackedTrials:
+        if type(events) is EventColumns:
+            self._note_openings_of(events.times, events.structs, events.kind_of)
+            self.unmatched += self.trials.fold_columns(events, self.layout)  # type: ignore[union-attr]
+        elif type(self.trials) is PackedTrials:
+            self._note_openings(events)  # type: ignore[arg-type]
             self.unmatched += self.trials.fold(events, self.layout)
         else:
+            self._note_openings(events)  # type: ignore[arg-type]
             closing_times: list[int] = []
             closing_keys: list[str] = []
             due = len(self.due)
@@ -217,8 +228,15 @@ class Bucket:
     def _note_openings(self, events: list[Event]) -> None:
         """Keep the earliest opening event: a partition's events come in event-time order, so a batch's is its first
         event of an opening kind (most batches: the first event)."""
-        kinds = self.layout.opens_on
-        first = next((event.time for event in events if kinds is None or event.kind in kinds), None)
+        opening = self.layout.opens_on
+        self._note_opening(next((event.time for event in events if opening is None or event.kind in opening), None))
+
+    def _note_openings_of(self, times: list[int], structs: list[Any], kind_of: dict[type, str]) -> None:
+        """`_note_openings` for events given as their times and decoded structs (see `EventColumns`)."""
+        opening = self.layout.opens_on
+        self._note_opening(next((time for time, typed in zip(times, structs) if opening is None or kind_of[typed.__class__] in opening), None))
+
+    def _note_opening(self, first: int | None) -> None:
         if first is not None and (self.first_opening is None or first < self.first_opening):
             self.first_opening = first
 

@@ -156,14 +156,24 @@ class PartitionClock:
         """Every held event, in order: the partition has ended, or gone quiet, so no earlier event is to be waited for."""
         return [] if self.buffer is None else self.buffer.drain()
 
+    def admits_whole(self, times: list[int]) -> bool:
+        """Whether a batch of these event times (in partition order, at least one) is admitted whole and due at once, as
+        `admit` would admit it; if so the clock moves as `admit` would move it."""
+        return self.buffer is None and self._all_on_time(times, None if self.max_future is None else wall_clock() + self.max_future)
+
+    def _all_on_time(self, times: list[int], ceiling: int | None) -> bool:
+        """The usual case: nothing late, nothing ahead; the latest time then moves to the batch's last."""
+        in_order = self.high is None or times[0] >= self.high - self.lateness
+        if in_order and times == sorted(times) and (ceiling is None or times[-1] <= ceiling) and self._within_reach(times):
+            self.high = times[-1] if self.high is None else max(self.high, times[-1])
+            return True
+        return False
+
     def _classify(self, events: list[Event]) -> tuple[list[Event], list[Refused]]:
         if not events:
             return events, []
-        times = list(map(_time, events))
         ceiling = None if self.max_future is None else wall_clock() + self.max_future
-        in_order = self.high is None or times[0] >= self.high - self.lateness
-        if in_order and times == sorted(times) and (ceiling is None or times[-1] <= ceiling) and self._within_reach(times):
-            self.high = times[-1] if self.high is None else max(self.high, times[-1])  # the usual case: nothing late, nothing ahead
+        if self._all_on_time(list(map(_time, events)), ceiling):
             return events, []
         return self._admit_one_by_one(events, ceiling)
 

@@ -10,13 +10,13 @@ minimum over partitions of their own, the same tick set as one clock over all pa
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from fairstream.process.telemetry import SILENT, Telemetry
 from fairstream.reading.parse import ParsedBatch, RecordParser
-from fairstream.reading.typed import TypedParser
-from fairstream.records.events import ENDED, IDLE, DeadLetter, Event, RawRecord, Sealed
+from fairstream.reading.typed import EventColumns, TypedParser
+from fairstream.records.events import ENDED, IDLE, DeadLetter, Event, LineBlock, RawRecord, Sealed
 from fairstream.trials.bucket import Bucket, Report
 from fairstream.trials.clock import PartitionClock
 from fairstream.trials.merge import TopicMerge
@@ -62,6 +62,7 @@ class PartitionTrials:
         telemetry: Telemetry = SILENT,
     ):
         self._parse_batch = parser.parse_batch
+        self._parse_columns = parser.parse_columns if isinstance(parser, TypedParser) else None
         self.clock = clock
         self.buckets = buckets
         self._groups = groups
@@ -76,10 +77,16 @@ class PartitionTrials:
     def partition(self) -> int:
         return self.clock.partition
 
-    def receive(self, raws: list[RawRecord]) -> list[Output]:
+    def receive(self, raws: Sequence[RawRecord]) -> list[Output]:
         """A source batch in partition order: its dead letters, and the reports of every bucket that got further."""
         if self.merge is not None:
             return self._receive_merged(raws)
+        if self._parse_columns is not None and type(raws) is LineBlock:  # a block of a file: no markers
+            parsed, dead, _markers = self._parse_columns(raws)
+            self._idle = False
+            if type(parsed) is EventColumns:
+                return self._admit_columns(parsed)
+            return self._admit(parsed, dead)  # type: ignore[arg-type]
         events, dead, idle = split_batch(self._parse_batch, raws, (IDLE,))  # at ENDED the partition's final reports follow
         if idle:  # quiet: nothing earlier is to be waited for
             return [*self._fold_held(), *self._idle_reports()]
@@ -107,12 +114,21 @@ class PartitionTrials:
         self._telemetry.read(clock.partition, len(events) + len(dead), clock.high)
         return [*clock.count(dead, late), *self._fold(accepted)]
 
+    def _admit_columns(self, columns: EventColumns) -> list[Output]:
+        """A block of events: folded as columns where its keys need no partition check, the clock admits it whole and
+        every bucket folds columns; else event by event."""
+        clock = self.clock
+        if self._placement is not None or not all(bucket.folds_columns for bucket in self.buckets) or not clock.admits_whole(columns.times):
+            return self._admit(columns.events(), [])
+        self._telemetry.read(clock.partition, len(columns), clock.high)
+        return self._fold(columns)
+
     def _fold_held(self) -> list[Output]:
         """Fold the events the clock still holds within the lateness, if any."""
         held = self.clock.release_all()
         return self._fold(held) if held else []
 
-    def _fold(self, accepted: list[Event]) -> list[Output]:
+    def _fold(self, accepted: list[Event] | EventColumns) -> list[Output]:
         """Fold due events into every bucket; the reports of those that got further."""
         clock = self.clock
         out: list[Output] = []
@@ -177,10 +193,12 @@ class PartitionParse:
         self.merge = merge
         """The event-time merge of the partition's topics where it reads several, else None."""
 
-    def receive(self, raws: list[RawRecord]) -> list[tuple[str, tuple[int, list[Event], list[DeadLetter], bool]]]:
+    def receive(self, raws: Sequence[RawRecord]) -> list[tuple[str, tuple[int, list[Event], list[DeadLetter], bool]]]:
         if not raws:
             return []
         key = f"p{self.partition}"
+        if type(raws) is LineBlock:  # a block of a file, its records taken one by one here
+            raws = list(raws)
         if self.merge is None:
             events, dead, idle = split_batch(self._parse_batch, raws, (IDLE, ENDED))
             return [(key, (self.partition, events, dead, idle))]

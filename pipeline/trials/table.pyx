@@ -74,13 +74,15 @@ cdef class _KindFold:
     cdef int64_t within[ARRAY_WINDOWS]
     cdef int16_t* after  # observers reading no field: the profile after, by `profile << nwindows | windows holding`; -1 unknown
 
-    def __cinit__(self, opener, open_memo, observer, observe_memo):
+    def __cinit__(self, opener, open_memo, observer, observe_memo, open_read=None, observe_read=None):
+        """`open_read` and `observe_read`, where given, read a memo's input from what the fold is handed instead of the
+        memo's own `read` (from a decoded struct, not a dict of fields)."""
         cdef Py_ssize_t position
         self.opener, self.observer, self.open_memo, self.observe_memo = opener, observer, open_memo, observe_memo
         if open_memo is not None:
-            self.open_read, self.open_profiles = open_memo.read, open_memo.profiles
+            self.open_read, self.open_profiles = open_read or open_memo.read, open_memo.profiles
         if observe_memo is not None:
-            self.observe_read, self.observe_profiles, self.windows = observe_memo.read, observe_memo.profiles, observe_memo.windows
+            self.observe_read, self.observe_profiles, self.windows = observe_read or observe_memo.read, observe_memo.profiles, observe_memo.windows
             self.nwindows = len(self.windows)
             if not observe_memo.names and self.nwindows <= ARRAY_WINDOWS:
                 for position in range(self.nwindows):
@@ -165,6 +167,7 @@ cdef class PackedTrials:
     cdef dict boxed
     cdef object layout  # the layout whose folds `kinds` holds
     cdef dict kinds  # event kind -> _KindFold
+    cdef dict column_kinds  # event kind -> _KindFold reading decoded structs
     cdef list late  # heap of (close time, entry) for trials opened out of time order
     cdef public list ended  # (close time, slots) of trials that ended before an event of their key came, not yet reported
 
@@ -172,6 +175,7 @@ cdef class PackedTrials:
         self.close_after = close_after
         self.boxed = {}
         self.kinds = {}
+        self.column_kinds = {}
         self.late = []
         self.ended = []
         self.mask = 7
@@ -409,17 +413,72 @@ cdef class PackedTrials:
         self.ended = keep
         return ticks
 
-    cdef _KindFold _kind_fold(self, object kind, object layout):
-        """How events of `kind` meet this layout's trials, made on its first event (and anew for another layout)."""
+    cdef _KindFold _kind_fold(self, object kind, object layout, object columns=None):
+        """How events of `kind` meet this layout's trials, made on its first event (and anew for another layout); with
+        `columns` (`EventColumns`), for events read from their structs."""
         if layout is not self.layout:
-            self.layout, self.kinds = layout, {}
+            self.layout, self.kinds, self.column_kinds = layout, {}, {}
         opener = layout.openers.get(kind)
         open_memo = layout.open_memos.get(kind)
         if opener is None:
             opener, open_memo = layout.open_any, layout.open_any_memo
-        fold = _KindFold(opener, open_memo, layout.observers.get(kind), layout.observe_memos.get(kind))
-        self.kinds[kind] = fold
+        observer, observe_memo = layout.observers.get(kind), layout.observe_memos.get(kind)
+        if columns is None:
+            fold = self.kinds[kind] = _KindFold(opener, open_memo, observer, observe_memo)
+            return fold
+        open_read = None if open_memo is None else columns.reader(kind, open_memo.names)
+        observe_read = None if observe_memo is None else columns.reader(kind, observe_memo.names)
+        fold = _KindFold(opener, open_memo if open_read is not None else None, observer, observe_memo if observe_read is not None else None, open_read, observe_read)
+        self.column_kinds[kind] = fold
         return fold
+
+    cdef Py_ssize_t _fold_one(self, object key, object time, _KindFold fold, object reading, object columns, Py_ssize_t row, list table) except -1:
+        """Fold one event into its key's trial; return 1 where it opened none and met none. The fold's memos read
+        `reading` (the event's fields, or its struct); an opener or observer is handed the fields (of `columns`' line
+        `row` where given)."""
+        cdef Py_ssize_t length, found, number
+        cdef Py_hash_t hash = PyObject_Hash(key)
+        cdef const char* data = PyUnicode_AsUTF8AndSize(key, &length)
+        cdef int64_t when = time, closes
+        cdef Entry* entry
+        cdef bint remembers
+        found = self._find(hash, data, length)
+        if found >= 0:
+            closes = self.entries[found].opened + self.close_after
+            if when > closes:
+                self.ended.append((closes, self._end(found, table)))
+                found = self._find(hash, data, length)
+        if found < 0:
+            if fold.opener is None:
+                return 1
+            number = fold.remembered_opening(reading)
+            if number >= 0:
+                self._open_at(found, hash, data, length, when, <int32_t>number)
+            else:
+                self._open(found, hash, data, length, fold.opener(time, reading if columns is None else columns.fields(row)))
+        elif fold.observer is not None:
+            entry = &self.entries[found]
+            remembers = entry.profile >= 0 and fold.observe_memo is not None
+            if remembers:
+                number = fold.remembered_observation(entry.profile, when - entry.opened, reading)
+                if number >= 0:
+                    entry.profile = <int32_t>number
+                    return 0
+            state = fold.observer(self._state(found), time, reading if columns is None else columns.fields(row))
+            if remembers and fold.after and type(state) is int:
+                fold.after[fold.array_slot(entry.profile, when - entry.opened)] = <int16_t>(<int64_t>state & MASK)
+            self._set_state(found, state)
+        return 0
+
+    cdef void _fetch_ahead(self, list keys, Py_ssize_t position, Py_ssize_t count):
+        """The table is far larger than the cache: fetch the index slot a later event will probe, and its entry."""
+        cdef int32_t ahead
+        if position + AHEAD < count:
+            __builtin_prefetch(&self.index[<size_t>PyObject_Hash(keys[position + AHEAD]) & self.mask])
+        if position + AHEAD // 2 < count:
+            ahead = self._probable(PyObject_Hash(keys[position + AHEAD // 2]))
+            if ahead >= 0:
+                __builtin_prefetch(&self.entries[ahead])
 
     def fold(self, list events, layout):
         """Fold events `(key, time, kind, fields, origin)` (in order) into the open trials by the folds of `layout` (a
@@ -429,58 +488,38 @@ cdef class PackedTrials:
         profile number here, without calling it."""
         cdef dict kinds = self.kinds if layout is self.layout else {}
         cdef list table = layout.profiles.table
-        cdef Py_ssize_t unmatched = 0, length, found, number, position, count = len(events)
-        cdef Py_hash_t hash
-        cdef const char* data
-        cdef int64_t when, closes
-        cdef int32_t ahead
+        cdef list keys = [(<tuple>item)[0] for item in events]
+        cdef Py_ssize_t unmatched = 0, position, count = len(events)
         cdef _KindFold fold
-        cdef Entry* entry
-        cdef bint remembers
         cdef tuple event
         for position in range(count):
-            if position + AHEAD < count:  # the table is far larger than the cache: fetch what later events will probe
-                __builtin_prefetch(&self.index[<size_t>PyObject_Hash((<tuple>events[position + AHEAD])[0]) & self.mask])
-            if position + AHEAD // 2 < count:
-                ahead = self._probable(PyObject_Hash((<tuple>events[position + AHEAD // 2])[0]))
-                if ahead >= 0:
-                    __builtin_prefetch(&self.entries[ahead])
+            self._fetch_ahead(keys, position, count)
             event = <tuple>events[position]
-            key, time, kind, fields = event[0], event[1], event[2], event[3]
+            fold = kinds.get(event[2])
+            if fold is None:
+                fold = self._kind_fold(event[2], layout)
+                kinds = self.kinds
+            unmatched += self._fold_one(event[0], event[1], fold, event[3], None, 0, table)
+        return unmatched
+
+    def fold_columns(self, columns, layout):
+        """`fold` for the events of an `EventColumns` block, read from their structs: no event tuple or dict of fields
+        is made, but for an input no opener or observer has met before."""
+        cdef dict kinds = self.column_kinds if layout is self.layout else {}
+        cdef list table = layout.profiles.table
+        cdef list keys = columns.keys, times = columns.times, structs = columns.structs
+        cdef dict kind_of = columns.kind_of
+        cdef Py_ssize_t unmatched = 0, position, count = len(keys)
+        cdef _KindFold fold
+        for position in range(count):
+            self._fetch_ahead(keys, position, count)
+            typed = structs[position]
+            kind = kind_of[type(typed)]
             fold = kinds.get(kind)
             if fold is None:
-                fold = self._kind_fold(kind, layout)
-                kinds = self.kinds
-            when = time
-            hash = PyObject_Hash(key)
-            data = PyUnicode_AsUTF8AndSize(key, &length)
-            found = self._find(hash, data, length)
-            if found >= 0:
-                closes = self.entries[found].opened + self.close_after
-                if when > closes:
-                    self.ended.append((closes, self._end(found, table)))
-                    found = self._find(hash, data, length)
-            if found < 0:
-                if fold.opener is None:
-                    unmatched += 1
-                    continue
-                number = fold.remembered_opening(fields)
-                if number >= 0:
-                    self._open_at(found, hash, data, length, when, <int32_t>number)
-                else:
-                    self._open(found, hash, data, length, fold.opener(time, fields))
-            elif fold.observer is not None:
-                entry = &self.entries[found]
-                remembers = entry.profile >= 0 and fold.observe_memo is not None
-                if remembers:
-                    number = fold.remembered_observation(entry.profile, when - entry.opened, fields)
-                    if number >= 0:
-                        entry.profile = <int32_t>number
-                        continue
-                state = fold.observer(self._state(found), time, fields)
-                if remembers and fold.after and type(state) is int:
-                    fold.after[fold.array_slot(entry.profile, when - entry.opened)] = <int16_t>(<int64_t>state & MASK)
-                self._set_state(found, state)
+                fold = self._kind_fold(kind, layout, columns)
+                kinds = self.column_kinds
+            unmatched += self._fold_one(keys[position], times[position], fold, typed, columns, position, table)
         return unmatched
 
     def close_due(self, through, int64_t step, list table):
