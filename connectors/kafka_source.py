@@ -4,6 +4,7 @@ reads several co-partitioned topics reads partition i of each as input partition
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from bytewax.connectors.kafka import KafkaSource
@@ -16,7 +17,7 @@ from fairstream.connectors.kafka import CONSUMER_CONFIG, partition_counts
 from fairstream.connectors.kafka_config import KafkaConnection, as_connection
 from fairstream.process.lifecycle import stop_requested
 from fairstream.records.errors import ConnectorError, InputError
-from fairstream.records.events import ENDED, IDLE, RawRecord
+from fairstream.records.events import ENDED, IDLE, LineBlock, RawRecord
 
 TOPIC_SEPARATOR = "+"
 """Joins the topics of a merged input partition's name (`0-screenings+outcomes`): a character no topic name may hold."""
@@ -67,18 +68,19 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, Any]):
         inner._consumer.assign([TopicPartition(inner._topic, inner._part_idx, low)])
         inner._offset = low
 
-    def _read(self) -> list[RawRecord]:
-        """The next messages of bytewax's consumer as `RawRecord`s, read as bytewax's `next_batch` reads them (end of
-        partition, errors, the offset its snapshot resumes from) but without its message objects of eight fields, which
-        cost several times the consume itself."""
+    def _read(self) -> Sequence[RawRecord]:
+        """The next messages of bytewax's consumer, read as bytewax's `next_batch` reads them (end of partition, errors,
+        the offset its snapshot resumes from) but without its message objects of eight fields, which cost several times
+        the consume itself: a `LineBlock` of their values for an input partition that reads one topic, else (or where a
+        value cannot be a line) a `RawRecord` each."""
         inner = self._inner
         if inner._eof:
             raise StopIteration
         if inner._offset == OFFSET_BEGINNING and not self._first_offset_asked:
             self._start_at_first_offset()
-        partition, topic = self._partition, self._topic
-        batch: list[RawRecord] = []
-        keep = batch.append
+        offsets: list[int] = []
+        values: list[Any] = []
+        keep_offset, keep_value = offsets.append, values.append
         for msg in inner._consumer.consume(inner._batch_size, 0.001):
             error = msg.error()
             if error is not None:
@@ -89,12 +91,18 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, Any]):
                     raise ConnectorError(gone_message(inner._topic, self._watch.bootstrap if self._watch is not None else "the broker"))
                 if inner._raise_on_errors:
                     raise RuntimeError(f"error consuming from Kafka topic `{inner._topic!r}`: {error}")
-            keep(RawRecord(partition, msg.offset(), msg.value(), topic))
-        if batch:
-            inner._offset = batch[-1].offset + 1
-        return batch
+            keep_offset(msg.offset())
+            keep_value(msg.value())
+        if not offsets:
+            return []
+        inner._offset = offsets[-1] + 1
+        block = LineBlock.of_records(self._partition, offsets, values) if not self._topic else None
+        if block is not None:
+            return block
+        partition, topic = self._partition, self._topic
+        return [RawRecord(partition, offset, value, topic) for offset, value in zip(offsets, values)]
 
-    def next_batch(self) -> list[RawRecord]:
+    def next_batch(self) -> Sequence[RawRecord]:
         if self._ended or stop_requested():
             raise StopIteration
         try:
@@ -104,7 +112,7 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, Any]):
             return [RawRecord(self._partition, ENDED, None, self._topic)]
         now = time.monotonic()
         if batch:
-            self._next_offset = batch[-1].offset + 1
+            self._next_offset = batch[-1].offset + 1  # type: ignore[union-attr]
         if now - self._lag_at >= LAG_EVERY:
             self._lag_at = now
             self._report_lag()

@@ -24,18 +24,33 @@ class RawRecord(NamedTuple):
 
 
 class LineBlock(Sequence[RawRecord]):
-    """Consecutive JSON lines of one file partition read as one batch: their text, each line ending in a newline, and
-    the position of the first in the file. A parser that knows blocks decodes the text at once (`reading.typed`);
-    anything else sees the `RawRecord` of each line (as `jsonl_lines` gives it, without its line ending)."""
+    """Consecutive JSON records of one input partition read as one batch: their text, each record a line ending in a
+    newline, and their offsets. A parser that knows blocks decodes the text at once (`reading.typed`); anything else sees
+    the `RawRecord` of each line (as `jsonl_lines` or the Kafka source gives it, without its line ending)."""
 
     __slots__ = ("partition", "offsets", "text", "_lines")
 
     def __init__(self, partition: int, start: int, text: bytes):
+        """Lines of a file from its line `start` on."""
         self.partition = partition
         self.text = text
-        self.offsets = range(start, start + text.count(b"\n"))
-        """Each line's position in the file, in order."""
+        self.offsets: Sequence[int] = range(start, start + text.count(b"\n"))
+        """Each record's offset (a file's line number), in order."""
         self._lines: list[bytes] | None = None
+
+    @classmethod
+    def of_records(cls, partition: int, offsets: list[int], payloads: list[bytes]) -> LineBlock | None:
+        """Messages of a topic partition as a block; None where one holds a line ending (or is not bytes) and so
+        cannot be a line of one."""
+        try:
+            text = b"\n".join(payloads) + b"\n"
+        except TypeError:  # a message without a value
+            return None
+        if text.count(b"\n") != len(payloads):
+            return None
+        block = cls(partition, 0, text)
+        block.offsets, block._lines = offsets, payloads
+        return block
 
     @property
     def lines(self) -> list[bytes]:
