@@ -115,10 +115,12 @@ class PartitionTrials:
         return [*clock.count(dead, late), *self._fold(accepted)]
 
     def _admit_columns(self, columns: EventColumns) -> list[Output]:
-        """A block of events: folded as columns where its keys need no partition check, the clock admits it whole and
+        """A block of events: folded as columns where every key belongs to this partition, the clock admits it whole and
         every bucket folds columns; else event by event."""
         clock = self.clock
-        if self._placement is not None or not all(bucket.folds_columns for bucket in self.buckets) or not clock.admits_whole(columns.times):
+        if self._placement is not None and self._placement(columns.keys).count(clock.partition) != len(columns):
+            return self._admit(columns.events(), [])
+        if not all(bucket.folds_columns for bucket in self.buckets) or not clock.admits_whole(columns.times):
             return self._admit(columns.events(), [])
         self._telemetry.read(clock.partition, len(columns), clock.high)
         return self._fold(columns)
