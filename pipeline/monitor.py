@@ -17,7 +17,6 @@ from fairstream.records.errors import EvaluationError
 from fairstream.records.timefmt import format_duration, format_instant
 from fairstream.trials.bucket import FINISHED, Report
 from fairstream.trials.outcomes import CLOSE_ORDER, TickDelta, TrialOutcome
-from fairstream.verdicts.anytime import opened_later
 
 
 @dataclass
@@ -188,3 +187,11 @@ class Monitor:
         self.config.counting.cells.draw(self.counts)
         for judged in self.judged:
             judged.records.extend(judged.verdicts.records(self.counts, instant, key))
+
+
+def opened_later(trials: list[TrialOutcome]) -> list[int]:
+    """For each index i of trials in close order, the earliest opening among trials[i:] (FINISHED past the end)."""
+    later = [FINISHED] * (len(trials) + 1)
+    for index in range(len(trials) - 1, -1, -1):
+        later[index] = min(later[index + 1], trials[index].opened)
+    return later

@@ -67,14 +67,15 @@ def test_help_imports_no_heavy_library():
     assert out.stdout.strip().endswith("[]"), out.stdout + out.stderr
 
 
-def test_a_point_verdict_run_starts_without_scipy_or_matplotlib(tmp_path):
-    """What a short run pays before its first event: scipy (intervals, synthesis) and matplotlib (plots) only where used."""
+def test_a_point_verdict_run_starts_without_numpy_scipy_or_matplotlib(tmp_path):
+    """What a short run pays before its first event: numpy (anytime tests, credible intervals, groups as probabilities,
+    batch judging), scipy (intervals, synthesis) and matplotlib (plots) only where used."""
     (tmp_path / "events.jsonl").write_text('{"event": "SCREEN", "id": "1", "date": "2013-01-01", "race": "a", "sex": "F", "age_cat": "x", "decile_score": 3}\n')
     probe = (
         "import sys; from fairstream.cli import cli\n"
         f"try: cli(['run', 'compas_equalized_odds', '--input', {str(tmp_path / 'events.jsonl')!r}, '--out', {str(tmp_path / 'out')!r}])\n"
         "except SystemExit: pass\n"
-        "print(sorted({'scipy', 'matplotlib', 'pandas'} & set(sys.modules)))"
+        "print(sorted({'numpy', 'scipy', 'matplotlib', 'pandas'} & set(sys.modules)))"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip().endswith("[]"), out.stdout + out.stderr

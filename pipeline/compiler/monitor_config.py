@@ -3,8 +3,9 @@ and the publishing settings (pure)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from fairstream.compiler.checks import constraint_rule, declared_parts
-from fairstream.estimators.proxy import ProxyLayout
 from fairstream.language.expressions import Expression
 from fairstream.language.metric import PartlySeenLabel, tests_ratio
 from fairstream.language.models import Spec
@@ -15,6 +16,9 @@ from fairstream.trials.outcomes import SlotOutcomes
 from fairstream.verdicts.budget import declared_pairs
 from fairstream.verdicts.changes import Detection
 from fairstream.verdicts.judge import VerdictRule
+
+if TYPE_CHECKING:
+    from fairstream.estimators.proxy import ProxyLayout
 
 
 def monitor_config(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fairstream.compiler.checks import (
     Checker,
@@ -14,12 +14,10 @@ from fairstream.compiler.checks import (
 )
 from fairstream.compiler.monitor_config import monitor_config
 from fairstream.compiler.variables import Variables, compile_variables
-from fairstream.estimators.proxy import ProxyLayout
 from fairstream.language.expressions import Expression, ExprType
 from fairstream.language.metric import PartlySeenLabel, label_variable
 from fairstream.language.models import Spec
 from fairstream.monitoring.config import MonitorConfig
-from fairstream.proxies.bisg import BISG_GROUPS
 from fairstream.reading.parse import RecordParser
 from fairstream.reading.typed import TypedParser, record_parser
 from fairstream.records.errors import SpecError
@@ -27,6 +25,9 @@ from fairstream.records.redact import LetterRecord
 from fairstream.records.timefmt import format_duration
 from fairstream.trials.layout import TrialLayout
 from fairstream.trials.outcomes import PART_NAMES, AggregateRule, MetricCells, Outcomes, SlotOutcomes
+
+if TYPE_CHECKING:
+    from fairstream.estimators.proxy import ProxyLayout
 
 _FIELD_TYPES: dict[str, ExprType] = {"int": "number", "float": "number", "str": "string", "bool": "bool", "probabilities": "probabilities"}
 PROXY_METRICS = ("demographic_parity", "disparate_impact", "equal_opportunity", "equalized_odds", "predictive_parity")
@@ -217,6 +218,9 @@ def _proxy_layout(check: Checker, spec: Spec, variable_types: dict[str, Any]) ->
     names = [metric.group] if isinstance(metric.group, str) else metric.group
     if not any(variable_types.get(name) == "probabilities" for name in names):
         return None
+    from fairstream.estimators.proxy import ProxyLayout  # groups as probabilities alone need numpy
+    from fairstream.proxies.bisg import BISG_GROUPS
+
     if not isinstance(metric.group, str):
         check.fail("metric -> group", "a group given as probabilities stands alone: it cannot be intersected with other group variables")
     elif metric.type not in PROXY_METRICS:

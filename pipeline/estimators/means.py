@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Literal
 
 from fairstream.records.errors import InsufficientData
@@ -169,3 +170,8 @@ class BenefitRate:
         self.supply += other.supply
         self.demand += other.demand
         return self
+
+
+def normal_width(alpha: float) -> float:
+    """z at 1 − α/2: the half-width of a two-sided interval at level 1 − α, in standard errors."""
+    return NormalDist().inv_cdf(1 - alpha / 2)

@@ -21,7 +21,6 @@ import math
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import combinations_with_replacement, permutations
-from statistics import NormalDist
 
 import numpy as np
 
@@ -173,16 +172,12 @@ def proxy_rates(layout: ProxyLayout, numbers: np.ndarray, trials: int) -> ProxyR
     return ProxyRates(layout.groups, r_a / r_b, jacobian @ joint @ jacobian.T, weighted, weight, trials)
 
 
-def normal_width(alpha: float) -> float:
-    """z at 1 − α/2: the half-width of a two-sided interval at level 1 − α, in standard errors."""
-    return NormalDist().inv_cdf(1 - alpha / 2)
-
-
 def sequence_width(alpha: float, trials: int, target: int = TARGET_TRIALS) -> float:
     """The half-width, in standard errors, of a two-sided asymptotic confidence sequence at level 1 − α after `trials`
     (Waudby-Smith, Arbour, Sinha, Kennedy & Ramdas, "Time-uniform central limit theory", AoS 2024, Thm 2.2): valid at
     every number of trials at once as the trials grow, tightest near `target`.
 
+    >>> from fairstream.estimators.means import normal_width
     >>> round(sequence_width(0.05, 1000), 2) > round(normal_width(0.05), 2)
     True
     """

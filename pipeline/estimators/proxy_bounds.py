@@ -15,7 +15,8 @@ import math
 
 import numpy as np
 
-from fairstream.estimators.proxy import ProxyLayout, normal_width
+from fairstream.estimators.means import normal_width
+from fairstream.estimators.proxy import ProxyLayout
 
 
 def _frechet(count: np.ndarray, share: np.ndarray, likely: np.ndarray, z: float) -> tuple[float, float]:

@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from fairstream.estimators.proxy import ProxyLayout
 from fairstream.estimators.rate import Rate
 from fairstream.trials.outcomes import TickDelta
 
 if TYPE_CHECKING:
+    from fairstream.estimators.proxy import ProxyLayout
     from fairstream.monitoring.counts import Counts
 
 

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from fairstream.estimators.priors import part_estimator, prior_now
 from fairstream.monitoring.cells import RateCells
@@ -24,6 +23,9 @@ from fairstream.monitoring.counts import Counts, add_totals
 from fairstream.monitoring.quiet import judges_quietly
 from fairstream.monitoring.windows import Cumulative
 from fairstream.trials.outcomes import UNLABELED, TrialOutcome, hidden
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def runs_closes(configs: Sequence[MonitorConfig]) -> bool:
@@ -51,6 +53,8 @@ class Columns:
 def columns(counts: Counts, trials: Sequence[TrialOutcome]) -> Columns | None:
     """The batch's cells as columns; None where the batch cannot be judged at once (a group beyond `max_groups`,
     unlabeled trials, whose groups some rates withhold)."""
+    import numpy as np  # batch judging alone needs it: other monitors start without numpy
+
     cells: dict[str, list[tuple[int, str, bool]]] = {}
     for position, trial in enumerate(trials):
         for part, group, hit in trial.cells or ():
@@ -78,6 +82,8 @@ def columns(counts: Counts, trials: Sequence[TrialOutcome]) -> Columns | None:
 def candidates(configs: Sequence[MonitorConfig], counts: Counts, trials: Sequence[TrialOutcome], batch: Columns) -> np.ndarray:
     """The positions in the batch where some monitor's evaluation may write something (see the module's docstring),
     in order; the first close is always one."""
+    import numpy as np
+
     n = len(trials)
     marks = np.zeros(n, dtype=bool)
     marks[0] = True
@@ -104,6 +110,8 @@ def candidates(configs: Sequence[MonitorConfig], counts: Counts, trials: Sequenc
 
 def _changes(config: MonitorConfig, priors: tuple[np.ndarray, np.ndarray], trials: np.ndarray, hits: np.ndarray) -> np.ndarray:
     """Where a monitor's point verdict on one part may write something, against the close before."""
+    import numpy as np
+
     rule, floor = config.rule, max(1, config.judging.min_trials)
     prior, confidence = priors
     undefined = np.isnan(prior) & (confidence != 0)  # κ = 0 needs no prior (see `point_estimates`)
@@ -136,6 +144,8 @@ def _priors(
 ) -> dict[str, dict[str, tuple[np.ndarray, np.ndarray]]]:
     """Per monitor and judged part, each close's prior mean (NaN while undefined) and κ: the aggregates after it, as
     `Counts.add_totals` adds them; they move only at closes whose contributions are not all 0.0 on known totals."""
+    import numpy as np
+
     totals = dict(counts.totals)
     starts: list[int] = []
     values: dict[str, dict[str, list[tuple[float | None, float]]]] = {config.name: {part: [] for part in parts} for config in configs}

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from fairstream.estimators.proxy import ProxyLayout
 from fairstream.language.expressions import Expression
 from fairstream.monitoring.cells import Cells, ProxyCells, ScoreCells
 from fairstream.monitoring.windows import Cumulative, Window
@@ -14,6 +13,9 @@ from fairstream.verdicts.budget import Family, MonitorBudget
 from fairstream.verdicts.changes import Detection
 from fairstream.verdicts.constraints import ConstraintRule
 from fairstream.verdicts.judge import VerdictRule
+
+if TYPE_CHECKING:
+    from fairstream.estimators.proxy import ProxyLayout
 
 
 @dataclass(frozen=True)

@@ -6,16 +6,18 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from fairstream.estimators.rate import Rate
 from fairstream.estimators.scores import ScoreCounts
 from fairstream.monitoring.config import MonitorConfig
 from fairstream.trials.bucket import Report
 from fairstream.trials.outcomes import CLOSE_ORDER, UNLISTED, SlotOutcomes, TickDelta, TrialOutcome
-from fairstream.verdicts.anytime import AnytimeEvidence
 from fairstream.verdicts.changes import ChangeEvidence
 from fairstream.verdicts.tracked import TrackedGroups, unlisted_total
+
+if TYPE_CHECKING:
+    from fairstream.verdicts.anytime import AnytimeEvidence
 
 
 class Noted(NamedTuple):
@@ -70,6 +72,8 @@ class Counts:
         self.changes = None if detection is None else ChangeEvidence(detection, config.rule.pairs)
         self.anytime = None
         if config.opening_order:
+            from fairstream.verdicts.anytime import AnytimeEvidence  # anytime verdicts alone need numpy
+
             self.anytime = AnytimeEvidence(
                 config.bet_epsilon, config.measures, config.judging.gap_verdict, config.estimation.outcome_range,
                 config.judging.constraints, ratio=config.rule.ratio, horizon=config.judging.label_horizon,

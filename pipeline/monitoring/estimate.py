@@ -10,7 +10,6 @@ from fairstream.monitoring.config import MonitorConfig
 from fairstream.monitoring.counts import Counts, Noted
 from fairstream.records.timefmt import format_instant
 from fairstream.trials.outcomes import MARGINAL, UNLABELED, UNLISTED
-from fairstream.verdicts.proxy import unlikely_groups
 from fairstream.verdicts.tracked import unlisted_counts, unseen_groups
 
 
@@ -72,3 +71,13 @@ def published_marginals(rates: dict[str, dict[str, Rate]], min_cell: int) -> dic
             if rate.trials > 0
         }
     return marginals
+
+
+def unlikely_groups(parts: dict[str, Any]) -> list[str]:
+    """The listed groups no trial has given a probability above 0 in any part (the probabilities' `unseen_groups`)."""
+    weights: dict[str, float] = {}
+    for body in parts.values():
+        for group, cell in body["groups"].items():
+            seen = 1.0 if cell.get("suppressed") else cell.get("weight") or 0.0  # a suppressed cell held trials
+            weights[group] = weights.get(group, 0.0) + seen
+    return sorted(group for group, weight in weights.items() if weight <= 0)

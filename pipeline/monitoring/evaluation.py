@@ -4,7 +4,7 @@ its error budget gives it, small cells suppressed, and the alerts where a verdic
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fairstream.estimators.means import Mean, mean_bounds
 from fairstream.estimators.priors import part_estimator, prior_now
@@ -18,7 +18,6 @@ from fairstream.records.envelope import CHANGED, ESTIMATE, stamp
 from fairstream.records.timefmt import format_instant
 from fairstream.trials.outcomes import PROXY, hidden
 from fairstream.verdicts.alerts import CERTIFIED_STATUS, INCONCLUSIVE, AlertTracker, part_status
-from fairstream.verdicts.anytime import AnytimeEvidence
 from fairstream.verdicts.budget import Budget, MonitorBudget
 from fairstream.verdicts.changes import ChangeEvidence, change_record
 from fairstream.verdicts.constraints import ConstraintRule, constraint_part
@@ -35,8 +34,10 @@ from fairstream.verdicts.parts import (
     rate_part,
     standardized_part,
 )
-from fairstream.verdicts.proxy import proxy_part
 from fairstream.verdicts.publish import suppress_small_cells
+
+if TYPE_CHECKING:
+    from fairstream.verdicts.anytime import AnytimeEvidence
 
 STANDARDIZED = "selection_rate[standardized]"
 """The part of conditional statistical parity aggregated over strata (point verdicts)."""
@@ -105,6 +106,8 @@ class Evaluation:
             if hidden(part):
                 continue
             if config.proxy is not None:
+                from fairstream.verdicts.proxy import proxy_part  # groups as probabilities alone need numpy
+
                 parts[part] = proxy_part(counts.sums[part][PROXY], config.proxy, config.rule, level=self._level(part), min_trials=config.judging.min_trials)
             elif config.estimation.partly_seen:
                 parts[part] = partly_seen_part(

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from fairstream.trials.outcomes import TickDelta, TrialOutcome
-from fairstream.verdicts.anytime import opened
 
 if TYPE_CHECKING:
     from fairstream.monitoring.counts import Counts
@@ -61,13 +60,13 @@ class Sliding(WindowSteps):
             counts.remove_trial(heapq.heappop(counts.opened)[2])
 
     def inside(self, counts: Counts, trial: TrialOutcome, tick: int) -> bool:
-        return opened(trial) > tick - self.length
+        return trial.opened > tick - self.length
 
     def keep(self, counts: Counts, tick: int, delta: TickDelta) -> None:
         counts.history.append((tick, delta))
 
     def keep_trial(self, counts: Counts, trial: TrialOutcome) -> None:
-        heapq.heappush(counts.opened, (opened(trial), trial.key, trial))
+        heapq.heappush(counts.opened, (trial.opened, trial.key, trial))
 
 
 @dataclass(frozen=True)
@@ -79,7 +78,7 @@ class Periodic(WindowSteps):
     selects: ClassVar[bool] = True
 
     def inside(self, counts: Counts, trial: TrialOutcome, tick: int) -> bool:
-        return counts.period_start is None or opened(trial) > counts.period_start
+        return counts.period_start is None or trial.opened > counts.period_start
 
     def after_tick(self, counts: Counts, tick: int) -> None:
         if tick % self.length == 0:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
-
-from fairstream.estimators.proxy import ProxyLayout
 from fairstream.language.expressions import Expression
+
+if TYPE_CHECKING:
+    from fairstream.estimators.proxy import ProxyLayout
 
 Cell = tuple[str, str, bool | tuple[float, ...]]
 """(part, group, value): for rates, whether the predicted event happened for a trial in the part's conditioning set;
@@ -272,6 +272,8 @@ class MetricCells:
                 roles = [("true_positive_rate", given and label, predicted)]
                 if self.type == "equalized_odds":
                     roles.append(("false_positive_rate", given and not label, predicted))
+        import numpy as np  # proxy groups alone need it: a monitor of declared groups starts without numpy
+
         p = np.array([vector.get(group, 0.0) for group in self.proxy.groups])
         suffix = f"[given {self.given}]" if self.given is not None else ""
         return [(part + suffix, PROXY, self.proxy.numbers(p, hit, member)) for part, member, hit in roles]
@@ -329,6 +331,11 @@ class TrialOutcome:
     totals: dict[str, float]
     opened_at: int | None = None
     """When it opened, for windows that select trials by it."""
+
+    @property
+    def opened(self) -> int:
+        """When it opened (a trial handed over without it opened and closed at once)."""
+        return self.closed_at if self.opened_at is None else self.opened_at
 
 
 CLOSE_ORDER = operator.attrgetter("closed_at", "key")

@@ -55,7 +55,7 @@ class AnytimeEvidence:
     def note_pending(self, tick: int, delta: TickDelta) -> None:
         """Trials reported to close in a tick the merge has not reached: they hold the frontier back until applied."""
         if delta.trials:
-            earliest = min(map(opened, delta.trials))
+            earliest = min(trial.opened for trial in delta.trials)
             self.pending_oldest[tick] = min(earliest, self.pending_oldest.get(tick, earliest))
 
     def applied(self, tick: int) -> None:
@@ -65,9 +65,9 @@ class AnytimeEvidence:
     def hold(self, trial: TrialOutcome, cells: list) -> None:
         """Keep a closed trial's tracked cells until the frontier passes its opening (and, for rates, until it matures)."""
         kept = [cell for cell in cells if (cell[0] == "mean_outcome" if self.measures else not hidden(cell[0]))]
-        self.order.hold(opened(trial), trial.key, kept)
+        self.order.hold(trial.opened, trial.key, kept)
         if self.horizon is not None and not self.measures:
-            self.maturing.hold(opened(trial), trial.key, kept)
+            self.maturing.hold(trial.opened, trial.key, kept)
 
     def mature(self, instant: int) -> None:
         """Count every held trial opened at least the horizon before `instant`: all of them have closed by then, so which
@@ -130,16 +130,3 @@ class AnytimeEvidence:
                 self.queues[key] = RatioPairs()
             for x, y in self.queues[key].push(group == a, outcome):
                 self.bets[key].update(x, y)
-
-
-def opened(trial: TrialOutcome) -> int:
-    """When a trial opened (a trial handed over without it opened and closed at once)."""
-    return trial.closed_at if trial.opened_at is None else trial.opened_at
-
-
-def opened_later(trials: list[TrialOutcome]) -> list[int]:
-    """For each index i of trials in close order, the earliest opening among trials[i:] (FINISHED past the end)."""
-    later = [FINISHED] * (len(trials) + 1)
-    for index in range(len(trials) - 1, -1, -1):
-        later[index] = min(later[index + 1], opened(trials[index]))
-    return later

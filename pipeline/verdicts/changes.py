@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fairstream.estimators.change import Change, GapCusum
+from fairstream.estimators.means import normal_width
 from fairstream.estimators.pairing import RatioPairs
-from fairstream.estimators.proxy import normal_width
 from fairstream.records.timefmt import format_instant
 from fairstream.trials.outcomes import Cell, TrialOutcome, hidden
 

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from fairstream.estimators.means import Mean, mean_bounds
-from fairstream.estimators.sequence import MeanSequence
 from fairstream.verdicts.budget import Budget
+
+if TYPE_CHECKING:
+    from fairstream.estimators.sequence import MeanSequence
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,11 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from itertools import combinations
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from fairstream.estimators.betting import GapBet
+if TYPE_CHECKING:
+    from fairstream.estimators.betting import GapBet
+
 
 Mode = Literal["point", "confident", "anytime"]
 Interval = tuple[float, float]

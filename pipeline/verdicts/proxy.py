@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from fairstream.estimators.proxy import ProxyLayout, ProxyRates, normal_width, proxy_rates, sequence_width
+from fairstream.estimators.means import normal_width
+from fairstream.estimators.proxy import ProxyLayout, ProxyRates, proxy_rates, sequence_width
 from fairstream.estimators.proxy_bounds import proxy_bounds
 from fairstream.verdicts.judge import PairLevel, PartVerdict, VerdictRule, judge
 from fairstream.verdicts.parts import ANYTIME, FIXED_TIME, describe_interval, every_group_judged, part_body
@@ -87,13 +88,3 @@ def _verdict(
         return math.exp(centre - half), math.exp(centre + half)
 
     return judge(replace(rule, mode="confident"), estimates, level=level, difference=difference, ratio=ratio, complete=complete)
-
-
-def unlikely_groups(parts: dict[str, Any]) -> list[str]:
-    """The listed groups no trial has given a probability above 0 in any part (the probabilities' `unseen_groups`)."""
-    weights: dict[str, float] = {}
-    for body in parts.values():
-        for group, cell in body["groups"].items():
-            seen = 1.0 if cell.get("suppressed") else cell.get("weight") or 0.0  # a suppressed cell held trials
-            weights[group] = weights.get(group, 0.0) + seen
-    return sorted(group for group, weight in weights.items() if weight <= 0)
