@@ -7,7 +7,10 @@ number in the file (its offset), so a dead letter still points at the row as the
 
 from __future__ import annotations
 
+import collections
 import heapq
+import itertools
+import operator
 import pickle
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
@@ -17,9 +20,12 @@ from typing import Any
 import msgspec
 import orjson
 
+from fairstream.connectors.files import jsonl_blocks
 from fairstream.language.stream import InputSchema
 from fairstream.reading.parse import field_getter
 from fairstream.records.timefmt import time_parser
+
+_TIME = operator.attrgetter("time")
 
 UNREADABLE = float("-inf")
 """The sort key of a record whose event time cannot be read: it goes first, and the parser dead-letters it with the reason."""
@@ -54,26 +60,61 @@ def time_reader(schema: InputSchema) -> Callable[[Any], float]:
     return time_of
 
 
-def in_event_order(open_blocks: Callable[[], Iterable[bytes]], schema: InputSchema) -> bool:
-    """Whether a JSON-lines file (its blocks of whole lines, see `jsonl_blocks`) is in event-time order already, ties
-    and all, a line whose time cannot be read counting as earliest: then `time_ordered` would give its lines as they
-    are. Each block is decoded at once, the time fields alone; a block with a line that is no such record is read line
-    by line."""
+MAX_BYTES_HELD = 256 << 20
+"""Memory the order check of a job's JSON-lines files keeps their first blocks in, with their times, for the run."""
+
+TIME_BYTES = 40
+"""Memory a line's event time takes where it is kept (a Python int and its place in a list)."""
+
+TimedBlock = tuple[bytes, list[int] | None]
+"""A block of whole lines (see `jsonl_blocks`) with its lines' event times where they were read at once, else None."""
+
+
+def blocks_in_order(path: str | Path, schema: InputSchema, *, max_held: int = MAX_BYTES_HELD) -> Callable[[], Iterator[TimedBlock]] | None:
+    """A factory of a JSON-lines file's blocks if the file is in event-time order already (ties and all, a line whose
+    time cannot be read counting as earliest: `time_ordered` would give its lines as they are), else None.
+
+    Each block is decoded at once, the time fields alone (a block with a line that is no such record, line by line).
+    The first `max_held` bytes read for the check are kept, with their lines' times, for the factory's first read,
+    which reads the rest from the file: a file read once is not read twice."""
     time_of = time_reader(schema)
     decode_lines = None
     if "." not in schema.time:
         decode_lines = msgspec.json.Decoder(msgspec.defstruct("EventTime", [("time", object, msgspec.field(name=schema.time))])).decode_lines
     parse = time_parser(schema.time_format)
-    latest = UNREADABLE
-    for text in open_blocks():
+    latest: float = UNREADABLE
+    held: list[TimedBlock] = []
+    blocks_read = held_size = held_bytes = 0
+    for text in jsonl_blocks(path)():
         times = None if decode_lines is None else _block_times(text, decode_lines, parse)
-        if times is None:
-            lines = text.split(b"\n")[:-1]
-            times = [time_of(line.rstrip(b"\r")) for line in lines]
-        if times[0] < latest or times != sorted(times):
-            return False
-        latest = times[-1]
-    return True
+        every = times if times is not None else [time_of(line.rstrip(b"\r")) for line in text.split(b"\n")[:-1]]
+        if every[0] < latest or every != sorted(every):
+            return None
+        latest = every[-1]
+        if len(held) == blocks_read and held_bytes + len(text) + TIME_BYTES * len(every) <= max_held:
+            held.append((text, times))
+            held_bytes += len(text) + TIME_BYTES * len(every)
+            held_size += len(text)
+        blocks_read += 1
+    return _replay(held, path, held_size)
+
+
+def _replay(held: list[TimedBlock], path: str | Path, held_size: int) -> Callable[[], Iterator[TimedBlock]]:
+    """The held blocks, handed over by the first read (and let go as they go), then the file from where they end; a
+    later read reads the whole file."""
+    kept = collections.deque(held)
+    reads = itertools.count()
+
+    def blocks() -> Iterator[TimedBlock]:
+        start = 0
+        if next(reads) == 0:
+            while kept:
+                yield kept.popleft()
+            start = held_size
+        for text in jsonl_blocks(path, start)():
+            yield text, None
+
+    return blocks
 
 
 def _block_times(text: bytes, decode_lines: Callable[[bytes], list[Any]], parse: Callable[[object], int]) -> list[int] | None:
@@ -83,7 +124,7 @@ def _block_times(text: bytes, decode_lines: Callable[[bytes], list[Any]], parse:
         decoded = decode_lines(text)
         if len(decoded) != text.count(b"\n"):
             return None
-        return [parse(record.time) for record in decoded]
+        return list(map(parse, map(_TIME, decoded)))
     except (TypeError, ValueError, OverflowError, msgspec.MsgspecError):
         return None
 

@@ -101,10 +101,15 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, int]):
         return self._offset
 
 
+def _timed(block: bytes | tuple[bytes, list[int] | None]) -> tuple[bytes, list[int] | None]:
+    """A block of lines, with its lines' event times where its reader gave them."""
+    return (block, None) if type(block) is bytes else block  # type: ignore[return-value]
+
+
 class _BlockPartition(StatefulSourcePartition[RawRecord, int]):
     """A JSON-lines file read a block of whole lines at a time, each batch one `LineBlock`; its state is the lines read."""
 
-    def __init__(self, partition: int, blocks: Iterator[bytes], start: int):
+    def __init__(self, partition: int, blocks: Iterator[bytes | tuple[bytes, list[int] | None]], start: int):
         self._partition = partition
         self._blocks = blocks
         self._offset = 0
@@ -113,19 +118,20 @@ class _BlockPartition(StatefulSourcePartition[RawRecord, int]):
     def next_batch(self) -> LineBlock:
         if stop_requested():
             raise StopIteration
-        text = next(self._blocks)
+        text, times = _timed(next(self._blocks))
         while self._skip:  # resumed: the lines read before are passed over
             count = text.count(b"\n")
             if count > self._skip:
                 cut = -1
                 for _ in range(self._skip):
                     cut = text.index(b"\n", cut + 1)
-                text, self._offset, self._skip = text[cut + 1 :], self._offset + self._skip, 0
+                text, times = text[cut + 1 :], None if times is None else times[self._skip :]
+                self._offset, self._skip = self._offset + self._skip, 0
                 break
             self._offset += count
             self._skip -= count
-            text = next(self._blocks)
-        block = LineBlock(self._partition, self._offset, text)
+            text, times = _timed(next(self._blocks))
+        block = LineBlock(self._partition, self._offset, text, times)
         self._offset += len(block)
         return block
 
@@ -137,8 +143,8 @@ class RecordSource(FixedPartitionedSource[RawRecord, int]):
     """Input partitions over the records each factory yields (one factory: one partition), parts named
     `<partition>-<name>`; a resume skips the records already read. `positioned`: the factories yield (offset, payload)
     pairs (a file read in event-time order, see `event_order`), else each record's offset is its position. `blocks`: the
-    factories yield blocks of whole JSON lines (`jsonl_blocks`), each batch one `LineBlock` for a parser that decodes
-    blocks."""
+    factories yield blocks of whole JSON lines (`jsonl_blocks`, or with their lines' event times: `blocks_in_order`),
+    each batch one `LineBlock` for a parser that decodes blocks."""
 
     def __init__(
         self,
@@ -192,13 +198,14 @@ def jsonl_lines(path: str | Path) -> Callable[[], Iterator[bytes]]:
     return lines
 
 
-def jsonl_blocks(path: str | Path) -> Callable[[], Iterator[bytes]]:
-    """Opens the file on each call and yields its text in blocks of whole lines, each line ending in a newline (the last
-    given one where the file has none): `jsonl_lines`' lines, not yet split."""
+def jsonl_blocks(path: str | Path, start: int = 0) -> Callable[[], Iterator[bytes]]:
+    """Opens the file on each call and yields its text from byte `start` (a line's first) in blocks of whole lines,
+    each line ending in a newline (the last given one where the file has none): `jsonl_lines`' lines, not yet split."""
     path = _existing(path)
 
     def blocks() -> Iterator[bytes]:
         with path.open("rb") as handle:
+            handle.seek(start)
             rest = b""
             while chunk := handle.read(_CHUNK):
                 text = rest + chunk

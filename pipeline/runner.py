@@ -28,7 +28,7 @@ from fairstream.connectors import notify
 from fairstream.connectors.broker import free_ports
 from fairstream.connectors.broker_watch import gone_message
 from fairstream.connectors.compas import compas_records
-from fairstream.connectors.event_order import in_event_order, time_ordered, time_reader
+from fairstream.connectors.event_order import MAX_BYTES_HELD, blocks_in_order, time_ordered, time_reader
 from fairstream.connectors.files import (
     OUTPUT_FILES,
     FileEncoder,
@@ -110,8 +110,10 @@ def file_source(files: list[str], job_input: FileInput, plan: Plan, *, shield: b
         return RecordSource([numbered_rows(factory) for factory in factories], names=names)
     if shield or job_input.sorted or plan.spec.input.sorted or job_input.format == "compas":
         return _in_blocks(files, names) if job_input.format == "jsonl" and not shield else RecordSource(factories, names=names)
-    if job_input.format == "jsonl" and all(in_event_order(jsonl_blocks(path), plan.spec.input) for path in files):
-        return _in_blocks(files, names)
+    if job_input.format == "jsonl":
+        ordered = [blocks_in_order(path, plan.spec.input, max_held=MAX_BYTES_HELD // len(files)) for path in files]
+        if all(blocks is not None for blocks in ordered):
+            return RecordSource(ordered, names=names, blocks=True)  # type: ignore[arg-type]
     time_of = time_reader(plan.spec.input)
     return RecordSource([time_ordered(factory, time_of) for factory in factories], names=names, positioned=True)
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from fairstream.cli import cli
 from fairstream.compiler.load import load_plan
 from fairstream.connectors import files
-from fairstream.connectors.event_order import UNREADABLE, in_event_order, time_ordered, time_reader
+from fairstream.connectors.event_order import UNREADABLE, blocks_in_order, time_ordered, time_reader
 from fairstream.connectors.files import jsonl_blocks, jsonl_lines
 from tests.helpers import german_decisions
 from tests.test_compas_reference import without_emitted_at
@@ -130,10 +130,16 @@ LINE_SHAPES = [
 
 
 @settings(max_examples=150, deadline=None)
-@given(shapes=st.lists(st.tuples(st.integers(0, len(LINE_SHAPES) - 1), st.integers(0, 9)), max_size=25), chunk=st.integers(1, 64), ending=st.booleans())
-def test_a_file_is_in_event_order_exactly_when_sorting_would_keep_it(tmp_path_factory, shapes, chunk, ending):
+@given(
+    shapes=st.lists(st.tuples(st.integers(0, len(LINE_SHAPES) - 1), st.integers(0, 9)), max_size=25),
+    chunk=st.integers(1, 64),
+    ending=st.booleans(),
+    held=st.integers(0, 400),
+)
+def test_a_file_is_in_event_order_exactly_when_sorting_would_keep_it(tmp_path_factory, shapes, chunk, ending, held):
     """Read in blocks of whole lines (of any size), a JSON-lines file is found in order exactly when the stable sort of
-    its lines by time (unreadable first) leaves every line in place."""
+    its lines by time (unreadable first) leaves every line in place; its blocks, partly held from the check with their
+    times, are then read as they are in the file."""
     lines = [LINE_SHAPES[shape].replace(b"%d", str(second).encode()) for shape, second in shapes]
     path = tmp_path_factory.mktemp("order") / "events.jsonl"
     path.write_bytes(b"\n".join(lines) + (b"\n" if ending else b""))
@@ -142,7 +148,13 @@ def test_a_file_is_in_event_order_exactly_when_sorting_would_keep_it(tmp_path_fa
     kept = [index for index, _ in time_ordered(jsonl_lines(path), time_reader(schema))()] == list(range(len(as_lines)))
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(files, "_CHUNK", chunk)
-        assert in_event_order(jsonl_blocks(path), schema) == kept
+        blocks = blocks_in_order(path, schema, max_held=held)
+        assert (blocks is not None) == kept
+        if blocks is not None:  # the first read and a later one both give the file's lines, in whole-line blocks
+            first, later = list(blocks()), list(blocks())
+            assert b"".join(text for text, _ in first) == b"".join(text for text, _ in later) == b"".join(jsonl_blocks(path)())
+            for text, times in first:
+                assert times is None or times == [time_reader(schema)(line) for line in text.split(b"\n")[:-1]]
 
 
 @settings(max_examples=100, deadline=None)

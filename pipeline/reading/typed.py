@@ -36,6 +36,7 @@ _LONGEST_INTEGER = len(str(-(2**63)))
 """Characters of the longest integer key: a `max_key_chars` below it is checked on every key."""
 
 _new_event = tuple.__new__
+_FIRST_KEY, _TIME = operator.attrgetter("k0"), operator.attrgetter("t")
 
 
 def _value_type(kind: FieldType, max_chars: int) -> Any:
@@ -206,14 +207,18 @@ class TypedParser:
             return None
         if len(structs) != len(block):  # a blank line: the record parser dead-letters it
             return None
-        parse_time = self._parse_time
-        try:
-            times = [parse_time(typed.t) for typed in structs]
-        except Exception:
-            return None
+        times = block.times
+        if times is None:
+            parse_time = self._parse_time
+            try:
+                times = list(map(parse_time, map(_TIME, structs)))
+            except Exception:
+                return None
         if min(times) < MIN_TIME or max(times) > MAX_TIME:
             return None
-        keys = [typed.k0 if typed.k0.__class__ is str else str(typed.k0) for typed in structs]
+        keys = list(map(_FIRST_KEY, structs))
+        if len(set(map(type, keys))) > 1 or keys[0].__class__ is not str:  # an integer key is written as text
+            keys = [key if key.__class__ is str else str(key) for key in keys]
         return EventColumns(block, structs, keys, times, self._kind_of, self._slots)
 
     def _key(self, typed: Any, record: dict[str, Any]) -> str | None:

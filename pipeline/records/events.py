@@ -28,14 +28,16 @@ class LineBlock(Sequence[RawRecord]):
     newline, and their offsets. A parser that knows blocks decodes the text at once (`reading.typed`); anything else sees
     the `RawRecord` of each line (as `jsonl_lines` or the Kafka source gives it, without its line ending)."""
 
-    __slots__ = ("partition", "offsets", "text", "_lines")
+    __slots__ = ("partition", "offsets", "text", "times", "_lines")
 
-    def __init__(self, partition: int, start: int, text: bytes):
-        """Lines of a file from its line `start` on."""
+    def __init__(self, partition: int, start: int, text: bytes, times: list[int] | None = None):
+        """Lines of a file from its line `start` on (with their event times where they were read already)."""
         self.partition = partition
         self.text = text
         self.offsets: Sequence[int] = range(start, start + text.count(b"\n"))
         """Each record's offset (a file's line number), in order."""
+        self.times = times
+        """Each line's event time as the spec's time format reads it, where a check of the file's order read them."""
         self._lines: list[bytes] | None = None
 
     @classmethod
