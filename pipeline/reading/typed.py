@@ -207,14 +207,16 @@ class TypedParser:
             return None
         if len(structs) != len(block):  # a blank line: the record parser dead-letters it
             return None
-        times = block.times
+        times = block.times  # read by the file's order check, in order: its first and last are its least and greatest
         if times is None:
-            parse_time = self._parse_time
             try:
-                times = list(map(parse_time, map(_TIME, structs)))
+                times = list(map(self._parse_time, map(_TIME, structs)))
             except Exception:
                 return None
-        if min(times) < MIN_TIME or max(times) > MAX_TIME:
+            least, greatest = min(times), max(times)
+        else:
+            least, greatest = times[0], times[-1]
+        if least < MIN_TIME or greatest > MAX_TIME:
             return None
         keys = list(map(_FIRST_KEY, structs))
         if len(set(map(type, keys))) > 1 or keys[0].__class__ is not str:  # an integer key is written as text

@@ -34,10 +34,11 @@ class LineBlock(Sequence[RawRecord]):
         """Lines of a file from its line `start` on (with their event times where they were read already)."""
         self.partition = partition
         self.text = text
-        self.offsets: Sequence[int] = range(start, start + text.count(b"\n"))
+        self.offsets: Sequence[int] = range(start, start + (text.count(b"\n") if times is None else len(times)))
         """Each record's offset (a file's line number), in order."""
         self.times = times
-        """Each line's event time as the spec's time format reads it, where a check of the file's order read them."""
+        """Each line's event time as the spec's time format reads it, where a check of the file's order read them (so in
+        order)."""
         self._lines: list[bytes] | None = None
 
     @classmethod

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import operator
 from bisect import bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping
@@ -15,14 +16,17 @@ from fairstream.records.events import Event
 from fairstream.records.timefmt import ceil_to
 from fairstream.trials.clock import LatenessBuffer
 from fairstream.trials.closing import CloseSchedule
-from fairstream.trials.folds import fold
-from fairstream.trials.layout import State, TrialLayout
+from fairstream.trials.folds import PROFILE_BITS, fold, fold_columns
+from fairstream.trials.layout import OPENED, State, TrialLayout
 from fairstream.trials.outcomes import Outcomes, SlotOutcomes, TickDelta, TrialOutcome
 
 try:
     from fairstream.trials.table import PackedTrials
 except ImportError:  # installed without a C compiler: trials stay in dicts
     PackedTrials = None
+
+_CELLS, _TOTALS = operator.itemgetter(0), operator.itemgetter(1)
+"""The cells and the aggregate contributions of what a closed trial counts in (`Counted`)."""
 
 FINISHED = 2**62
 """`through` of a bucket whose input has ended (later than any event time): every trial with a close time is closed and reported; trials that wait for a closing event are counted as unfinished."""
@@ -174,9 +178,8 @@ class Bucket:
 
     @property
     def folds_columns(self) -> bool:
-        """Whether events may come as `EventColumns`, folded by the native table as they are: one partition feeds it and
-        its trials are packed."""
-        return self.arrivals is None and type(self.trials) is PackedTrials
+        """Whether events may come as `EventColumns`, folded from their structs: one partition feeds the bucket."""
+        return self.arrivals is None
 
     def receive(self, partition: int, events: list[Event] | EventColumns, high: int | None, idle: bool = False) -> list[Report]:
         """Fold a partition's events (in order) into their trials, note the partition's latest time, report ticks now final
@@ -207,18 +210,18 @@ class Bucket:
 
     def _fold(self, events: list[Event] | EventColumns) -> None:
         """Fold events, in event-time order, into their trials; evict the earliest trials beyond `max_open`."""
-        if type(events) is EventColumns:
-            self._note_openings_of(events.times, events.structs, events.kind_of)
-            self.unmatched += self.trials.fold_columns(events, self.layout)  # type: ignore[union-attr]
-        elif type(self.trials) is PackedTrials:
-            self._note_openings(events)  # type: ignore[arg-type]
-            self.unmatched += self.trials.fold(events, self.layout)
+        columns = type(events) is EventColumns
+        if columns:
+            self._note_openings_of(events.times, events.structs, events.kind_of)  # type: ignore[union-attr]
         else:
             self._note_openings(events)  # type: ignore[arg-type]
+        if type(self.trials) is PackedTrials:
+            self.unmatched += self.trials.fold_columns(events, self.layout) if columns else self.trials.fold(events, self.layout)
+        else:
             closing_times: list[int] = []
             closing_keys: list[str] = []
             due = len(self.due)
-            self.unmatched += fold(self.trials, events, self.layout, closing_times, closing_keys, self.due)
+            self.unmatched += (fold_columns if columns else fold)(self.trials, events, self.layout, closing_times, closing_keys, self.due)
             self.closing.push_all(closing_times, closing_keys)
             if len(self.due) > due and not self.layout.closing_kinds:
                 self.ended_early = True  # a trial ended before its scheduled close: the schedule may name its key's next trial
@@ -326,10 +329,10 @@ class Bucket:
         An entry closes its key's current trial when that trial is due at the entry's time: its own trial, or one
         reopened at the same instant, which is due then as well.
         """
-        trials, after, opened = self.trials, self.layout.close_after, self.layout.opened
+        trials, after = self.trials, self.layout.close_after
         for closes, key in zip(times, keys):
             state = trials.get(key)
-            if state is not None and opened(state) + after == closes:  # type: ignore[operator]
+            if state is not None and (state >> PROFILE_BITS if state.__class__ is int else state[OPENED]) + after == closes:  # type: ignore[operator, index]
                 del trials[key]
                 closed.append(closes, key, state)
 
@@ -343,10 +346,15 @@ class Bucket:
         if self.layout.exact_slots:  # equal slots, equal outcomes: each distinct slot tuple is turned into cells once
             counted = [SlotOutcomes(recipient.outcomes, variables) for recipient in self.recipients]
             for tick, (times, keys, states) in closed.ticks.items():
+                slots_of, opened_at = self.layout.slots_of_all(states), self.layout.opened_of_all(states)
                 for recipient, outcome_of, recipient_deltas in zip(self.recipients, counted, every):
                     delta = recipient_deltas.setdefault(tick, TickDelta())
-                    for closed_at, key, state in zip(times, keys, states):
-                        delta.add(TrialOutcome(closed_at, key, *outcome_of(slots(state)), opened(state)), recipient.keep_trials)
+                    outcomes = list(map(outcome_of, slots_of))
+                    if recipient.keep_trials:
+                        delta.trials.extend(map(TrialOutcome, times, keys, map(_CELLS, outcomes), map(_TOTALS, outcomes), opened_at))
+                    else:
+                        for cells, totals in outcomes:
+                            delta.count(cells, totals)
             return every
         for tick, (times, keys, states) in closed.ticks.items():
             deltas = [recipient_deltas.setdefault(tick, TickDelta()) for recipient_deltas in every]

@@ -80,6 +80,93 @@ def fold(trials: MutableMapping[str, Any], events: list, layout: Any, closing_ti
     return unmatched
 
 
+def fold_columns(trials: MutableMapping[str, Any], columns: Any, layout: Any, closing_times: list, closing_keys: list, due: list) -> int:
+    """`fold` for the events of an `EventColumns` block, read from their structs: an input an opener or observer has
+    remembered changes a trial without a dict of fields being made; the others, and closing conditions, are handed
+    the line's fields."""
+    kinds: dict = {}
+    close_on: frozenset = layout.closing_kinds
+    close_checks: dict = layout.close_checks
+    close_after = layout.close_after
+    unmatched = 0
+    get = trials.get
+    structs: list = columns.structs
+    kind_of: dict = columns.kind_of
+    times: list = columns.times
+    for row, key in enumerate(columns.keys):
+        typed = structs[row]
+        time = times[row]
+        kind = kind_of[typed.__class__]
+        folds = kinds.get(kind)
+        if folds is None:
+            folds = kinds[kind] = _ColumnFolds(layout, kind, columns)
+        state = get(key)
+        if state is not None and close_after is not None:
+            ends = (state >> PROFILE_BITS if state.__class__ is int else state[0]) + close_after
+            if time > ends:
+                del trials[key]
+                due.append((ends, key, state))
+                state = None
+        if state is None:
+            state = folds.open(time, typed, row)
+            if state is None:
+                unmatched += 1
+                continue
+            if close_after is not None:
+                closing_times.append(time + close_after)
+                closing_keys.append(key)
+        elif folds.observer is not None:
+            state = folds.observe(state, time, typed, row)
+        if kind in close_on:
+            check = close_checks.get(kind)
+            if check is None or check(columns.fields(row)):
+                trials.pop(key, None)
+                due.append((time, key, state))
+                continue
+        trials[key] = state
+    return unmatched
+
+
+class _ColumnFolds:
+    """How events of one kind read from decoded structs meet a trial: the layout's opener and observer, their memos
+    read from the struct (see `EventColumns.reader`), the line's fields made only for what the memos do not know."""
+
+    __slots__ = ("opener", "observer", "columns", "open_read", "open_profiles", "observe_read", "observe_profiles", "windows")
+
+    def __init__(self, layout: Any, kind: str, columns: Any):
+        self.opener = layout.openers.get(kind, layout.open_any)
+        open_memo = layout.open_memos.get(kind) if kind in layout.openers else layout.open_any_memo
+        self.observer = layout.observers.get(kind)
+        observe_memo = layout.observe_memos.get(kind)
+        self.columns = columns
+        self.open_read = None if open_memo is None else columns.reader(kind, open_memo.names)
+        self.open_profiles = None if open_memo is None else open_memo.profiles
+        self.observe_read = None if observe_memo is None else columns.reader(kind, observe_memo.names)
+        self.observe_profiles = None if observe_memo is None else observe_memo.profiles
+        self.windows = () if observe_memo is None else observe_memo.windows
+
+    def open(self, time: int, typed: Any, row: int) -> Any:
+        if self.opener is None:
+            return None
+        if self.open_read is not None:
+            number = self.open_profiles.get(self.open_read(typed))
+            if number is not None:
+                return time << PROFILE_BITS | number
+        return self.opener(time, self.columns.fields(row))
+
+    def observe(self, state: Any, time: int, typed: Any, row: int) -> Any:
+        if self.observe_read is not None and state.__class__ is int:
+            number = state & PROFILE_MASK
+            if self.windows:
+                elapsed = time - (state >> PROFILE_BITS)
+                remembered = self.observe_profiles.get((number, self.observe_read(typed), *[0 <= elapsed <= within for within in self.windows]))
+            else:
+                remembered = self.observe_profiles.get((number, self.observe_read(typed)))
+            if remembered is not None:
+                return state if remembered == number else state - number + remembered
+        return self.observer(state, time, self.columns.fields(row))
+
+
 class FoldMemo:
     """What a remembering opener or observer of one kind reads, and the profiles it has remembered: `names`, the event
     fields it reads; `windows`, the exists windows whose holding at the event's time it also depends on; `profiles`,

@@ -262,6 +262,18 @@ class TrialLayout:
             return None if low is None else low >> PROFILE_BITS  # type: ignore[operator]
         return min(map(self.opened, states), default=None)
 
+    def opened_of_all(self, states: list[State]) -> list[int]:
+        """When each of many trials opened, in one pass (a tick's closed trials)."""
+        if self.profiles is None:
+            return list(map(operator.itemgetter(OPENED), states))
+        if len(self.profiles.table) < PROFILE_LIMIT:  # states are ints, opened in the high bits
+            return list(map(PROFILE_BITS.__rrshift__, states))  # type: ignore[arg-type]
+        return [state >> PROFILE_BITS if state.__class__ is int else state[OPENED] for state in states]  # type: ignore[operator, index]
+
+    def slots_of_all(self, states: list[State]) -> list[tuple[Any, ...]]:
+        """The slots of many trials in one pass."""
+        return self.profiles.slots_of_all(states) if self.profiles is not None else list(map(operator.itemgetter(SLOTS), states))
+
     def slots(self, state: State) -> tuple[Any, ...]:
         """The trial's slot values."""
         return (state if self.profiles is None else self.profiles.unpack(state))[SLOTS]  # type: ignore[index]

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from fairstream.cli import cli
 from fairstream.connectors.synthetic.seminar import seminar_events
-from fairstream.lab.bench.database import ALGORITHM, SPEC, measure_size, monitor_turns, question_of, run_incremental, turns_of
+from fairstream.lab.bench.database import ALGORITHM, SPEC, json_lines, measure_size, monitor_turns, question_of, run_incremental, turns_of
 from fairstream.lab.studies.runs import tuned_plan
 from fairstream.records.envelope import RECOVERED, VIOLATION
 
@@ -27,7 +27,7 @@ def test_the_verdict_stream_turns_where_the_databases_verdicts_turn():
     assert result.baselines["sqlite incremental"].agrees
     plan = tuned_plan(SPEC, threshold=0.03)
     events = seminar_events(ALGORITHM, 0, 3000)
-    turns = monitor_turns(plan, events)
+    turns = monitor_turns(plan, json_lines(events))
     assert len(turns) >= 4 and {kind for _, kind in turns} == {VIOLATION, RECOVERED}
     found = run_incremental(sqlite3.connect(":memory:"), question_of(plan), events)
     assert turns_of(found) == turns

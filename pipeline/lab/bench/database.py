@@ -11,7 +11,9 @@ which is what the databases answer.
 
 Every backend consumes the same event stream in order, timed from its first event: each event's time parsed, the
 applicant trials it has passed closed in close order (their close times kept in a heap as applications arrive), then
-the event inserted, as the monitor reads, closes and counts inside its own timer.
+the event inserted, as the monitor reads, closes and counts inside its own timer. The monitor reads the stream as JSON
+lines, a block at a time as from a file or a topic, and decodes them inside its timer; the databases get the events
+decoded.
 
 - `naive`: each evaluation queries all events so far (the paper's database baseline): quadratic in the stream.
 - `incremental`: a table of per-gender counts updated at each close (and seminar totals updated as seminars
@@ -32,9 +34,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import orjson
+from bytewax.testing import TestingSink, run_main
+
 from fairstream.compiler.plan import Plan
+from fairstream.connectors.files import RecordSource
 from fairstream.connectors.synthetic.seminar import seminar_events
-from fairstream.lab.studies.runs import monitor_records, tuned_plan
+from fairstream.dataflow.flow import build_flow
+from fairstream.lab.studies.runs import tuned_plan, unsuppressed
 from fairstream.paths import SPECS_DIR
 from fairstream.records.envelope import ESTIMATE, RECOVERED, VIOLATION
 from fairstream.records.timefmt import format_instant, time_parser
@@ -87,16 +94,35 @@ def question_of(plan: Plan) -> Question:
     return Question(plan.spec.estimator.confidence, plan.spec.metric.threshold or 0.0, close_after)
 
 
-def monitor_verdicts(plan: Plan, events: Sequence[dict[str, Any]]) -> Verdicts:
+def json_lines(events: Sequence[dict[str, Any]]) -> list[bytes]:
+    """The events as JSON lines in blocks of about a mebibyte, as the monitor reads a file or a topic's batches."""
+    lines = [orjson.dumps(event, option=orjson.OPT_APPEND_NEWLINE) for event in events]
+    blocks, size, start = [], 0, 0
+    for index, line in enumerate(lines):
+        size += len(line)
+        if size >= 1 << 20 or index == len(lines) - 1:
+            blocks.append(b"".join(lines[start : index + 1]))
+            size, start = 0, index + 1
+    return blocks
+
+
+def monitor_records(plan: Plan, blocks: list[bytes]) -> list[dict[str, Any]]:
+    """Every record the monitor emits over the JSON lines, read a block at a time (every cell's counts published)."""
+    records: list[dict[str, Any]] = []
+    run_main(build_flow(unsuppressed(plan), RecordSource(lambda: blocks, blocks=True), TestingSink(records)))
+    return records
+
+
+def monitor_verdicts(plan: Plan, blocks: list[bytes]) -> Verdicts:
     """The monitor's verdicts at its applicant evaluations: the SEMINAR trials close at the deadline, before any
     applicant's, and their evaluations have no part yet."""
-    return [record["parts"]["selection_rate"]["violated"] for record in monitor_records(plan, events) if record["type"] == ESTIMATE and record["parts"]]
+    return [record["parts"]["selection_rate"]["violated"] for record in monitor_records(plan, blocks) if record["type"] == ESTIMATE and record["parts"]]
 
 
-def monitor_turns(plan: Plan, events: Sequence[dict[str, Any]]) -> Turns:
+def monitor_turns(plan: Plan, blocks: list[bytes]) -> Turns:
     """The monitor as a verdict stream (`VERDICT_CADENCE`): where its alerts say the verdict turned."""
     cadenced = replace(plan, monitor=replace(plan.monitor, publishing=replace(plan.monitor.publishing, every=VERDICT_CADENCE)))
-    return [(record["event_time"], record["type"]) for record in monitor_records(cadenced, events) if record["type"] in (VIOLATION, RECOVERED)]
+    return [(record["event_time"], record["type"]) for record in monitor_records(cadenced, blocks) if record["type"] in (VIOLATION, RECOVERED)]
 
 
 def turns_of(verdicts: Closes) -> Turns:
@@ -225,13 +251,14 @@ def measure_size(applicants: int, baselines: Sequence[str], *, seed: int = 0, th
     (`threshold`: ε in place of the spec's)."""
     plan = tuned_plan(SPEC, threshold=threshold)
     events = seminar_events(ALGORITHM, seed, applicants)
+    blocks = json_lines(events)  # the monitor reads JSON, as from a file or topic; the databases get the decoded events
     gc.collect()  # each run starts without the garbage of the one before
     started = time.perf_counter()
-    turns = monitor_turns(plan, events)
+    turns = monitor_turns(plan, blocks)
     stream_seconds = time.perf_counter() - started
     gc.collect()
     started = time.perf_counter()
-    expected = monitor_verdicts(plan, events)
+    expected = monitor_verdicts(plan, blocks)
     monitor_seconds = time.perf_counter() - started
     question = question_of(plan)
     timings = {}
