@@ -12,6 +12,7 @@ from fairstream.monitoring.close_runs import candidates, columns, runs_closes
 from fairstream.monitoring.config import MonitorConfig
 from fairstream.monitoring.counts import Counts
 from fairstream.monitoring.evaluation import Evaluation
+from fairstream.monitoring.quiet import Estimated
 from fairstream.records.chain import RecordChain
 from fairstream.records.errors import EvaluationError
 from fairstream.records.timefmt import format_duration, format_instant
@@ -185,8 +186,9 @@ class Monitor:
     def _evaluate(self, instant: int, key: str | None = None) -> None:
         """One evaluation by every monitor of the counts, first brought up to date (a running median draws its rates)."""
         self.config.counting.cells.draw(self.counts)
+        estimated: Estimated = {}  # what one monitor has estimated, the others of these counts judge as they are
         for judged in self.judged:
-            judged.records.extend(judged.verdicts.records(self.counts, instant, key))
+            judged.records.extend(judged.verdicts.records(self.counts, instant, key, estimated))
 
 
 def opened_later(trials: list[TrialOutcome]) -> list[int]:

@@ -13,7 +13,7 @@ from fairstream.monitoring.cadence import PublishCadence
 from fairstream.monitoring.config import MonitorConfig
 from fairstream.monitoring.counts import Counts, Noted
 from fairstream.monitoring.estimate import estimate_body
-from fairstream.monitoring.quiet import judged_rates, judges_quietly, quiet_standing
+from fairstream.monitoring.quiet import Estimated, judged_rates, judges_quietly, quiet_standing
 from fairstream.records.envelope import CHANGED, ESTIMATE, stamp
 from fairstream.records.timefmt import format_instant
 from fairstream.trials.outcomes import PROXY, hidden
@@ -66,13 +66,14 @@ class Evaluation:
         self.cadence = PublishCadence(self.config.publishing.every)
         self.quiet = judges_quietly(self.config)
 
-    def records(self, counts: Counts, instant: int, trial_key: str | None = None) -> list[dict[str, Any]]:
+    def records(self, counts: Counts, instant: int, trial_key: str | None = None, estimated: Estimated | None = None) -> list[dict[str, Any]]:
         """The estimate record (where the cadence writes it) and the alerts of an evaluation of `counts` at `instant`
-        (after the closed trial `trial_key`, for verdicts on every close)."""
+        (after the closed trial `trial_key`, for verdicts on every close); `estimated`: the estimates other monitors of
+        these counts have made at this evaluation (see `quiet_standing`)."""
         prior = prior_now(self.config.estimation.prior, counts.totals)
         at = () if trial_key is None else (trial_key,)
         if self.quiet:
-            standing = quiet_standing(self.config, counts, self.tracker, prior)
+            standing = quiet_standing(self.config, counts, self.tracker, prior, estimated)
             if standing is not None and self.cadence.skips(instant, standing):
                 self.held = (None, instant, at, counts.noted())
                 return []

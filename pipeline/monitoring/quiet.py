@@ -44,16 +44,26 @@ def judges_quietly(config: MonitorConfig) -> bool:
     )
 
 
-def quiet_standing(config: MonitorConfig, counts: Counts, tracker: AlertTracker, prior: float | None) -> Standing | None:
+Estimated = dict[tuple[str, float | None, float, int], tuple[dict[str, float], dict[str, float]]]
+"""One evaluation's point estimates and raw rates of a part, by part and estimator (prior, confidence, min_trials):
+monitors that share the counts and estimate alike compute them once and judge them each by their own threshold."""
+
+
+def quiet_standing(config: MonitorConfig, counts: Counts, tracker: AlertTracker, prior: float | None, estimated: Estimated | None = None) -> Standing | None:
     """Each part's standing at this evaluation (as `standing_of` reads it from the records), or None where some
-    part's verdict turns (a violation starts or ends): then the evaluation is judged in full."""
+    part's verdict turns (a violation starts or ends): then the evaluation is judged in full. `estimated` holds what
+    other monitors of the same counts have estimated at this evaluation."""
     standing: Standing = {}
     min_cell = config.publishing.min_cell
+    found: Estimated = {} if estimated is None else estimated
     for part in sorted(config.counting.cells.table(counts)):
         if hidden(part):
             continue
         part_prior, confidence = part_estimator(config.estimation.part_estimators, part, prior, config.estimation.confidence, counts.totals)
-        estimates, raw = point_estimates(judged_rates(counts, part)[0], prior=part_prior, confidence=confidence, min_trials=config.judging.min_trials)
+        memo = (part, part_prior, confidence, config.judging.min_trials)
+        if memo not in found:
+            found[memo] = point_estimates(judged_rates(counts, part)[0], prior=part_prior, confidence=confidence, min_trials=config.judging.min_trials)
+        estimates, raw = found[memo]
         verdict = judge(config.rule, estimates, raw=raw)
         state = tracker.violated.get(part, False)
         if verdict.clear if state else verdict.violated:
