@@ -37,12 +37,18 @@ Positioned = tuple[int, Any]
 """A record with its position in the file: (line index, payload)."""
 
 
+def _time_decoder(schema: InputSchema) -> msgspec.json.Decoder:
+    """A decoder of a JSON record's time field alone (a plain field name), the rest skipped; decoded JSON holds no
+    reference cycle, so the garbage collector need not track what it makes."""
+    return msgspec.json.Decoder(msgspec.defstruct("EventTime", [("time", object, msgspec.field(name=schema.time))], gc=False))
+
+
 def time_reader(schema: InputSchema) -> Callable[[Any], float]:
     """The event time (epoch ms) of a raw record, a JSON line or a CSV row, as the spec's input section reads it;
     `UNREADABLE` where it cannot be read."""
     get, parse = field_getter(schema.time), time_parser(schema.time_format)
     if "." not in schema.time:  # a JSON line's time field alone, decoded by msgspec without the rest of the record
-        decode = msgspec.json.Decoder(msgspec.defstruct("EventTime", [("time", object, msgspec.field(name=schema.time))])).decode
+        decode = _time_decoder(schema).decode
     else:
         decode = None
 
@@ -80,7 +86,7 @@ def blocks_in_order(path: str | Path, schema: InputSchema, *, max_held: int = MA
     time_of = time_reader(schema)
     decode_lines = None
     if "." not in schema.time:
-        decode_lines = msgspec.json.Decoder(msgspec.defstruct("EventTime", [("time", object, msgspec.field(name=schema.time))])).decode_lines
+        decode_lines = _time_decoder(schema).decode_lines
     parse = time_parser(schema.time_format)
     latest: float = UNREADABLE
     held: list[TimedBlock] = []

@@ -4,6 +4,8 @@ evaluation runs only where a verdict turns, a part's standing changes or the cad
 
 from __future__ import annotations
 
+from typing import Any
+
 from fairstream.estimators.priors import part_estimator
 from fairstream.estimators.rate import Rate
 from fairstream.monitoring.cadence import Standing
@@ -13,7 +15,7 @@ from fairstream.monitoring.counts import Counts
 from fairstream.monitoring.windows import Cumulative, Sliding
 from fairstream.trials.outcomes import UNLABELED, hidden
 from fairstream.verdicts.alerts import AlertTracker, part_status
-from fairstream.verdicts.judge import judge
+from fairstream.verdicts.judge import point_verdict, widest_pair
 from fairstream.verdicts.partly_seen import selective_groups
 from fairstream.verdicts.parts import point_estimates
 
@@ -44,9 +46,10 @@ def judges_quietly(config: MonitorConfig) -> bool:
     )
 
 
-Estimated = dict[tuple[str, float | None, float, int], tuple[dict[str, float], dict[str, float]]]
-"""One evaluation's point estimates and raw rates of a part, by part and estimator (prior, confidence, min_trials):
-monitors that share the counts and estimate alike compute them once and judge them each by their own threshold."""
+Estimated = dict[tuple[str, float | None, float, int], tuple[dict[str, float], dict[str, float], dict[tuple[bool, Any], dict[str, Any] | None]]]
+"""One evaluation's point estimates and raw rates of a part, by part and estimator (prior, confidence, min_trials),
+with the widest pair by the rule's ratio and pairs: monitors that share the counts and estimate alike compute them
+once and judge them each by their own threshold."""
 
 
 def quiet_standing(config: MonitorConfig, counts: Counts, tracker: AlertTracker, prior: float | None, estimated: Estimated | None = None) -> Standing | None:
@@ -62,9 +65,12 @@ def quiet_standing(config: MonitorConfig, counts: Counts, tracker: AlertTracker,
         part_prior, confidence = part_estimator(config.estimation.part_estimators, part, prior, config.estimation.confidence, counts.totals)
         memo = (part, part_prior, confidence, config.judging.min_trials)
         if memo not in found:
-            found[memo] = point_estimates(judged_rates(counts, part)[0], prior=part_prior, confidence=confidence, min_trials=config.judging.min_trials)
-        estimates, raw = found[memo]
-        verdict = judge(config.rule, estimates, raw=raw)
+            found[memo] = (*point_estimates(judged_rates(counts, part)[0], prior=part_prior, confidence=confidence, min_trials=config.judging.min_trials), {})
+        estimates, raw, widest = found[memo]
+        shape = (config.rule.ratio, config.rule.pairs)
+        if shape not in widest:
+            widest[shape] = widest_pair(config.rule, estimates, raw)
+        verdict = point_verdict(config.rule, widest[shape])
         state = tracker.violated.get(part, False)
         if verdict.clear if state else verdict.violated:
             return None

@@ -135,7 +135,7 @@ class TypedParser:
             names = {f"f{number}": name for number, name in enumerate(fields)}
             declared = [(slot, _value_type(fields[name], schema.max_value_chars)) for slot, name in names.items()]
             tagged = {"tag_field": schema.kind, "tag": kind} if schema.kind is not None else {}
-            struct = msgspec.defstruct(f"Kind{index}", [*common, *declared], rename=rename | names, **tagged)
+            struct = msgspec.defstruct(f"Kind{index}", [*common, *declared], rename=rename | names, gc=False, **tagged)  # no cycles: untracked
             self._kind_of[struct] = kind
             self._slots[kind] = {name: slot for slot, name in names.items()}
             structs.append(struct)

@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from itertools import combinations
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from fairstream.estimators.betting import GapBet
@@ -88,14 +88,11 @@ def judge(
     default the rule's α is split evenly over the pairs compared now. `complete` says every group of the part is in
     `estimates` (none below the evidence floor): only then can the part be certified.
     """
-    if rule.mode == "point" and rule.pairs is None:  # every pair of the groups: found from the highest and the lowest
-        if len(estimates) < 2:
-            return PartVerdict()
-        pairs = None
-    else:
-        pairs = compared_pairs(list(estimates), rule.pairs)
-        if not pairs:
-            return PartVerdict(certified=None if rule.mode == "point" else False)
+    if rule.mode == "point":
+        return point_verdict(rule, widest_pair(rule, estimates, raw))
+    pairs = compared_pairs(list(estimates), rule.pairs)
+    if not pairs:
+        return PartVerdict(certified=False)
     raw = raw if raw is not None else estimates
     level = level or (lambda _pair: rule.alpha / len(pairs))  # type: ignore[arg-type]
     if rule.mode == "confident":
@@ -105,14 +102,8 @@ def judge(
             return replace(verdict, certified=complete and not verdict.violated and verdict.interval[0] >= rule.threshold)  # type: ignore[index]
         certified = complete and not verdict.violated and _certified_by_intervals(rule, raw, pairs, difference)
         return replace(verdict, certified=certified)
-    widest = _widest(rule, estimates, pairs)
-    base = _describe(widest, estimates, raw)
-    if rule.mode == "point":
-        gap, ratio = base["gap"], base["ratio"]
-        if rule.ratio:
-            return PartVerdict(**base, violated=ratio < rule.threshold, clear=ratio >= rule.threshold + rule.hysteresis)
-        return PartVerdict(**base, violated=gap > rule.threshold, clear=gap <= rule.threshold - rule.hysteresis)
-    assert bets is not None and pairs is not None
+    base = _describe(_widest(rule, estimates, pairs), estimates, raw)
+    assert bets is not None
     within = min((bets[pair].certification() if pair in bets else 0.0) for pair in pairs)
     certified = complete and all(pair in bets and bets[pair].certifies(rule.alpha) for pair in pairs)
     strongest: tuple[bool, float, tuple[str, str], float] | None = None
@@ -189,6 +180,31 @@ def _certified_by_intervals(rule: VerdictRule, raw: dict[str, float], pairs: lis
         if not (-rule.threshold < lower and upper < rule.threshold):
             return False
     return True
+
+
+def widest_pair(rule: VerdictRule, estimates: dict[str, float], raw: dict[str, float] | None = None) -> dict[str, Any] | None:
+    """What a point verdict compares with the threshold: the pair of the largest gap (smallest ratio) among every pair
+    of the groups or the rule's listed pairs, with its gap and ratio of the point estimates and of the raw rates; None
+    where no pair is estimated. It depends on the rule's pairs and ratio alone, not on its threshold."""
+    if rule.pairs is None:  # every pair of the groups: found from the highest and the lowest
+        if len(estimates) < 2:
+            return None
+        pairs = None
+    else:
+        pairs = compared_pairs(list(estimates), rule.pairs)
+        if not pairs:
+            return None
+    return _describe(_widest(rule, estimates, pairs), estimates, raw if raw is not None else estimates)
+
+
+def point_verdict(rule: VerdictRule, widest: dict[str, Any] | None) -> PartVerdict:
+    """The point verdict on a part's widest pair (`widest_pair`): violated beyond the threshold, clear within it by
+    the hysteresis."""
+    if widest is None:
+        return PartVerdict()
+    if rule.ratio:
+        return PartVerdict(**widest, violated=widest["ratio"] < rule.threshold, clear=widest["ratio"] >= rule.threshold + rule.hysteresis)
+    return PartVerdict(**widest, violated=widest["gap"] > rule.threshold, clear=widest["gap"] <= rule.threshold - rule.hysteresis)
 
 
 def _widest(rule: VerdictRule, estimates: dict[str, float], pairs: list[tuple[str, str]] | None) -> tuple[str, str]:
