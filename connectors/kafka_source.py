@@ -3,6 +3,7 @@ reads several co-partitioned topics reads partition i of each as input partition
 
 from __future__ import annotations
 
+import operator
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -18,6 +19,9 @@ from fairstream.connectors.kafka_config import KafkaConnection, as_connection
 from fairstream.process.lifecycle import stop_requested
 from fairstream.records.errors import ConnectorError, InputError
 from fairstream.records.events import ENDED, IDLE, LineBlock, RawRecord
+
+_ERROR, _OFFSET, _VALUE = operator.methodcaller("error"), operator.methodcaller("offset"), operator.methodcaller("value")
+"""What the source reads of each of the consumer's messages."""
 
 TOPIC_SEPARATOR = "+"
 """Joins the topics of a merged input partition's name (`0-screenings+outcomes`): a character no topic name may hold."""
@@ -78,10 +82,27 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, Any]):
             raise StopIteration
         if inner._offset == OFFSET_BEGINNING and not self._first_offset_asked:
             self._start_at_first_offset()
+        messages = inner._consumer.consume(inner._batch_size, 0.001)
+        if any(map(_ERROR, messages)):  # the partition's end or an error: the batch is read message by message
+            offsets, values = self._with_errors(messages)
+        else:
+            offsets, values = list(map(_OFFSET, messages)), list(map(_VALUE, messages))
+        if not offsets:
+            return []
+        inner._offset = offsets[-1] + 1
+        block = LineBlock.of_records(self._partition, offsets, values) if not self._topic else None
+        if block is not None:
+            return block
+        partition, topic = self._partition, self._topic
+        return [RawRecord(partition, offset, value, topic) for offset, value in zip(offsets, values)]
+
+    def _with_errors(self, messages: list[Any]) -> tuple[list[int], list[Any]]:
+        """The offsets and values of a batch holding an error: up to the partition's end, the topic gone ends the
+        run, another error raises or is passed over as bytewax's source does."""
+        inner = self._inner
         offsets: list[int] = []
         values: list[Any] = []
-        keep_offset, keep_value = offsets.append, values.append
-        for msg in inner._consumer.consume(inner._batch_size, 0.001):
+        for msg in messages:
             error = msg.error()
             if error is not None:
                 if error.code() == KafkaError._PARTITION_EOF:
@@ -91,16 +112,9 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, Any]):
                     raise ConnectorError(gone_message(inner._topic, self._watch.bootstrap if self._watch is not None else "the broker"))
                 if inner._raise_on_errors:
                     raise RuntimeError(f"error consuming from Kafka topic `{inner._topic!r}`: {error}")
-            keep_offset(msg.offset())
-            keep_value(msg.value())
-        if not offsets:
-            return []
-        inner._offset = offsets[-1] + 1
-        block = LineBlock.of_records(self._partition, offsets, values) if not self._topic else None
-        if block is not None:
-            return block
-        partition, topic = self._partition, self._topic
-        return [RawRecord(partition, offset, value, topic) for offset, value in zip(offsets, values)]
+            offsets.append(msg.offset())
+            values.append(msg.value())
+        return offsets, values
 
     def next_batch(self) -> Sequence[RawRecord]:
         if self._ended or stop_requested():

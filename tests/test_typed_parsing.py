@@ -237,3 +237,16 @@ def test_a_block_of_a_resumed_file_keeps_each_line_s_place():
     typed, _full = parsers()
     events, _dead, _markers = in_block(typed, [screen(id=str(index)) for index in range(3)], start=40)
     assert [event.origin.offset for event in events] == [40, 41, 42]
+
+
+def test_a_topic_batch_is_a_block_unless_a_message_cannot_be_a_line():
+    """Messages are lines of a block with their own offsets; a value holding a line ending, or none at all (a
+    tombstone), keeps the batch as records."""
+    typed, full = parsers()
+    values = [screen(id=str(index)) for index in range(4)]
+    block = LineBlock.of_records(2, [10, 11, 15, 16], values)
+    assert block is not None and [(raw.partition, raw.offset, raw.payload) for raw in block] == [(2, 10, values[0]), (2, 11, values[1]), (2, 15, values[2]), (2, 16, values[3])]
+    parsed = typed.parse_columns(block)[0]
+    assert isinstance(parsed, EventColumns) and exact((parsed.events(), [], [])) == exact(full.parse_batch(list(block)))
+    assert LineBlock.of_records(2, [10, 11], [values[0], b'{"event":\n"SCREEN"}']) is None
+    assert LineBlock.of_records(2, [10, 11], [values[0], None]) is None  # type: ignore[list-item]
