@@ -46,10 +46,10 @@ def judges_quietly(config: MonitorConfig) -> bool:
     )
 
 
-Estimated = dict[tuple[str, float | None, float, int], tuple[dict[str, float], dict[str, float], dict[tuple[bool, Any], dict[str, Any] | None]]]
-"""One evaluation's point estimates and raw rates of a part, by part and estimator (prior, confidence, min_trials),
-with the widest pair by the rule's ratio and pairs: monitors that share the counts and estimate alike compute them
-once and judge them each by their own threshold."""
+Estimated = dict[tuple[Any, ...], Any]
+"""What one evaluation of shared counts has worked out, for the other monitors of those counts: a part's judged rates
+(by part), its point estimates and raw rates (by part, prior, confidence and the groups at the evidence floor) and
+their widest pair (by those and the rule's ratio and pairs). Each monitor judges them by its own threshold."""
 
 
 def quiet_standing(config: MonitorConfig, counts: Counts, tracker: AlertTracker, prior: float | None, estimated: Estimated | None = None) -> Standing | None:
@@ -63,14 +63,17 @@ def quiet_standing(config: MonitorConfig, counts: Counts, tracker: AlertTracker,
         if hidden(part):
             continue
         part_prior, confidence = part_estimator(config.estimation.part_estimators, part, prior, config.estimation.confidence, counts.totals)
-        memo = (part, part_prior, confidence, config.judging.min_trials)
-        if memo not in found:
-            found[memo] = (*point_estimates(judged_rates(counts, part)[0], prior=part_prior, confidence=confidence, min_trials=config.judging.min_trials), {})
-        estimates, raw, widest = found[memo]
-        shape = (config.rule.ratio, config.rule.pairs)
-        if shape not in widest:
-            widest[shape] = widest_pair(config.rule, estimates, raw)
-        verdict = point_verdict(config.rule, widest[shape])
+        if (part,) not in found:
+            found[(part,)] = judged_rates(counts, part)[0]
+        rates = found[(part,)]
+        floor = max(config.judging.min_trials, 1)
+        estimated_as = (part, part_prior, confidence, tuple(group for group, rate in rates.items() if rate.trials >= floor))
+        if estimated_as not in found:
+            found[estimated_as] = point_estimates(rates, prior=part_prior, confidence=confidence, min_trials=floor)
+        widest_as = (*estimated_as, config.rule.ratio, config.rule.pairs)
+        if widest_as not in found:
+            found[widest_as] = widest_pair(config.rule, *found[estimated_as])
+        verdict = point_verdict(config.rule, found[widest_as])
         state = tracker.violated.get(part, False)
         if verdict.clear if state else verdict.violated:
             return None
