@@ -15,7 +15,7 @@ from fairstream.monitoring.counts import Counts
 from fairstream.monitoring.windows import Cumulative, Sliding
 from fairstream.trials.outcomes import UNLABELED, hidden
 from fairstream.verdicts.alerts import AlertTracker, part_status
-from fairstream.verdicts.judge import point_verdict, widest_pair
+from fairstream.verdicts.judge import point_outcome, widest_pair
 from fairstream.verdicts.partly_seen import selective_groups
 from fairstream.verdicts.parts import point_estimates
 
@@ -73,14 +73,16 @@ def quiet_standing(config: MonitorConfig, counts: Counts, tracker: AlertTracker,
         widest_as = (*estimated_as, config.rule.ratio, config.rule.pairs)
         if widest_as not in found:
             found[widest_as] = widest_pair(config.rule, *found[estimated_as])
-        verdict = point_verdict(config.rule, found[widest_as])
+        widest = found[widest_as]
         state = tracker.violated.get(part, False)
-        if verdict.clear if state else verdict.violated:
-            return None
-        violated = state if verdict.violated is not None or part in tracker.violated else None
+        if widest is not None:
+            violated_now, clear = point_outcome(config.rule, widest)
+            if clear if state else violated_now:
+                return None
+        violated = state if widest is not None or part in tracker.violated else None
         pair: tuple[str, ...] = ()
-        if violated and verdict.pair is not None:
-            shown = counts.rates[part]
-            pair = tuple(sorted(verdict.pair)) if any(shown[group].trials < min_cell for group in verdict.pair) else verdict.pair
+        if violated and widest is not None:
+            shown, named = counts.rates[part], widest["pair"]
+            pair = tuple(sorted(named)) if any(shown[group].trials < min_cell for group in named) else named
         standing[part] = (part_status(True, violated, None), pair, ())
     return standing

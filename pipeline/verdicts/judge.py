@@ -198,13 +198,18 @@ def widest_pair(rule: VerdictRule, estimates: dict[str, float], raw: dict[str, f
 
 
 def point_verdict(rule: VerdictRule, widest: dict[str, Any] | None) -> PartVerdict:
-    """The point verdict on a part's widest pair (`widest_pair`): violated beyond the threshold, clear within it by
-    the hysteresis."""
+    """The point verdict on a part's widest pair (`widest_pair`)."""
     if widest is None:
         return PartVerdict()
+    violated, clear = point_outcome(rule, widest)
+    return PartVerdict(**widest, violated=violated, clear=clear)
+
+
+def point_outcome(rule: VerdictRule, widest: dict[str, Any]) -> tuple[bool, bool]:
+    """Whether the widest pair violates the threshold, and whether it is clear of it by the hysteresis."""
     if rule.ratio:
-        return PartVerdict(**widest, violated=widest["ratio"] < rule.threshold, clear=widest["ratio"] >= rule.threshold + rule.hysteresis)
-    return PartVerdict(**widest, violated=widest["gap"] > rule.threshold, clear=widest["gap"] <= rule.threshold - rule.hysteresis)
+        return widest["ratio"] < rule.threshold, widest["ratio"] >= rule.threshold + rule.hysteresis
+    return widest["gap"] > rule.threshold, widest["gap"] <= rule.threshold - rule.hysteresis
 
 
 def _widest(rule: VerdictRule, estimates: dict[str, float], pairs: list[tuple[str, str]] | None) -> tuple[str, str]:
