@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from fairstream.language.expressions import Expression
 
@@ -321,9 +321,9 @@ class AggregateRule:
         return float(value) if value is not None else 0.0
 
 
-@dataclass
-class TrialOutcome:
-    """A closed trial as the monitor sees it: when it closed, its key, its cells and its aggregate contributions."""
+class TrialOutcome(NamedTuple):
+    """A closed trial as the monitor sees it: when it closed, its key, its cells and its aggregate contributions (a
+    tuple: one is made per closed trial a monitor takes one by one)."""
 
     closed_at: int
     key: str
