@@ -51,8 +51,8 @@ class LineBlock(Sequence[RawRecord]):
             return None
         if text.count(b"\n") != len(payloads):
             return None
-        block = cls(partition, 0, text)
-        block.offsets, block._lines = offsets, payloads
+        block = cls.__new__(cls)
+        block.partition, block.text, block.offsets, block.times, block._lines = partition, text, offsets, None, payloads
         return block
 
     @property
