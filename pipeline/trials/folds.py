@@ -34,81 +34,38 @@ def fold(trials: MutableMapping[str, Any], events: list, layout: Any, closing_ti
     None: the event's condition (`opens_when`) does not hold, and it opens nothing. An event dated after its key's trial
     ended (`close_after` past its opening) does not join it: the trial goes to `due` at its own close time, and the
     event meets no open trial, however the events were batched.
-
-    The built-in annotations (`list`, `dict`, `frozenset`) let the compiled code call the C API directly; it rejects
-    subclasses, which is why `trials` (a dict subclass for some layouts) is annotated abstractly.
     """
-    openers: dict = layout.openers
-    observers: dict = layout.observers
-    close_on: frozenset = layout.closing_kinds
-    close_checks: dict = layout.close_checks
-    open_any = layout.open_any
-    close_after = layout.close_after
-    unmatched = 0
-    get = trials.get
-    for key, time, kind, fields, _origin in events:
-        state = get(key)
-        if state is not None and close_after is not None:
-            ends = (state >> PROFILE_BITS if state.__class__ is int else state[0]) + close_after
-            if time > ends:
-                del trials[key]
-                due.append((ends, key, state))
-                state = None
-        if state is None:
-            opener = openers.get(kind, open_any)
-            if opener is None:
-                unmatched += 1
-                continue
-            state = opener(time, fields)
-            if state is None:
-                unmatched += 1
-                continue
-            if close_after is not None:
-                closing_times.append(time + close_after)
-                closing_keys.append(key)
-        else:
-            observer = observers.get(kind)
-            if observer is not None:
-                state = observer(state, time, fields)
-        if kind in close_on:
-            check = close_checks.get(kind)
-            if check is None or check(fields):
-                trials.pop(key, None)
-                due.append((time, key, state))
-                continue
-        trials[key] = state
-    return unmatched
+    rows = ((event[0], event[1], event[2], event[3], 0) for event in events)
+    return _fold_rows(trials, rows, layout, lambda kind: _EventFolds(layout, kind), closing_times, closing_keys, due)
 
 
 def fold_columns(trials: MutableMapping[str, Any], columns: Any, layout: Any, closing_times: list, closing_keys: list, due: list) -> int:
     """`fold` for the events of an `EventColumns` block, read from their structs: an input an opener or observer has
     remembered changes a trial without a dict of fields being made; the others, and closing conditions, are handed
     the line's fields."""
+    kind_of: dict = columns.kind_of
+    rows = zip(columns.keys, columns.times, [kind_of[typed.__class__] for typed in columns.structs], columns.structs, range(len(columns.keys)))
+    return _fold_rows(trials, rows, layout, lambda kind: _ColumnFolds(layout, kind, columns), closing_times, closing_keys, due)
+
+
+def _fold_rows(trials: MutableMapping[str, Any], rows: Any, layout: Any, folds_of: Callable[[str], Any], closing_times: list, closing_keys: list, due: list) -> int:
+    """The fold of events given as `(key, time, kind, reading, row)`, how events of each kind meet a trial made by
+    `folds_of` (`_EventFolds`, `_ColumnFolds`).
+
+    The built-in annotations (`list`, `dict`, `frozenset`) let the compiled code call the C API directly; it rejects
+    subclasses, which is why `trials` (a dict subclass for some layouts) is annotated abstractly.
+    """
     kinds: dict = {}
     close_on: frozenset = layout.closing_kinds
-    close_checks: dict = layout.close_checks
     close_after = layout.close_after
     unmatched = 0
-    get = trials.get
-    structs: list = columns.structs
-    kind_of: dict = columns.kind_of
-    times: list = columns.times
-    for row, key in enumerate(columns.keys):
-        typed = structs[row]
-        time = times[row]
-        kind = kind_of[typed.__class__]
+    for key, time, kind, reading, row in rows:
         folds = kinds.get(kind)
         if folds is None:
-            folds = kinds[kind] = _ColumnFolds(layout, kind, columns)
-        state = get(key)
-        if state is not None and close_after is not None:
-            ends = (state >> PROFILE_BITS if state.__class__ is int else state[0]) + close_after
-            if time > ends:
-                del trials[key]
-                due.append((ends, key, state))
-                state = None
+            folds = kinds[kind] = folds_of(kind)
+        state = _current(trials, key, time, close_after, due)
         if state is None:
-            state = folds.open(time, typed, row)
+            state = folds.open(time, reading, row)
             if state is None:
                 unmatched += 1
                 continue
@@ -116,28 +73,60 @@ def fold_columns(trials: MutableMapping[str, Any], columns: Any, layout: Any, cl
                 closing_times.append(time + close_after)
                 closing_keys.append(key)
         elif folds.observer is not None:
-            state = folds.observe(state, time, typed, row)
-        if kind in close_on:
-            check = close_checks.get(kind)
-            if check is None or check(columns.fields(row)):
-                trials.pop(key, None)
-                due.append((time, key, state))
-                continue
+            state = folds.observe(state, time, reading, row)
+        if kind in close_on and folds.closes(reading, row):
+            trials.pop(key, None)
+            due.append((time, key, state))
+            continue
         trials[key] = state
     return unmatched
+
+
+def _current(trials: MutableMapping[str, Any], key: str, time: int, close_after: int | None, due: list) -> Any:
+    """The open trial of `key` an event at `time` meets, or None: a trial that ended before (`close_after` past its
+    opening) goes to `due` at its end."""
+    state = trials.get(key)
+    if state is not None and close_after is not None:
+        ends = (state >> PROFILE_BITS if state.__class__ is int else state[0]) + close_after
+        if time > ends:
+            del trials[key]
+            due.append((ends, key, state))
+            return None
+    return state
+
+
+class _EventFolds:
+    """How events of one kind, their fields a dict, meet a trial: the layout's opener, observer and closing condition."""
+
+    __slots__ = ("opener", "observer", "check")
+
+    def __init__(self, layout: Any, kind: str):
+        self.opener = layout.openers.get(kind, layout.open_any)
+        self.observer = layout.observers.get(kind)
+        self.check = layout.close_checks.get(kind)
+
+    def open(self, time: int, fields: Any, _row: int) -> Any:
+        return None if self.opener is None else self.opener(time, fields)
+
+    def observe(self, state: Any, time: int, fields: Any, _row: int) -> Any:
+        return self.observer(state, time, fields)
+
+    def closes(self, fields: Any, _row: int) -> bool:
+        return self.check is None or self.check(fields)
 
 
 class _ColumnFolds:
     """How events of one kind read from decoded structs meet a trial: the layout's opener and observer, their memos
     read from the struct (see `EventColumns.reader`), the line's fields made only for what the memos do not know."""
 
-    __slots__ = ("opener", "observer", "columns", "open_read", "open_profiles", "observe_read", "observe_profiles", "windows")
+    __slots__ = ("opener", "observer", "check", "columns", "open_read", "open_profiles", "observe_read", "observe_profiles", "windows")
 
     def __init__(self, layout: Any, kind: str, columns: Any):
         self.opener = layout.openers.get(kind, layout.open_any)
         open_memo = layout.open_memos.get(kind) if kind in layout.openers else layout.open_any_memo
         self.observer = layout.observers.get(kind)
         observe_memo = layout.observe_memos.get(kind)
+        self.check = layout.close_checks.get(kind)
         self.columns = columns
         self.open_read = None if open_memo is None else columns.reader(kind, open_memo.names)
         self.open_profiles = None if open_memo is None else open_memo.profiles
@@ -165,6 +154,9 @@ class _ColumnFolds:
             if remembered is not None:
                 return state if remembered == number else state - number + remembered
         return self.observer(state, time, self.columns.fields(row))
+
+    def closes(self, _typed: Any, row: int) -> bool:
+        return self.check is None or self.check(self.columns.fields(row))
 
 
 class FoldMemo:
