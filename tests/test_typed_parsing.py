@@ -193,7 +193,7 @@ HUGE = re.compile(rb"[eE]\+?[0-9]{3}|[0-9]{288}")
 """Text like a number past a double: a block holding it is read line by line."""
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())
 def test_a_block_of_events_is_decoded_at_once_into_the_events_the_parser_gives(data):
     typed, full = parsers()
