@@ -23,6 +23,7 @@ import orjson
 from fairstream.connectors.files import jsonl_blocks
 from fairstream.language.stream import InputSchema
 from fairstream.reading.parse import field_getter
+from fairstream.records.events import split_lines
 from fairstream.records.timefmt import time_parser
 
 _TIME = operator.attrgetter("time")
@@ -90,24 +91,24 @@ def blocks_in_order(path: str | Path, schema: InputSchema, *, max_held: int = MA
     parse = time_parser(schema.time_format)
     latest: float = UNREADABLE
     held: list[TimedBlock] = []
-    blocks_read = held_size = held_bytes = 0
+    held_bytes, holding = 0, True
     for text in jsonl_blocks(path)():
         times = None if decode_lines is None else _block_times(text, decode_lines, parse)
-        every = times if times is not None else [time_of(line.rstrip(b"\r")) for line in text.split(b"\n")[:-1]]
+        every = times if times is not None else list(map(time_of, split_lines(text)))
         if every[0] < latest or every != sorted(every):
             return None
         latest = every[-1]
-        if len(held) == blocks_read and held_bytes + len(text) + TIME_BYTES * len(every) <= max_held:
+        holding = holding and held_bytes + len(text) + TIME_BYTES * len(every) <= max_held  # a prefix of the file
+        if holding:
             held.append((text, times))
             held_bytes += len(text) + TIME_BYTES * len(every)
-            held_size += len(text)
-        blocks_read += 1
-    return _replay(held, path, held_size)
+    return _replay(held, path)
 
 
-def _replay(held: list[TimedBlock], path: str | Path, held_size: int) -> Callable[[], Iterator[TimedBlock]]:
+def _replay(held: list[TimedBlock], path: str | Path) -> Callable[[], Iterator[TimedBlock]]:
     """The held blocks, handed over by the first read (and let go as they go), then the file from where they end; a
     later read reads the whole file."""
+    held_size = sum(len(text) for text, _ in held)
     kept = collections.deque(held)
     reads = itertools.count()
 

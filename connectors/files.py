@@ -20,7 +20,7 @@ from fairstream.process.lifecycle import stop_requested
 from fairstream.records import wire
 from fairstream.records.csvrows import CsvTable
 from fairstream.records.errors import ConnectorError, InputError
-from fairstream.records.events import LineBlock, RawRecord, Unreadable
+from fairstream.records.events import LineBlock, RawRecord, Unreadable, split_lines
 
 OUTPUT_FILES = ("alerts.jsonl", "dead_letters.jsonl", "decisions_shielded.jsonl", "estimates.jsonl", "seals.jsonl")
 """The files `fairstream run` writes, records routed to them by type (sorted: bytewax indexes partitions in name order)."""
@@ -182,18 +182,11 @@ def _existing(path: str | Path) -> Path:
 def jsonl_lines(path: str | Path) -> Callable[[], Iterator[bytes]]:
     """Opens the file on each call and yields its lines as bytes, without their line ending (as a replay sends them);
     a blank line is a record too, which the parser dead-letters, so nothing in the input goes uncounted."""
-    path = _existing(path)
+    blocks = jsonl_blocks(path)
 
     def lines() -> Iterator[bytes]:
-        with path.open("rb") as handle:
-            rest = b""
-            while chunk := handle.read(_CHUNK):
-                text = rest + chunk
-                lines = text.split(b"\n")
-                rest = lines.pop()  # the part after the last line ending, completed by the next chunk
-                yield from (line.rstrip(b"\r") for line in lines) if b"\r" in text else lines
-            if rest:
-                yield rest.rstrip(b"\r")
+        for text in blocks():
+            yield from split_lines(text)
 
     return lines
 

@@ -192,6 +192,9 @@ def test_well_formed_records_are_decoded_without_the_record_parser():
 HUGE = re.compile(rb"[eE]\+?[0-9]{3}|[0-9]{288}")
 """Text like a number past a double: a block holding it is read line by line."""
 
+WIDE = re.compile(rb"[0-9]{19}")
+"""Integers that may lie past 64 bits, which the structs leave to the record parser: so is their block."""
+
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())
@@ -200,7 +203,7 @@ def test_a_block_of_events_is_decoded_at_once_into_the_events_the_parser_gives(d
     candidates = data.draw(st.lists(records("iso"), min_size=40, max_size=120))
     lines = [
         line for line in candidates
-        if b"\n" not in line and not line.endswith(b"\r") and not HUGE.search(line) and type(full.parse(RawRecord(0, 0, line))) is Event
+        if b"\n" not in line and not line.endswith(b"\r") and not HUGE.search(line) and not WIDE.search(line) and type(full.parse(RawRecord(0, 0, line))) is Event
     ]  # fmt: skip
     if not lines:
         return

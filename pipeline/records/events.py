@@ -23,6 +23,13 @@ class RawRecord(NamedTuple):
     topic: str = ""
 
 
+def split_lines(text: bytes) -> list[bytes]:
+    """The lines of whole-line text (each ending in a newline), without their line endings (CR LF as well)."""
+    lines = text.split(b"\n")
+    del lines[-1]  # after the last line ending
+    return [line.rstrip(b"\r") for line in lines] if b"\r" in text else lines
+
+
 class LineBlock(Sequence[RawRecord]):
     """Consecutive JSON records of one input partition read as one batch: their text, each record a line ending in a
     newline, and their offsets. A parser that knows blocks decodes the text at once (`reading.typed`); anything else sees
@@ -59,9 +66,7 @@ class LineBlock(Sequence[RawRecord]):
     def lines(self) -> list[bytes]:
         """Each line's bytes, without its line ending."""
         if self._lines is None:
-            lines = self.text.split(b"\n")
-            del lines[-1]  # after the last line ending
-            self._lines = [line.rstrip(b"\r") for line in lines] if b"\r" in self.text else lines
+            self._lines = split_lines(self.text)
         return self._lines
 
     def __len__(self) -> int:

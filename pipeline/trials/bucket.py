@@ -16,8 +16,8 @@ from fairstream.records.events import Event
 from fairstream.records.timefmt import ceil_to
 from fairstream.trials.clock import LatenessBuffer
 from fairstream.trials.closing import CloseSchedule
-from fairstream.trials.folds import PROFILE_BITS, fold, fold_columns
-from fairstream.trials.layout import OPENED, State, TrialLayout
+from fairstream.trials.folds import fold, fold_columns
+from fairstream.trials.layout import State, TrialLayout
 from fairstream.trials.outcomes import Outcomes, SlotOutcomes, TickDelta, TrialOutcome
 
 try:
@@ -329,10 +329,10 @@ class Bucket:
         An entry closes its key's current trial when that trial is due at the entry's time: its own trial, or one
         reopened at the same instant, which is due then as well.
         """
-        trials, after = self.trials, self.layout.close_after
+        trials, after, opened = self.trials, self.layout.close_after, self.layout.opened
         for closes, key in zip(times, keys):
             state = trials.get(key)
-            if state is not None and (state >> PROFILE_BITS if state.__class__ is int else state[OPENED]) + after == closes:  # type: ignore[operator, index]
+            if state is not None and opened(state) + after == closes:  # type: ignore[operator]
                 del trials[key]
                 closed.append(closes, key, state)
 

@@ -81,7 +81,7 @@ class PartitionTrials:
         """A source batch in partition order: its dead letters, and the reports of every bucket that got further."""
         if self.merge is not None:
             return self._receive_merged(raws)
-        if self._parse_columns is not None and type(raws) is LineBlock:  # a block of a file: no markers
+        if self._parse_columns is not None and type(raws) is LineBlock:  # a file's or a topic batch's lines: no markers
             parsed, dead, _markers = self._parse_columns(raws)
             self._idle = False
             if type(parsed) is EventColumns:
@@ -118,9 +118,8 @@ class PartitionTrials:
         """A block of events: folded as columns where every key belongs to this partition, the clock admits it whole and
         every bucket folds columns; else event by event."""
         clock = self.clock
-        if self._placement is not None and self._placement(columns.keys).count(clock.partition) != len(columns):
-            return self._admit(columns.events(), [])
-        if not all(bucket.folds_columns for bucket in self.buckets) or not clock.admits_whole(columns.times):
+        strays = self._placement is not None and self._placement(columns.keys).count(clock.partition) != len(columns)
+        if strays or not all(bucket.folds_columns for bucket in self.buckets) or not clock.admits_whole(columns.times):
             return self._admit(columns.events(), [])
         self._telemetry.read(clock.partition, len(columns), clock.high)
         return self._fold(columns)
@@ -199,7 +198,7 @@ class PartitionParse:
         if not raws:
             return []
         key = f"p{self.partition}"
-        if type(raws) is LineBlock:  # a block of a file, its records taken one by one here
+        if type(raws) is LineBlock:  # a block of lines, its records taken one by one here
             raws = list(raws)
         if self.merge is None:
             events, dead, idle = split_batch(self._parse_batch, raws, (IDLE, ENDED))
