@@ -173,8 +173,9 @@ class RecordSource(FixedPartitionedSource[RawRecord, int]):
 
 
 def _existing(path: str | Path) -> Path:
+    """The input path, where it is a file to read: a regular file, or a named pipe (read as its writer sends)."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists() or path.is_dir():
         raise InputError(f"input file not found: {path}")
     return path
 

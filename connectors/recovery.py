@@ -12,27 +12,67 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 from bytewax.recovery import init_db_dir
 
+from fairstream.process.ownership import LOCK
 from fairstream.records.errors import ConnectorError, UsageError
 
 MADE_FOR = "fairstream-job.json"
-"""The file in a recovery store that says which input and monitors its snapshots belong to."""
+"""The file in a recovery store that says which input, monitors and specs its snapshots belong to."""
+TABLES = frozenset({"parts", "exs", "fronts", "commits", "snaps"})
+"""The tables every partition of a bytewax 0.21 store holds."""
+START_AFRESH = "give a new --recovery directory to start afresh"
 
 
-def claim_store(store: Path, made_for: dict[str, object]) -> None:
-    """Record what a new store is made for, or refuse (one line, exit 2) a store made for another input, partition layout
-    or set of monitors: its snapshots would resume partitions and steps this job does not have."""
+def claim_store(store: Path, made_for: dict[str, Any]) -> None:
+    """Record what a new store is made for, or refuse (one line, exit 2) a store made for another input, partition layout,
+    set of monitors or spec: its snapshots would resume partitions and steps this job does not have, or go on with the
+    old spec's settings under the new one's name."""
     path = store / MADE_FOR
-    if not path.exists():
-        path.write_text(json.dumps(made_for, sort_keys=True))
-        return
-    recorded = json.loads(path.read_text())
-    if recorded != made_for:
-        raise UsageError(f"recovery store {store} was made for {_describe(recorded)}; this run is {_describe(made_for)}: give a new --recovery directory")
+    try:
+        if not path.exists():
+            path.write_text(json.dumps(made_for, sort_keys=True))
+            return
+        recorded = json.loads(path.read_text())
+    except (OSError, ValueError) as err:
+        reason = err.strerror if isinstance(err, OSError) else "not the JSON it was written as"
+        raise ConnectorError(f"recovery store {store}: {path.name} cannot be read ({reason}); {START_AFRESH}") from None
+    if not isinstance(recorded, dict):
+        raise ConnectorError(f"recovery store {store}: {path.name} is not what fairstream writes; {START_AFRESH}")
+    recorded_specs, specs = recorded.pop("specs", None), made_for.get("specs")
+    layout = {key: value for key, value in made_for.items() if key != "specs"}
+    if recorded != layout:
+        raise UsageError(f"recovery store {store} was made for {_describe(recorded)}; this run is {_describe(layout)}: give a new --recovery directory")
+    if recorded_specs is None:
+        raise UsageError(f"recovery store {store} does not say which spec it was made for (an earlier fairstream made it); {START_AFRESH}")
+    if recorded_specs != specs:
+        monitor = next(name for name in sorted(specs or {}) if recorded_specs.get(name) != specs.get(name))  # type: ignore[union-attr]
+        changes = spec_changes(recorded_specs.get(monitor, {}), specs[monitor])  # type: ignore[index]
+        raise UsageError(
+            f"recovery store {store} was made for another spec of monitor {monitor} ({changes}); its snapshots hold the "
+            f"old spec's counts and alert states, so a resume would go on under the old settings: {START_AFRESH}, or resume with the old spec"
+        )
+
+
+def spec_changes(before: dict[str, Any], after: dict[str, Any], limit: int = 3) -> str:
+    """The settings that differ between two specs, by field path: `metric.threshold 0.1 → 0.2, window.kind …`."""
+    old, new = dict(_flat(before)), dict(_flat(after))
+    changed = [path for path in sorted(old.keys() | new.keys()) if old.get(path, "—") != new.get(path, "—")]
+    shown = [f"{path} {json.dumps(old.get(path))} → {json.dumps(new.get(path))}" for path in changed[:limit]]
+    return ", ".join(shown) + (f" and {len(changed) - limit} more" if len(changed) > limit else "")
+
+
+def _flat(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+    if isinstance(value, dict) and value:
+        for key, inner in value.items():
+            yield from _flat(inner, f"{path}.{key}" if path else str(key))
+    else:
+        yield path, value
 
 
 def _describe(made_for: dict[str, object]) -> str:
@@ -40,12 +80,34 @@ def _describe(made_for: dict[str, object]) -> str:
 
 
 def prepare_store(store: Path) -> int:
-    """Create the store (one partition) if it holds nothing yet, else drop abandoned snapshots; returns how many were dropped."""
-    if not store.exists() or not any(store.iterdir()):
-        store.mkdir(parents=True, exist_ok=True)
-        init_db_dir(store, 1)
-        return 0
+    """Create the store (one partition) if it holds nothing yet, else check it and drop abandoned snapshots; returns how
+    many were dropped. A store that cannot be written or read is one line naming the path and what to do (exit 1)."""
+    try:
+        if not store.exists() or not any(path.name != LOCK for path in store.iterdir()):
+            store.mkdir(parents=True, exist_ok=True)
+            init_db_dir(store, 1)
+            return 0
+    except OSError as err:
+        raise ConnectorError(f"cannot make the recovery store {store}: {err.strerror}") from None
+    except Exception as err:  # bytewax's own error where SQLite cannot create the partition
+        raise ConnectorError(f"cannot make the recovery store {store}: {err}") from None
+    check_store(store)
     return drop_abandoned_snapshots(store)
+
+
+def check_store(store: Path) -> None:
+    """Refuse (one line, exit 1) a store whose partitions SQLite cannot read whole: truncated, overwritten or emptied."""
+    for part in _parts(store):
+        try:
+            with closing(sqlite3.connect(f"file:{part}?mode=ro", uri=True)) as db:
+                verdict = db.execute("PRAGMA quick_check").fetchone()[0]
+                tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        except sqlite3.DatabaseError as err:
+            verdict, tables = str(err), TABLES
+        if verdict != "ok" or not TABLES <= tables:
+            found = [line for line in verdict.splitlines() if line and not line.startswith("***")]
+            what = found[0] if verdict != "ok" else f"it lacks the table(s) {', '.join(sorted(TABLES - tables))}"
+            raise ConnectorError(f"recovery store {store} is damaged: {part.name} is not a whole snapshot database ({what}); move it aside and {START_AFRESH}")
 
 
 def _parts(store: Path) -> list[Path]:
@@ -78,6 +140,9 @@ def drop_abandoned_snapshots(store: Path) -> int:
         return 0
     dropped = 0
     for part in _parts(store):
-        with closing(sqlite3.connect(part)) as db, db:
-            dropped += db.execute("DELETE FROM snaps WHERE snap_epoch >= ?", (epoch,)).rowcount
+        try:
+            with closing(sqlite3.connect(part)) as db, db:
+                dropped += db.execute("DELETE FROM snaps WHERE snap_epoch >= ?", (epoch,)).rowcount
+        except sqlite3.Error as err:
+            raise ConnectorError(f"cannot clear the recovery store {store} of abandoned snapshots ({part.name}: {err}); free space or fix its permissions, then run again") from None
     return dropped

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import glob
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -54,7 +55,8 @@ from fairstream.connectors.kafka_config import KafkaConnection, load_connection
 from fairstream.connectors.kafka_source import co_partitioned, kafka_source
 from fairstream.connectors.metrics_server import serving
 from fairstream.connectors.notify import UNDELIVERED_FILE, Undelivered, UndeliveredFile, notifying
-from fairstream.connectors.recovery import claim_store, prepare_store, resume_epoch
+from fairstream.process.ownership import holding
+from fairstream.connectors.recovery import START_AFRESH, claim_store, prepare_store, resume_epoch
 from fairstream.dataflow import collector
 from fairstream.dataflow.flow import build_flow
 from fairstream.jobs import Cluster, FileInput, FileOutput, InputFormat, Job, KafkaInput, KafkaOutput
@@ -243,12 +245,18 @@ def undelivered_place(job: Job) -> str:
 
 
 def made_for(job: Job, plans: list[Plan], input_partitions: int) -> dict[str, object]:
-    """What a recovery store's snapshots depend on: the input, its partitions, the monitors and whether it is a shield."""
+    """What a recovery store's snapshots depend on: the input, its partitions, the monitors, whether it is a shield, and
+    each monitor's spec (its settings live on in the snapshots)."""
     if isinstance(job.input, FileInput):
         source: dict[str, object] = {"input": "files", "partitions": len(input_files(job.input.path))}
     else:
         source = {"input": "topics " + ", ".join(map(repr, job.input.topics)) if len(job.input.topics) > 1 else f"topic {job.input.topics[0]!r}", "partitions": input_partitions}
-    return {**source, "monitors": ",".join(plan.spec.monitor for plan in plans), "job": "shield" if job.shield else "monitor"}
+    return {
+        **source,
+        "monitors": ",".join(plan.spec.monitor for plan in plans),
+        "job": "shield" if job.shield else "monitor",
+        "specs": {plan.spec.monitor: plan.spec.model_dump(mode="json") for plan in plans},
+    }
 
 
 def _recovery(job: Job) -> dict[str, Any]:
@@ -268,10 +276,20 @@ def execute(job: Job, *, workers: int = 1, processes: int = 1, own_process: bool
     job reading Kafka then runs in a child process, so that a crash of the Kafka client (librdkafka's, on a topic
     deleted under it) ends the run with the reason in one line rather than a segmentation fault.
     """
+    first = cluster is None or cluster.process_id == 0
+    job_plans(job)  # a bad spec fails before a store or an output directory is made to hold
+    with (
+        holding(Path(job.recovery), "recovery store", "--recovery directory") if job.recovery is not None and first else nullcontext(),
+        holding(Path(job.output.out_dir), "output directory", "--out directory") if isinstance(job.output, FileOutput) and first else nullcontext(),
+    ):
+        return _execute(job, workers, processes, own_process, cluster)
+
+
+def _execute(job: Job, workers: int, processes: int, own_process: bool, cluster: Cluster | None) -> RunTally:
     tally = metrics.start_tally()
-    resumed = _resumes(job)
     if not prepare(job, first=cluster is None or cluster.process_id == 0):
         return tally
+    resumed = _resumes(job)
     if cluster is not None:
         tally = _run_workers(job, workers, cluster.addresses, [cluster.process_id])
     elif processes > 1 or (own_process and isinstance(job.input, KafkaInput)):  # a Kafka client that crashes takes only a child with it
@@ -283,7 +301,7 @@ def execute(job: Job, *, workers: int = 1, processes: int = 1, own_process: bool
             notifying(job.alertmanager, job.webhooks, lambda: undelivered_writer(job), undelivered_place(job), job.runbook_url),
             signing(job.signing_key),
             panic_reports_hidden() if own_process else nullcontext(),
-            _unwrapped(),
+            _unwrapped(job.recovery),
         ):
             flow = job_flow(job)
             if own_process:
@@ -313,7 +331,7 @@ def run_worker(job: Job, addresses: list[str], index: int, workers: int, tally_p
             notifying(job.alertmanager, job.webhooks, lambda: undelivered_writer(job), undelivered_place(job), job.runbook_url),
             signing(job.signing_key),
             panic_reports_hidden(),
-            _unwrapped(),
+            _unwrapped(job.recovery),
         ):
             flow = job_flow(job)
             collector.settle()
@@ -332,10 +350,15 @@ def run_worker(job: Job, addresses: list[str], index: int, workers: int, tally_p
 
 
 @contextmanager
-def _unwrapped() -> Iterator[None]:
-    """Re-raise a `FairstreamError` from inside bytewax's runtime errors, so the CLI reports it as one line."""
+def _unwrapped(store: str | None) -> Iterator[None]:
+    """Re-raise a `FairstreamError` from inside bytewax's runtime errors, so the CLI reports it as one line; a snapshot
+    of the recovery `store` that cannot be unpickled (bytes overwritten or cut inside it) is named as a damaged store."""
     try:
         yield
+    except (pickle.UnpicklingError, EOFError) as err:
+        if store is None:
+            raise
+        raise ConnectorError(f"recovery store {store} is damaged: a snapshot in it cannot be read ({str(err).rstrip('.')}); move it aside and {START_AFRESH}") from None
     except Exception as err:
         found = raised_in_dataflow(err)
         if found is None:

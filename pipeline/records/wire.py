@@ -22,6 +22,7 @@ Hex64 = Annotated[str, Meta(pattern="^[0-9a-f]{64}$")]
 RecordId = Annotated[str, Meta(pattern="^[0-9a-f]{24}$", description="deterministic: a replay repeats it, so consumers de-duplicate by it")]
 Interval = Annotated[list[Number], Meta(min_length=2, max_length=2, description="[low, high]")]
 Pair = Annotated[list[str], Meta(min_length=2, max_length=2)]
+WIDENED = "the interval was widened to hold the point it names (a confidence sequence that moved past it, a credible interval leaving out its mode)"
 Status = Literal["violated", "certified", "satisfied", "inconclusive"]
 Verdict = Literal["point", "confident", "anytime", "change"]
 
@@ -62,7 +63,7 @@ class Group(Record, kw_only=True):
     trials: Annotated[NonNegative | None, Meta(description="trials counted; groups given as probabilities: their expected number, the weight rounded")] | UnsetType = UNSET
     interval: Interval | None | UnsetType = UNSET
     interval_of: str | None | UnsetType = UNSET
-    interval_widened: Literal[True] | UnsetType = UNSET
+    interval_widened: Annotated[Literal[True], Meta(description=WIDENED)] | UnsetType = UNSET
     weight: Number | None | UnsetType = UNSET
     weighted_rate: Annotated[Number | None, Meta(description="groups given as probabilities: the probability-weighted rate, pulled toward the pooled rate")] | UnsetType = UNSET
     supply: Number | None | UnsetType = UNSET
@@ -116,7 +117,7 @@ class PartFields(Record, kw_only=True):
     interval_of: str | UnsetType = UNSET
     interval_reason: str | UnsetType = UNSET
     interval_validity: Literal["fixed_time", "anytime"] | UnsetType = UNSET
-    interval_widened: Annotated[Literal[True], Meta(description="anytime: the confidence sequence was widened to contain the point it names")] | UnsetType = UNSET
+    interval_widened: Annotated[Literal[True], Meta(description=WIDENED)] | UnsetType = UNSET
     time_to_verdict: dict[str, Any] | None | UnsetType = UNSET
     median: Annotated[Number | None, Meta(description="scoring_rate: the median score the rates count above (null before any score)")] | UnsetType = UNSET
     counted: Annotated[Literal["matured", "released_in_opening_order"], Meta(description="anytime: which trials the rates count")] | UnsetType = UNSET

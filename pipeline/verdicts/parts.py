@@ -64,8 +64,7 @@ def rate_part(
             if with_intervals and prior is not None and sequences is not None:
                 enclose(cell, sequences[group].bounds(rule.alpha) if group in sequences else (0.0, 1.0), "rate")
             elif with_intervals and prior is not None:
-                cell["interval"] = list(kind.group(rate.hits, rate.trials, rule.alpha, prior, confidence))
-                cell["interval_of"] = "estimate" if of_estimate else "rate"
+                enclose(cell, kind.group(rate.hits, rate.trials, rule.alpha, prior, confidence), "estimate" if of_estimate else "rate")
             groups[group] = cell
             if rate.trials < min_trials:
                 cell["below_floor"] = True
@@ -149,9 +148,10 @@ def publish_sequences(
 
 
 def enclose(body: dict[str, Any], interval: tuple[float, float], interval_of: str) -> None:
-    """Publish a confidence sequence as the interval of `body[interval_of]`, widened to that point where the sequence
-    (the values no bettor has rejected so far, or a weighted mean's band) has moved past it (`interval_widened`): a
-    superset of a confidence sequence keeps its level, and an interval never excludes the value it names."""
+    """Publish an interval as that of `body[interval_of]`, widened to that point where it does not hold it
+    (`interval_widened`): a confidence sequence (the values no bettor has rejected so far, or a weighted mean's band)
+    may move past the point, and an equal-tailed credible interval may leave out its mode. A superset of an interval
+    keeps its level, and an interval never excludes the value it names."""
     lower, upper = interval
     point = body.get(interval_of)
     if point is None and interval_of in body:  # the point is not known yet (a pair's trials not matured): no interval of it
@@ -165,11 +165,11 @@ def enclose(body: dict[str, Any], interval: tuple[float, float], interval_of: st
 
 
 def describe_interval(body: dict[str, Any], verdict: PartVerdict, interval_of: str) -> None:
-    """Name what a confident verdict's interval is for, or say why there is none."""
-    body["interval"] = list(verdict.interval) if verdict.interval is not None else None
-    body["interval_of"] = interval_of
+    """Name what a confident verdict's interval is for (widened to hold that point, see `enclose`), or say why there is none."""
     if verdict.interval is None:
-        body["interval_reason"] = "fewer than two groups at the evidence floor"
+        body.update(interval=None, interval_of=interval_of, interval_reason="fewer than two groups at the evidence floor")
+    else:
+        enclose(body, verdict.interval, interval_of)
 
 
 def every_group_judged(rule: VerdictRule, groups: dict[str, Any], estimates: dict[str, float]) -> bool:

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
+from fairstream.records.wire import Group
+
 GAP_FIELDS = ("gap", "ratio", "raw_gap", "raw_ratio", "interval", "log_wealth")
 """A part's numbers computed from its pair's cells (the test's evidence on the pair among them)."""
 
@@ -34,6 +38,20 @@ def suppress_small_cells(body: dict[str, Any], min_cell: int) -> dict[str, Any]:
     return body
 
 
+def _admits_null(field: str) -> bool:
+    try:
+        msgspec.convert({field: None}, Group)
+    except msgspec.ValidationError:
+        return False
+    return True
+
+
+NULLABLE = frozenset(filter(_admits_null, Group.__struct_fields__))
+"""A group cell's fields that may be null: a withheld cell empties these and leaves out the rest (flags such as
+`interval_widened`, which would tell something of the numbers, and fields whose type has no empty value)."""
+
+
 def _suppressed(cell: dict[str, Any]) -> dict[str, Any]:
     """The cell's fields emptied; whether it was below the evidence floor stays (a withheld cell is below it anyway)."""
-    return {**dict.fromkeys(cell), "suppressed": True, **({"below_floor": True} if cell.get("below_floor") else {})}
+    emptied = {name: None for name in cell if name in NULLABLE}
+    return {**emptied, "suppressed": True, **({"below_floor": True} if cell.get("below_floor") else {})}
