@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import orjson
-from bytewax.connectors.files import DirSink
 from bytewax.inputs import FixedPartitionedSource, StatefulSourcePartition
+from bytewax.outputs import FixedPartitionedSink, StatefulSinkPartition
 
 from fairstream import metrics
 from fairstream.language.table import ROW
@@ -199,7 +201,8 @@ def jsonl_blocks(path: str | Path, start: int = 0) -> Callable[[], Iterator[byte
 
     def blocks() -> Iterator[bytes]:
         with path.open("rb") as handle:
-            handle.seek(start)
+            if start:  # a named pipe is read from its start only
+                handle.seek(start)
             rest = b""
             while chunk := handle.read(_CHUNK):
                 text = rest + chunk
@@ -266,13 +269,61 @@ def write_jsonl(path: str | Path, records: Iterable[dict[str, Any]]) -> int:
     return count
 
 
-def output_sink(out_dir: str | Path) -> DirSink:
+def output_sink(out_dir: str | Path) -> OutputSink:
     """One JSON-lines file per record family in `out_dir`; items are `(file name, line)`."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    return DirSink(
-        out_dir,
-        len(OUTPUT_FILES),
-        file_namer=lambda index, _count: OUTPUT_FILES[index],
-        assign_file=OUTPUT_FILES.index,
-    )
+    return OutputSink(out_dir)
+
+
+class OutputSink(FixedPartitionedSink[str, int]):
+    """The output files, one partition each: as bytewax's `DirSink` (each file cut back to its snapshot's length on a
+    resume, so a resumed run repeats nothing), but a write that fails (a full disk, a file system turned read-only)
+    ends the run with one line naming the file and the cause, and a resume from the last snapshot is left intact."""
+
+    def __init__(self, out_dir: Path):
+        self._out_dir = out_dir
+
+    def list_parts(self) -> list[str]:
+        return list(OUTPUT_FILES)
+
+    def part_fn(self, item_key: str) -> int:
+        return OUTPUT_FILES.index(item_key)
+
+    def build_part(self, step_id: str, for_part: str, resume_state: int | None) -> _LinesFile:
+        return _LinesFile(self._out_dir / for_part, resume_state or 0)
+
+
+class _LinesFile(StatefulSinkPartition[str, int]):
+    """One output file, appended a batch at a time with unbuffered writes and synced: nothing is left in a buffer to be
+    written (or to fail) later; the snapshot is the file's length."""
+
+    def __init__(self, path: Path, length: int):
+        self._path = path
+        with _writing(path):
+            self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            os.ftruncate(self._fd, length)
+
+    def write_batch(self, items: list[str]) -> None:
+        data = memoryview("".join(f"{item}\n" for item in items).encode())
+        with _writing(self._path):
+            while data:
+                data = data[os.write(self._fd, data) :]
+            os.fsync(self._fd)
+
+    def snapshot(self) -> int:
+        return os.fstat(self._fd).st_size
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+
+@contextmanager
+def _writing(path: Path) -> Iterator[None]:
+    try:
+        yield
+    except OSError as err:
+        raise ConnectorError(
+            f"cannot write {path}: {err.strerror}; free space or make it writable, then run again "
+            "(with the same --recovery the run goes on from its last snapshot, its records as if never stopped)"
+        ) from None

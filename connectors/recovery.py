@@ -11,6 +11,8 @@ the resume epoch before the run starts leaves exactly what the resume may use.
 from __future__ import annotations
 
 import json
+import pickle
+import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
@@ -19,6 +21,7 @@ from typing import Any
 
 from bytewax.recovery import init_db_dir
 
+from fairstream.process.lifecycle import panic_reports_hidden
 from fairstream.process.ownership import LOCK
 from fairstream.records.errors import ConnectorError, UsageError
 
@@ -34,10 +37,16 @@ def claim_store(store: Path, made_for: dict[str, Any]) -> None:
     set of monitors or spec: its snapshots would resume partitions and steps this job does not have, or go on with the
     old spec's settings under the new one's name."""
     path = store / MADE_FOR
+    if not path.exists():
+        written = path.with_suffix(".partial")
+        try:
+            written.write_text(json.dumps(made_for, sort_keys=True))
+            written.replace(path)  # whole or not at all
+        except OSError as err:
+            written.unlink(missing_ok=True)
+            raise ConnectorError(f"cannot write the recovery store {store}: {err.strerror}; free space or make it writable, then run again") from None
+        return
     try:
-        if not path.exists():
-            path.write_text(json.dumps(made_for, sort_keys=True))
-            return
         recorded = json.loads(path.read_text())
     except (OSError, ValueError) as err:
         reason = err.strerror if isinstance(err, OSError) else "not the JSON it was written as"
@@ -85,14 +94,26 @@ def prepare_store(store: Path) -> int:
     try:
         if not store.exists() or not any(path.name != LOCK for path in store.iterdir()):
             store.mkdir(parents=True, exist_ok=True)
-            init_db_dir(store, 1)
+            _make_partition(store)
             return 0
     except OSError as err:
         raise ConnectorError(f"cannot make the recovery store {store}: {err.strerror}") from None
-    except Exception as err:  # bytewax's own error where SQLite cannot create the partition
-        raise ConnectorError(f"cannot make the recovery store {store}: {err}") from None
     check_store(store)
     return drop_abandoned_snapshots(store)
+
+
+def _make_partition(store: Path) -> None:
+    """bytewax's one partition, or nothing where SQLite cannot make it whole (bytewax panics then: a full disk)."""
+    try:
+        with panic_reports_hidden():
+            init_db_dir(store, 1)
+    except BaseException as err:  # pyo3's PanicException is a BaseException
+        if type(err).__name__ != "PanicException":
+            raise
+        for part in store.glob("part-*.sqlite3*"):
+            part.unlink()
+        found = _SQLITE_FAILURE.search(str(err))
+        raise ConnectorError(f"cannot make the recovery store {store}: {found.group(1) if found else err}; free space or make it writable, then run again") from None
 
 
 def check_store(store: Path) -> None:
@@ -146,3 +167,21 @@ def drop_abandoned_snapshots(store: Path) -> int:
         except sqlite3.Error as err:
             raise ConnectorError(f"cannot clear the recovery store {store} of abandoned snapshots ({part.name}: {err}); free space or fix its permissions, then run again") from None
     return dropped
+
+
+_SQLITE_FAILURE = re.compile(r'SqliteFailure\(.*?Some\("([^"]*)"\)')
+
+
+def store_failure(store: Path, err: BaseException) -> ConnectorError | None:
+    """What went wrong with the store, where `err` (raised out of the dataflow) comes from it: a snapshot that cannot be
+    unpickled (bytes overwritten or cut inside it), or SQLite failing to write one (a full disk, a read-only file
+    system); None for any other error."""
+    if isinstance(err, pickle.UnpicklingError | EOFError):
+        return ConnectorError(f"recovery store {store} is damaged: a snapshot in it cannot be read ({str(err).rstrip('.')}); move it aside and {START_AFRESH}")
+    found = _SQLITE_FAILURE.search(str(err))
+    if found is None:
+        return None
+    return ConnectorError(
+        f"cannot write the recovery store {store}: {found.group(1)}; free space or make it writable, then run again with the "
+        "same --recovery (the run goes on from its last snapshot, its records as if never stopped)"
+    )

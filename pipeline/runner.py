@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import glob
 import os
-import pickle
 import signal
 import subprocess
 import sys
@@ -56,7 +55,7 @@ from fairstream.connectors.kafka_source import co_partitioned, kafka_source
 from fairstream.connectors.metrics_server import serving
 from fairstream.connectors.notify import UNDELIVERED_FILE, Undelivered, UndeliveredFile, notifying
 from fairstream.process.ownership import holding
-from fairstream.connectors.recovery import START_AFRESH, claim_store, prepare_store, resume_epoch
+from fairstream.connectors.recovery import claim_store, prepare_store, resume_epoch, store_failure
 from fairstream.dataflow import collector
 from fairstream.dataflow.flow import build_flow
 from fairstream.jobs import Cluster, FileInput, FileOutput, InputFormat, Job, KafkaInput, KafkaOutput
@@ -351,16 +350,12 @@ def run_worker(job: Job, addresses: list[str], index: int, workers: int, tally_p
 
 @contextmanager
 def _unwrapped(store: str | None) -> Iterator[None]:
-    """Re-raise a `FairstreamError` from inside bytewax's runtime errors, so the CLI reports it as one line; a snapshot
-    of the recovery `store` that cannot be unpickled (bytes overwritten or cut inside it) is named as a damaged store."""
+    """Re-raise a `FairstreamError` from inside bytewax's runtime errors, so the CLI reports it as one line; so is a
+    failure of the recovery `store` itself (see `store_failure`)."""
     try:
         yield
-    except (pickle.UnpicklingError, EOFError) as err:
-        if store is None:
-            raise
-        raise ConnectorError(f"recovery store {store} is damaged: a snapshot in it cannot be read ({str(err).rstrip('.')}); move it aside and {START_AFRESH}") from None
     except Exception as err:
-        found = raised_in_dataflow(err)
+        found = raised_in_dataflow(err) or (store_failure(Path(store), err) if store is not None else None)
         if found is None:
             raise
         raise found from None

@@ -58,22 +58,21 @@ def stopping(also: Callable[[int], None] = lambda _signum: None) -> Iterator[Non
 
 
 _PANIC = re.compile(rb"^thread '.*' panicked at ")
-_PANIC_TAIL = re.compile(rb"^(Box<dyn Any>|stack backtrace:|note: |\s)")
+_PANIC_END = re.compile(rb"^note: ")
 
 
 def _forward(source: int, target: int) -> None:
     """Copy lines from `source` to `target`, leaving out each Rust panic report: its first line and what follows it
-    (payload, notes, backtrace frames)."""
+    (the payload, whatever its lines, and any backtrace) through the `note:` line Rust's report ends with."""
     in_panic = False
     with os.fdopen(source, "rb") as lines:
         for line in lines:
             if _PANIC.match(line):
                 in_panic = True
-                continue
-            if in_panic and _PANIC_TAIL.match(line):
-                continue
-            in_panic = False
-            os.write(target, line)
+            elif in_panic:
+                in_panic = not _PANIC_END.match(line)
+            else:
+                os.write(target, line)
 
 
 @contextmanager
