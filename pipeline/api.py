@@ -44,6 +44,8 @@ class FairnessMonitor:
         self.time_format = plans[0].spec.input.time_format
         self.numbered = plans[0].spec.input.numbered
         """A plain table's spec (no input section): each row fed is numbered, its number its trial's key and time."""
+        self.input = plans[0].spec.input
+        """The input section every monitor reads events by."""
         self._partition = new_partition_trials(plans, 0, 1, strings=False)
         self._merges = [MergeStep(Monitor(dataclasses.replace(plan.monitor, reporters=1))) for plan in plans]
         self._offset = 0

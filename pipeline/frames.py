@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from fairstream.api import FairnessMonitor
+from fairstream.connectors.event_order import time_ordered, time_reader
 from fairstream.connectors.files import numbered_rows
 from fairstream.records.envelope import ALERT_TYPES, ESTIMATE
 
@@ -39,15 +40,21 @@ class FrameResult:
     dead_letters: Any
 
 
-def monitor_frame(frame: Any, *specs: str | Path | Mapping[str, Any]) -> FrameResult:
-    """Monitor the rows of `frame`, in order, with the specs (paths, bundled names, folders or dicts); the end of the
-    frame is the end of the input. A spec with only `monitor` and `metric` reads each row as one closed trial (see
-    `language.table`). Raises `ValueError` when every row is rejected, naming the reasons; warns when more
-    than 1 % are."""
+def monitor_frame(frame: Any, *specs: str | Path | Mapping[str, Any], keep_order: bool = False) -> FrameResult:
+    """Monitor the rows of `frame` with the specs (paths, bundled names, folders or dicts); the end of the frame is the
+    end of the input. The rows are read in event-time order, as `fairstream run` reads a file: a stable sort, rows of
+    one time in row order (a spec with `input.sorted` is read as it is). `keep_order=True` feeds them as they are, as a
+    stream arrives: a row older than the latest by more than `input.lateness` is then a `late` dead letter. A spec with
+    only `monitor` and `metric` reads each row as one closed trial, in row order (see `language.table`). Raises
+    `ValueError` when every row is rejected, naming the reasons; warns when more than 1 % are."""
     pandas = _pandas()
     monitor = FairnessMonitor.load(*specs)
-    rows = frame_records(frame, monitor.time_field, monitor.time_format)
-    records = monitor.feed(numbered_rows(lambda: rows)() if monitor.numbered else rows) + monitor.close()
+    rows = list(frame_records(frame, monitor.time_field, monitor.time_format))
+    if monitor.numbered:
+        rows = list(numbered_rows(lambda: rows)())
+    elif not keep_order and not monitor.input.sorted:
+        rows = [row for _index, row in time_ordered(lambda: rows, time_reader(monitor.input))()]
+    records = monitor.feed(rows) + monitor.close()
     letters = [record for record in records if record["type"] == "pipeline.dead_letter"]
     if len(frame) and len(letters) >= len(frame):
         raise ValueError(f"every one of the {len(frame):,} rows was rejected: {_reasons(letters)}")

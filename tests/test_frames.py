@@ -1,6 +1,7 @@
 """DataFrames in and out: COMPAS read with pandas.read_json (a score column of floats with NaN, dates as Timestamps,
 ids as numpy integers) gives the file run's estimates and alerts; a spec may be a dict; a frame whose every row is
-rejected raises with the reasons, one with some rejected rows warns; pandas is named when missing."""
+rejected raises with the reasons, one with some rejected rows warns; rows out of time order are read in time order, as
+the CLI reads a file, unless kept as they are; pandas is named when missing."""
 
 from __future__ import annotations
 
@@ -52,6 +53,16 @@ def test_monitoring_the_compas_frame_gives_the_file_runs_estimates_and_alerts(co
         assert (pd.isna(mine[3]) and theirs[3] is None) or mine[3] == pytest.approx(theirs[3])
         assert (pd.isna(mine[4]) and theirs[4] is None) or mine[4] == theirs[4]
     assert result.dead_letters.empty
+
+
+def test_rows_out_of_time_order_are_read_in_time_order_as_a_file_is(compas_frame, file_run):
+    shuffled = compas_frame.sample(frac=1, random_state=7)
+    result = monitor_frame(shuffled, "compas_equalized_odds")
+    assert result.dead_letters.empty
+    assert without_emitted_at(result.alerts.to_dict("records")) == without_emitted_at(file_run.read("alerts.jsonl"))
+    assert len(result.estimates) == len(monitor_frame(compas_frame, "compas_equalized_odds").estimates)
+    kept = monitor_frame(shuffled.head(2000), "compas_equalized_odds", keep_order=True)  # as a stream arrives: late rows
+    assert set(kept.dead_letters["reason"]) == {"late"} and len(kept.dead_letters) > 1000
 
 
 def test_a_spec_may_be_given_as_a_dict(compas_frame, file_run):
