@@ -4,6 +4,8 @@ loaded, 503 with the reason before (served from a thread for the duration of the
 
 from __future__ import annotations
 
+import logging
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,6 +16,8 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from fairstream.metrics import REGISTRY
 from fairstream.process.readiness import readiness, reset
 from fairstream.records.errors import UsageError
+
+log = logging.getLogger("fairstream.metrics")
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -39,6 +43,19 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client that hangs up before its answer is written is no error of the run's: nothing is said of it. Any other
+    failure of a request is one log line, never a traceback on stderr, so no local client can flood the run's log."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: tuple[str, int]) -> None:
+        error = sys.exc_info()[1]
+        if isinstance(error, ConnectionError | TimeoutError):
+            return
+        log.warning("metrics endpoint: a request from %s failed: %s", client_address[0], error)
+
+
 @contextmanager
 def serving(port: int | None, host: str = "127.0.0.1") -> Iterator[None]:
     """Serve /metrics, /healthz and /readyz on `host`:`port` (none when None) while the block runs."""
@@ -47,7 +64,7 @@ def serving(port: int | None, host: str = "127.0.0.1") -> Iterator[None]:
         yield
         return
     try:
-        server = ThreadingHTTPServer((host, port), _Handler)
+        server = _QuietServer((host, port), _Handler)
     except OSError as err:
         raise UsageError(f"cannot serve metrics on {host}:{port}: {err.strerror}") from None
     thread = threading.Thread(target=server.serve_forever, name="fairstream-metrics", daemon=True)

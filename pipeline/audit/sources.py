@@ -54,6 +54,9 @@ def directory_records(directory: str | Path) -> Iterator[Located]:
                 if not line.strip():
                     continue
                 record = strict_record(line)
+                if not line.endswith(b"\n") and "chain" not in record:  # the last line, its writer stopped mid-line
+                    yield Located(name, number, record, cut_short=True)
+                    continue
                 yield Located(name, number, record, home=file_of(record) if "type" in record else None)
 
 

@@ -31,6 +31,8 @@ class Located(NamedTuple):
     record: dict[str, Any]
     partition: int = -1
     home: str | None = None
+    cut_short: bool = False
+    """The file's last line, without its line end and not a whole record: its writer stopped mid-line."""
 
     def where(self) -> str:
         return f"{self.source} line {self.position}" if self.partition < 0 else f"{self.source} partition {self.partition} offset {self.position}"
@@ -52,6 +54,8 @@ class ChainCheck:
     """writer → (its last checkpoint's place, or -1; its last record's place)."""
     notices: int = 0
     """`pipeline.undelivered` records met (beside the dead letters, outside the chains)."""
+    cut_short: list[str] = field(default_factory=list)
+    """Checking a run that goes on (or stopped): the files whose last line its writer had not finished."""
 
     @property
     def intact(self) -> bool:
@@ -61,6 +65,10 @@ class ChainCheck:
         writers = ", ".join(f"{writer}: {count:,}" for writer, count in sorted(self.checked.items()))
         duplicated = f"; {self.duplicates:,} duplicate(s) of records already seen (re-sent, same hash)" if self.duplicates else ""
         duplicated += f"; {self.notices:,} undelivered-notification notice(s), outside the chains" if self.notices else ""
+        duplicated += "".join(
+            f"; the last line of {where} is cut short, a write its run had not finished (a crash or a full disk): a resume from the same --recovery cuts it and writes it again"
+            for where in self.cut_short
+        )
         sealed = len(self.checked) - len(self.open)
         opened = "".join(
             f"; {writer} is open, vouched for through #{checkpoint} ({last - checkpoint:,} record(s) after it could still be cut unseen)"
@@ -92,8 +100,9 @@ def _name(found: Located) -> str:
 class _Walk:
     """The state of one walk: every writer's places, the last place per writer and stream, and the seals met."""
 
-    def __init__(self, public_key: Any):
+    def __init__(self, public_key: Any, open_chains: bool):
         self.public_key = public_key
+        self.open_chains = open_chains
         self.check = ChainCheck()
         self.seen: dict[str, dict[int, _Link]] = {}
         self.last_in: dict[tuple[str, str], int] = {}
@@ -103,6 +112,15 @@ class _Walk:
     def take(self, found: Located) -> None:
         breaks = self.check.breaks
         record, chain = found.record, found.record.get("chain")
+        if found.cut_short and self.open_chains:
+            self.check.cut_short.append(found.source)
+            return
+        if found.cut_short:
+            breaks.append(
+                f"{found.where()} is cut short: its writer stopped mid-line (a crash or a full disk); a run that goes on or "
+                "stopped is checked with --open, and a resume from its --recovery writes the line again whole"
+            )
+            return
         if record.get("type") == UNDELIVERED and chain is None:  # an operational notice beside the dead letters, outside the chains
             self.check.notices += 1
             return
@@ -166,7 +184,7 @@ def verify_chains(records: Iterable[Located], public_key: Any = None, *, open_ch
     """Check every record's hash, place and stream order, every writer's sequence and seal, and with `public_key`
     (Ed25519) every record's signature; breaks are listed in the order the records were read. `open_chains`: a chain
     without its closing seal (a run that goes on) is vouched for up to its last checkpoint, not a break."""
-    walk = _Walk(public_key)
+    walk = _Walk(public_key, open_chains)
     for found in records:
         walk.take(found)
     return walk.finish(open_chains)

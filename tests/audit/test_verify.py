@@ -138,3 +138,23 @@ def test_signed_records_verify_with_their_key_and_no_other(compas_csv, tmp_path)
     assert verify_with("key.pub").returncode == 0
     refused = verify_with("other.pub")
     assert refused.returncode == 1 and "is not signed by the given key" in refused.stderr
+
+
+def test_a_line_cut_short_by_a_crash_is_named_as_such(run_dir, tmp_path):
+    """The run as a crash leaves it: every file holds the records written before one estimate, and that estimate's line
+    is cut mid-way."""
+    crashed = tmp_path / "crashed"
+    crashed.mkdir()
+    lines = {path.name: path.read_bytes().splitlines(keepends=True) for path in run_dir.glob("*.jsonl")}
+    estimates = lines["estimates.jsonl"]
+    cut = orjson.loads(estimates[len(estimates) // 2])["chain"]["seq"]
+    for name, kept in lines.items():
+        before = [line for line in kept if orjson.loads(line)["chain"]["seq"] < cut]
+        (crashed / name).write_bytes(b"".join(before) + (estimates[len(estimates) // 2][:200] if name == "estimates.jsonl" else b""))
+    going_on = subprocess.run([sys.executable, "-m", "fairstream.cli", "verify", "--open", str(crashed)], capture_output=True, text=True, timeout=120)
+    assert going_on.returncode == 0, going_on.stderr
+    assert "the last line of estimates.jsonl is cut short, a write its run had not finished (a crash or a full disk)" in going_on.stdout
+    assert "another program" not in going_on.stdout
+    ended = verify(crashed)
+    assert ended.returncode == 1
+    assert f"estimates.jsonl line {len(estimates) // 2 + 1} is cut short: its writer stopped mid-line" in ended.stderr

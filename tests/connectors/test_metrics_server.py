@@ -3,6 +3,8 @@ reason until every input partition of the process is built and read."""
 
 from __future__ import annotations
 
+import socket
+import struct
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -56,3 +58,18 @@ def test_ready_once_every_partition_is_built_and_read():
         assert ready_answer(port) == (200, "ready: 2 input partition(s) assigned and read\n")
     with serving(port):  # a new run starts unready
         assert ready_answer(port)[0] == 503
+
+
+def test_clients_that_hang_up_leave_nothing_on_stderr(capfd):
+    """200 clients ask for /metrics and reset the connection at once (SO_LINGER 0): the server writes nothing."""
+    port = free_port()
+    with serving(port):
+        for _ in range(200):
+            client = socket.create_connection(("127.0.0.1", port), timeout=5)
+            client.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            client.close()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as answer:
+            assert answer.read() == b"ok\n"
+    captured = capfd.readouterr()
+    assert captured.err == "" and captured.out == ""
