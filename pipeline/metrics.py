@@ -62,7 +62,7 @@ log = logging.getLogger("fairstream.input")
 
 ESTIMATE_GAUGES = {
     "fairstream_closed_trials": ("Trials closed so far, per monitor (as of its latest evaluation)", ["monitor"]),
-    "fairstream_evicted_trials": ("Open trials evicted beyond trial.max_open, per monitor (as of its latest evaluation)", ["monitor"]),
+    "fairstream_evicted_trials": ("Trials not kept because trial.max_open trials were open, per monitor (as of its latest evaluation)", ["monitor"]),
     "fairstream_watermark_seconds": ("Event time (Unix seconds) up to which a monitor has evaluated: its watermark", ["monitor"]),
     "fairstream_watermark_delay_seconds": ("Wall clock minus a monitor's watermark", ["monitor"]),
     "fairstream_verdict": ("Current verdict per monitor and part: 1 violated, 0 not, NaN undefined", ["monitor", "part"]),

@@ -232,7 +232,8 @@ def test_a_string_longer_than_max_value_chars_is_a_dead_letter():
 
 
 def test_a_run_beyond_max_open_counts_evicted_trials_and_says_so(compas_jsonl, tmp_path, specs_dir, caplog):
-    """COMPAS (one input partition) with room for 160 open trials: the oldest are evicted, the estimates count them, a warning says so."""
+    """COMPAS (one input partition) with room for 160 open trials: the trials already open are kept and close two years
+    on, so estimates keep coming; the trials without room are counted in every estimate and the gauge; a warning says so."""
     import yaml
 
     spec = yaml.safe_load((specs_dir / "compas_equalized_odds.yaml").read_text())
@@ -248,6 +249,10 @@ def test_a_run_beyond_max_open_counts_evicted_trials_and_says_so(compas_jsonl, t
     trials = out["estimates"][-1]["trials"]
     defendants = sum(1 for event in compas_jsonl if event["event"] == "SCREEN")
     assert trials["evicted"] > 6000 and trials["closed"] + trials["evicted"] == defendants
+    counted = [record for record in out["estimates"] if record["trials"]["closed"]]
+    first_screening = min(event["date"] for event in compas_jsonl if event["event"] == "SCREEN")
+    assert counted and counted[0]["event_time"][:4] == str(int(first_screening[:4]) + 2)  # the first kept trials close 730 days on
+    assert trials["closed"] > 160 and any(cell.get("trials") for cell in out["estimates"][-1]["parts"]["false_positive_rate"]["groups"].values())
     assert metrics.REGISTRY.get_sample_value("fairstream_evicted_trials", {"monitor": "compas-equalized-odds"}) == trials["evicted"]
     assert any("reached its 160 open trials" in message for message in caplog.messages)
 

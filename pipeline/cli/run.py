@@ -54,7 +54,7 @@ def print_summary(monitor: MonitorTally, dead_letters: dict[str, int], unwritten
     if final is not None and final.get("unseen_groups"):
         console.warning(unseen_line(final["monitor"], final["unseen_groups"], final.get("unlisted_groups", {})))
     if final is not None and final["trials"].get("evicted"):
-        console.console.print(f"evicted: {final['trials']['evicted']:,} open trial(s) beyond trial.max_open", soft_wrap=True)
+        console.warning(not_kept_line(final["trials"]))
     if final is not None and final["trials"].get("unfinished"):
         console.warning(
             f"{final['trials']['unfinished']:,} trial(s) still open at the end of the input, counted in no group "
@@ -107,6 +107,16 @@ def print_summary(monitor: MonitorTally, dead_letters: dict[str, int], unwritten
         + (f" ({', '.join(f'{k}: {v}' for k, v in sorted(dead_letters.items()))})" if dead_letters else "")
         + (f"; {unwritten:,} past dead_letters.max_file_bytes counted, not written" if unwritten else ""),
         soft_wrap=True,
+    )
+
+
+def not_kept_line(trials: dict) -> str:
+    """What trial.max_open cost a run: the trials it did not keep, as a share of those opened."""
+    evicted = trials["evicted"]
+    opened = trials["closed"] + trials["incomplete"] + evicted + trials.get("unfinished", 0)
+    return (
+        f"not kept: {evicted:,} of {opened:,} trial(s) ({evicted / opened:.1%}) opened while trial.max_open trials were open; "
+        "the estimates leave them out, so they stand for the trials that found room (raise trial.max_open, about 150 bytes a trial, to count every one)"
     )
 
 

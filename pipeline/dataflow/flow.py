@@ -89,7 +89,7 @@ class BucketStep(StatefulLogic):
             self.telemetry.open_trials(monitor, index, len(bucket.trials))
         if bucket.ever_evicted and not warned:
             log.warning(
-                "trial bucket %d reached its %s open trials (trial.max_open / buckets): the trials that close first are dropped and counted as evicted",
+                "trial bucket %d reached its %s open trials (trial.max_open / buckets): trials opened beyond it are not kept (counted as evicted in every estimate): the estimates count only the trials that opened while there was room",
                 index, f"{bucket.max_open:,}",
             )  # fmt: skip
         return list(zip(self.members, reports)), StatefulLogic.RETAIN

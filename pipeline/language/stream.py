@@ -87,8 +87,8 @@ class TrialSpec(SpecModel):
     max_open: int = Field(
         10_000_000,
         ge=1,
-        description="open trials kept at most (split evenly over the input partitions, or the buckets of input that is not keyed); beyond it the earliest opened are dropped, "
-        "counted as evicted, their outcomes not counted",
+        description="open trials kept at most (split evenly over the input partitions, or the buckets of input that is not keyed); beyond it the trials already open are kept "
+        "and new ones are not, counted as evicted, their outcomes not counted",
     )
 
     @model_validator(mode="after")

@@ -137,7 +137,7 @@ class Trials(Record, kw_only=True):
 
     closed: Count
     incomplete: Count
-    evicted: Count | UnsetType = UNSET
+    evicted: Annotated[Count, Meta(description="trials not kept: opened while trial.max_open trials were open")] | UnsetType = UNSET
     unfinished: Count | UnsetType = UNSET
 
 

@@ -140,7 +140,7 @@ class Bucket:
     through: int | None = None
     unmatched: int = 0
     max_open: int | None = None
-    """Open trials the bucket keeps at most: beyond it, the trials that close first are dropped and counted (`evicted`)."""
+    """Open trials the bucket keeps at most: beyond it, the newest trials are not kept, and counted (`evicted`)."""
     evicted: int = 0
     first_opening: int | None = None
     """The event time of the first event of an opening kind received (see `Report.first_opening`)."""
@@ -209,7 +209,7 @@ class Bucket:
         return self.arrivals.release(min(active)) if active else self.arrivals.drain()
 
     def _fold(self, events: list[Event] | EventColumns) -> None:
-        """Fold events, in event-time order, into their trials; evict the earliest trials beyond `max_open`."""
+        """Fold events, in event-time order, into their trials; beyond `max_open`, the newest trials are not kept."""
         columns = type(events) is EventColumns
         if columns:
             self._note_openings_of(events.times, events.structs, events.kind_of)  # type: ignore[union-attr]
@@ -260,11 +260,12 @@ class Bucket:
         return min(FINISHED if open_now is None else open_now, FINISHED if due is None else due)
 
     def _evict(self, count: int) -> None:
-        """Drop the `count` open trials that close first (with dicts: that opened first), keeping memory bounded."""
+        """Drop the `count` open trials that close last (with dicts: that opened last), keeping memory bounded: the
+        trials already open are kept and close in their time, so estimates go on; the newest are not kept."""
         if type(self.trials) is PackedTrials:
             self.trials.evict(count, self.layout.profiles.table)  # type: ignore[union-attr]
         else:
-            for key in list(islice(self.trials, count)):  # dicts keep keys in the order their trials opened
+            for key in list(islice(reversed(self.trials), count)):  # dicts keep keys in the order their trials opened
                 del self.trials[key]
         self.evicted += count
         self.ever_evicted = True

@@ -140,7 +140,7 @@ class PartitionTrials:
                 self._telemetry.open_trials(self._monitors[index], clock.partition, len(bucket.trials))
             if bucket.ever_evicted and not warned:
                 log.warning(
-                    "input partition %d of monitor %s reached its %s open trials (trial.max_open / partitions): the trials that close first are dropped and counted as evicted",
+                    "input partition %d of monitor %s reached its %s open trials (trial.max_open / partitions): trials opened beyond it are not kept (counted as evicted in every estimate): the estimates count only the trials that opened while there was room",
                     clock.partition, " and ".join(self._monitors[index] for index in group), f"{bucket.max_open:,}",
                 )  # fmt: skip
             out.extend(zip(group, reports))

@@ -585,16 +585,18 @@ cdef class PackedTrials:
         return ticks
 
     def evict(self, Py_ssize_t count, list table):
-        """Drop up to `count` trials, those that close first (for trials of one length, those that opened first), without
-        reporting them; return how many were dropped. `table` is the layout's profile table."""
+        """Drop up to `count` trials, those that close last (the newest openings), without reporting them, so the trials
+        already open are kept and close in their time; return how many were dropped. `table` is the layout's profile
+        table."""
         cdef Py_ssize_t dropped = 0, number
         while dropped < count and (self.ring_length or self.late):
-            number = self.ring[self.ring_head] if self.ring_length else -1
-            if number < 0 or (self.late and self.late[0][0] < self.entries[number].opened + self.close_after):
-                number = heapq.heappop(self.late)[1]
-            else:
-                self.ring_head = (self.ring_head + 1) & (self.ring_capacity - 1)
+            if self.ring_length:
                 self.ring_length -= 1
+                number = self.ring[(self.ring_head + self.ring_length) & (self.ring_capacity - 1)]
+            else:  # only trials opened out of order are left: the one that closes last
+                latest = self.late.index(max(self.late))
+                number = self.late.pop(latest)[1]
+                heapq.heapify(self.late)
             if self.entries[number].profile == ENDED:  # closed already, reported as it ended: not an open trial
                 self._release(number)
                 continue

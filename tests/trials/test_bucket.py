@@ -189,18 +189,17 @@ def open_keys(b: Bucket) -> list[str]:
     return [key for key, _ in b.trials.states()] if hasattr(b.trials, "states") else list(b.trials)
 
 
-def test_beyond_max_open_the_trials_that_opened_first_are_evicted_and_counted():
+def test_beyond_max_open_the_trials_already_open_are_kept_and_the_newest_counted():
     b = bucket(trial={"close_on": None})
     b.max_open = 3
     report = only(b.receive(0, [screen(f"k{day}", day, race="ab"[day % 2]) for day in range(5)], 4 * DAY))
-    assert report.evicted == 2 and open_keys(b) == ["k2", "k3", "k4"]
+    assert report.evicted == 2 and open_keys(b) == ["k0", "k1", "k2"]
     final = only(b.finish())
     assert final.evicted == 0
-    assert closed_cells(final) == {732: {("false_positive_rate", "a"): [1, 1]}, 733: {("false_positive_rate", "b"): [1, 1]}, 734: {("false_positive_rate", "a"): [1, 1]}}
-    reopened = bucket(trial={"close_on": None})
-    reopened.max_open = 1
-    only(reopened.receive(0, [screen("k", 0), screen("j", 1)], DAY))  # k evicted
-    report = only(reopened.receive(0, [screen("k", 2)], 2 * DAY))  # k reopens; j evicted
-    assert report.evicted == 1 and open_keys(reopened) == ["k"]
-    assert closed_cells(only(reopened.finish())) == {732: {("false_positive_rate", "a"): [1, 1]}}  # k's entry from day 0 closes nothing
-
+    assert closed_cells(final) == {730: {("false_positive_rate", "a"): [1, 1]}, 731: {("false_positive_rate", "b"): [1, 1]}, 732: {("false_positive_rate", "a"): [1, 1]}}
+    full = bucket(trial={"close_on": None})
+    full.max_open = 1
+    only(full.receive(0, [screen("k", 0), screen("j", 1)], DAY))  # j finds no room
+    report = only(full.receive(0, [screen("k", 2)], 2 * DAY))  # k's trial goes on
+    assert report.evicted == 0 and open_keys(full) == ["k"]
+    assert closed_cells(only(full.finish())) == {730: {("false_positive_rate", "a"): [1, 1]}}
