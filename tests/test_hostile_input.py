@@ -129,7 +129,7 @@ def test_no_generated_record_escapes_parser_and_clock_as_an_exception(time_forma
         admitted += len(accepted)
         dead += rejected
         clock.route(accepted, 16)
-    admitted += len(clock.release_all())  # held within the lateness until the input ends
+    admitted += len(clock.release_all()[0])  # held within the lateness until the input ends
     letters = clock.count(dead)
     assert admitted + len(letters) == len(batch)
     assert all(letter.reason in REASONS and letter.detail for letter in letters)
@@ -183,6 +183,24 @@ def test_one_record_with_a_lying_clock_changes_no_result(compas_jsonl, tmp_path,
         assert without_emitted_at(dirty[family]) == without_emitted_at(clean[family]), family
     assert [(letter["reason"], orjson.loads(letter["record"])["id"]) for letter in dirty["dead_letters"]] == [("future", "liar")]
     assert clean["dead_letters"] == []
+
+
+@pytest.mark.parametrize("places", [(0,), (0, 40)], ids=["first", "first-and-fortieth"])
+def test_events_dated_decades_ahead_of_a_sorted_stream_are_too_old_and_change_no_result(compas_jsonl, tmp_path, specs_dir, places):
+    """An event dated 1970 before COMPAS (2013 on) would start the clock in 1970: 15,000 daily evaluations of nothing.
+    Among a partition's first events, those before a silence longer than input.max_gap (365 days) are dead letters."""
+    spec = str(specs_dir / "compas_equalized_odds.yaml")
+    clean = run_with(compas_jsonl, tmp_path, "clean", spec)
+    dirty_events = list(compas_jsonl)
+    for number, place in enumerate(places):
+        ancient = {"event": "SCREEN", "id": f"ancient{number}", "date": f"1970-01-0{number + 1}", "race": "Caucasian", "sex": "Male", "age_cat": "25 - 45", "decile_score": 9}
+        dirty_events.insert(place, ancient)
+    dirty = run_with(dirty_events, tmp_path, "dirty", spec)
+    for family in ("alerts", "estimates"):
+        assert without_emitted_at(dirty[family]) == without_emitted_at(clean[family]), family
+    letters = [(letter["reason"], orjson.loads(letter["record"])["id"]) for letter in dirty["dead_letters"]]
+    assert letters == [("too_old", f"ancient{number}") for number in range(len(places))]
+    assert "lies more than 365d before the events that follow it: its partition's stream begins at 2013-01-01T00:00:00Z" in dirty["dead_letters"][0]["detail"]
 
 
 def test_with_max_future_off_a_jump_to_9999_is_refused_in_bounded_memory(compas_jsonl, tmp_path, specs_dir):

@@ -47,8 +47,10 @@ class ClockStep(StatefulLogic):
         clock = self.clock
         clock.partition = partition
         if idle:  # quiet: nothing earlier is to be waited for
-            routed = clock.route(clock.release_all(), self.buckets)
-            return [("bucket", f"b{bucket}", (bucket, partition, routed.get(bucket, []), clock.high, True)) for bucket in range(self.buckets)], StatefulLogic.RETAIN
+            held, letters = clock.release_all()
+            routed = clock.route(held, self.buckets)
+            dead = [("dead", letter) for letter in clock.count(letters)]
+            return [*dead, *(("bucket", f"b{bucket}", (bucket, partition, routed.get(bucket, []), clock.high, True)) for bucket in range(self.buckets))], StatefulLogic.RETAIN
         before = clock.high
         accepted, late = clock.admit(events)
         self.telemetry.read(partition, len(events) + len(dead), clock.high)
@@ -62,9 +64,11 @@ class ClockStep(StatefulLogic):
     def on_eof(self) -> tuple[list[tuple[Any, ...]], bool]:
         if stop_requested():  # stopped, not ended: held events wait in the snapshot
             return [], StatefulLogic.RETAIN
-        routed = self.clock.route(self.clock.release_all(), self.buckets)
+        held, letters = self.clock.release_all()
+        routed = self.clock.route(held, self.buckets)
         buckets = [("bucket", f"b{bucket}", (bucket, self.clock.partition, events, self.clock.high, False)) for bucket, events in sorted(routed.items())]
-        return [*buckets, *(("dead", seal) for seal in self.clock.seal())], StatefulLogic.RETAIN
+        dead = [("dead", letter) for letter in self.clock.count(letters)]
+        return [*dead, *buckets, *(("dead", seal) for seal in self.clock.seal())], StatefulLogic.RETAIN
 
     def snapshot(self) -> PartitionClock:
         return self.clock.copy()
@@ -286,7 +290,8 @@ def new_clock(plans: Sequence[Plan]) -> PartitionClock:
     plan = plans[0]
     schema = plan.spec.input
     return PartitionClock(
-        -1, schema.lateness, max_future=schema.max_future, max_ahead=schema.max_ahead, letter_record=plan.letter_record, kind_rank=plan.kind_rank,
+        -1, schema.lateness, max_future=schema.max_future, max_ahead=schema.max_ahead, max_gap=schema.max_gap,
+        letter_record=plan.letter_record, kind_rank=plan.kind_rank,
         spec_sha256=combined_hash([each.sha256 for each in plans]),
     )  # fmt: skip
 

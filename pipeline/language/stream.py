@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints, model_validator
 
 from fairstream.language.fields import Duration, FieldPath, FieldType, SpecModel
-from fairstream.records.timefmt import HOUR
+from fairstream.records.timefmt import DAY, HOUR
 
 
 class InputSchema(SpecModel):
@@ -40,6 +40,11 @@ class InputSchema(SpecModel):
     )
     max_ahead: Duration | None = Field(
         None, description="an event dated more than this after its partition's latest event time is a dead letter (future); null: no limit"
+    )
+    max_gap: Duration | None = Field(
+        365 * DAY,
+        description="among a partition's first 100 events, those dated before a silence longer than this are dead letters "
+        "(too_old): one event dated decades ahead of the stream cannot start its clock; null: no limit",
     )
     topics: list[Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._-]{1,249}$")]] | None = Field(
         None,

@@ -18,6 +18,10 @@ from fairstream.records.timefmt import format_duration, format_instant
 
 _key, _time = attrgetter("key"), attrgetter("time")
 
+START_EVENTS = 100
+"""A partition's first events held before any is admitted, so that one ancient event ahead of them is found
+(`PartitionClock.max_gap`); fewer where the partition ends or goes quiet first."""
+
 
 def wall_clock() -> int:
     """Milliseconds since the epoch now, by the machine's clock."""
@@ -86,6 +90,11 @@ class PartitionClock:
     An event implausibly far ahead — more than `max_future` after the wall clock, or more than `max_ahead` after the
     partition's latest time — is a dead letter (`future`) and moves nothing: one bad clock cannot make every later
     event late. With a lateness, the admitted events wait in a `LatenessBuffer` and come out in event-time order.
+
+    An event implausibly far behind the stream is one that lies before a silence longer than `max_gap` among the
+    partition's first `START_EVENTS` events, before most of them: those are held (the clock does not move) until they
+    are judged, and the ones before the stream's beginning are dead letters (`too_old`). So one event dated 1970 ahead of a stream of 2013
+    cannot start the clock in 1970 and make every evaluation between the two; later on, an event that far behind is late.
     """
 
     def __init__(
@@ -95,6 +104,7 @@ class PartitionClock:
         *,
         max_future: int | None = None,
         max_ahead: int | None = None,
+        max_gap: int | None = None,
         letter_record: LetterRecord = DEFAULT,
         kind_rank: dict[str, int] | None = None,
         ordered: bool = True,
@@ -108,6 +118,9 @@ class PartitionClock:
         self.lateness = lateness
         self.max_future = max_future
         self.max_ahead = max_ahead
+        self.max_gap = max_gap
+        self.starting: list[Event] | None = [] if max_gap is not None else None
+        """The partition's first events, held until judged (see `max_gap`); None once the partition has begun."""
         self.high: int | None = None
         self.dead_letters = 0
         self.buffer = LatenessBuffer(kind_rank or {}) if lateness > 0 and ordered else None
@@ -140,26 +153,62 @@ class PartitionClock:
     def admit(self, events: list[Event]) -> tuple[list[Event], list[DeadLetter]]:
         """Split a batch (in partition order) into the events now due, in event-time order, and dead letters for late
         and future ones; with a lateness, admitted events are held until the watermark passes them (see `release_all`)."""
+        too_old: list[DeadLetter] = []
+        if self.starting is not None:
+            self.starting.extend(events)
+            if len(self.starting) < START_EVENTS:
+                return [], []
+            events, too_old = self._begin()
         accepted, refused = self._classify(events)
-        rejected = [self.letter(out.event, out.reason, out.detail) for out in refused]
+        rejected = [*too_old, *(self.letter(out.event, out.reason, out.detail) for out in refused)]
         if self.buffer is None:
             return accepted, rejected
         self.buffer.hold(accepted)
         return self.buffer.release(self.high - self.lateness) if self.high is not None else [], rejected
+
+    def _begin(self) -> tuple[list[Event], list[DeadLetter]]:
+        """The partition's first `START_EVENTS` events judged: split at every silence longer than `max_gap`, the part
+        holding the most of them (the later of equals) is where the stream begins, and the events of the parts before
+        it are `too_old`. Events past the wall clock's reach are left to `future`. The others go on, in arrival order."""
+        held, self.starting = self.starting or [], None
+        judged = held[:START_EVENTS]
+        ceiling = None if self.max_future is None else wall_clock() + self.max_future
+        times = sorted(event.time for event in judged if ceiling is None or event.time <= ceiling)
+        reach = self.max_gap
+        assert reach is not None
+        starts = [0, *(index for index in range(1, len(times)) if times[index] - times[index - 1] > reach)]
+        if len(starts) < 2:
+            return held, []
+        sizes = [end - start for start, end in zip(starts, [*starts[1:], len(times)])]
+        begins = times[max(zip(sizes, starts))[1]]
+        detail = f"lies more than {format_duration(reach)} before the events that follow it: its partition's stream begins at {format_instant(begins)} (input.max_gap)"
+        kept = [event for event in judged if event.time >= begins]
+        too_old = [self.letter(event, "too_old", f"event time {format_instant(event.time)} {detail}") for event in judged if event.time < begins]
+        return kept + held[START_EVENTS:], too_old
 
     def sort_out(self, events: list[Event]) -> tuple[list[Event], list[Refused]]:
         """Split a batch (in partition order) into the events on time and those late or too far ahead, each with where
         the partition's clock stood when it arrived, for a caller that answers every event (the shield)."""
         return self._classify(events)
 
-    def release_all(self) -> list[Event]:
-        """Every held event, in order: the partition has ended, or gone quiet, so no earlier event is to be waited for."""
-        return [] if self.buffer is None else self.buffer.drain()
+    def release_all(self) -> tuple[list[Event], list[DeadLetter]]:
+        """Every held event, in order, and the dead letters of the first events judged now: the partition has ended, or
+        gone quiet, so no earlier event is to be waited for."""
+        accepted, rejected = self._begun() if self.starting is not None else ([], [])
+        return accepted + ([] if self.buffer is None else self.buffer.drain()), rejected
+
+    def _begun(self) -> tuple[list[Event], list[DeadLetter]]:
+        events, too_old = self._begin()
+        accepted, refused = self._classify(events)
+        if self.buffer is not None:
+            self.buffer.hold(accepted)
+            accepted = []
+        return accepted, [*too_old, *(self.letter(out.event, out.reason, out.detail) for out in refused)]
 
     def admits_whole(self, times: list[int]) -> bool:
         """Whether a batch of these event times (in partition order, at least one) is admitted whole and due at once, as
         `admit` would admit it; if so the clock moves as `admit` would move it."""
-        return self.buffer is None and self._all_on_time(times, None if self.max_future is None else wall_clock() + self.max_future)
+        return self.buffer is None and self.starting is None and self._all_on_time(times, None if self.max_future is None else wall_clock() + self.max_future)
 
     def _all_on_time(self, times: list[int], ceiling: int | None) -> bool:
         """The usual case: nothing late, nothing ahead; the latest time then moves to the batch's last."""
@@ -230,6 +279,8 @@ class PartitionClock:
 
     def copy(self) -> PartitionClock:
         copied = copy.copy(self)
+        if self.starting is not None:
+            copied.starting = list(self.starting)
         if self.chain is not None:
             copied.chain = copy.copy(self.chain)
         if self.buffer is not None:

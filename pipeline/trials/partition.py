@@ -125,9 +125,9 @@ class PartitionTrials:
         return self._fold(columns)
 
     def _fold_held(self) -> list[Output]:
-        """Fold the events the clock still holds within the lateness, if any."""
-        held = self.clock.release_all()
-        return self._fold(held) if held else []
+        """Fold the events the clock still holds (within the lateness, or the partition's first events), if any."""
+        held, letters = self.clock.release_all()
+        return [*self.clock.count(letters), *(self._fold(held) if held else [])]
 
     def _fold(self, accepted: list[Event] | EventColumns) -> list[Output]:
         """Fold due events into every bucket; the reports of those that got further."""

@@ -6,7 +6,8 @@ import zlib
 import pytest
 
 from fairstream.records.events import Event
-from fairstream.trials.clock import PartitionClock
+from fairstream.records.timefmt import format_instant
+from fairstream.trials.clock import START_EVENTS, PartitionClock
 
 
 def reference_admit(
@@ -58,7 +59,7 @@ def test_admit_agrees_with_the_reference_on_ordered_and_shuffled_batches(seed, l
         due = sorted(entry for entry in held if latest is not None and entry[0] < latest - lateness)
         held = [entry for entry in held if entry not in due]
         assert [event.time for event in accepted] == [time for time, _ in due]
-    assert [event.time for event in clock.release_all()] == [time for time, _ in sorted(held)]
+    assert [event.time for event in clock.release_all()[0]] == [time for time, _ in sorted(held)]
     expected_high = max((time for on_time, _ in reference_admit(batches, lateness) for time in on_time), default=None)
     assert clock.high == expected_high
 
@@ -69,7 +70,7 @@ def test_events_of_equal_time_are_released_by_their_kinds_declared_order_then_ar
     assert clock.admit(arrived) == ([], [])  # all within the lateness of the latest time, 5
     released, _ = clock.admit([Event("z", 16, "OPEN", {})])  # the watermark 6 passes them
     assert [(event.key, event.kind) for event in released] == [("c", "OUTCOME"), ("a", "OPEN"), ("a", "OUTCOME"), ("b", "OUTCOME")]
-    assert [event.key for event in clock.release_all()] == ["z"]
+    assert [event.key for event in clock.release_all()[0]] == ["z"]
 
 
 def test_route_keeps_each_buckets_events_in_order():
@@ -103,3 +104,66 @@ def test_events_dated_too_far_ahead_are_future_and_move_nothing(seed, monkeypatc
         assert [event.time for event in accepted] == on_time
         assert sorted(letter.reason for letter in letters) == sorted(reasons)
     assert "future" in {reason for _, reasons in reference_admit(batches, 5, now + max_future, reach) for reason in reasons}
+
+
+def gate_reference(times: list[int], reach: int, held: int) -> tuple[set[int], int | None]:
+    """Which of the partition's first `held` events are too old: split (sorted) at gaps longer than `reach`, those before
+    the run holding the most of them (the later of equals); and where the stream then begins."""
+    runs: list[list[int]] = []
+    for time in sorted(times[:held]):
+        if runs and time - runs[-1][-1] <= reach:
+            runs[-1].append(time)
+        else:
+            runs.append([time])
+    if len(runs) < 2:
+        return set(), None
+    begins = max(reversed(runs), key=len)[0]
+    return {index for index, time in enumerate(times[:held]) if time < begins}, begins
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("lateness", [0, 50])
+def test_the_first_events_before_a_long_silence_are_too_old_and_nothing_else_changes(seed, lateness):
+    """Streams of 150 events, a few of the first dated far before the rest (in any order among them): the too old
+    ones are exactly the reference's, in any batching; the rest are admitted as by a clock without the gate."""
+    rng = random.Random(seed)
+    times = sorted(10_000 + rng.randrange(0, 3_000) for _ in range(150))
+    for _ in range(rng.randrange(0, 4)):
+        times.insert(rng.randrange(0, 20), rng.randrange(0, 500))  # ancient events among the first
+    if seed % 3 == 0:
+        times.insert(rng.randrange(0, 20), 90_000)  # and one far ahead: not where the stream begins
+    expected_old, begins = gate_reference(times, 1_000, START_EVENTS)
+    gated, plain = PartitionClock(0, lateness, max_gap=1_000), PartitionClock(0, lateness)
+    events = [Event(f"k{index}", time, "E", {}) for index, time in enumerate(times)]
+    kept = [event for index, event in enumerate(events) if index not in expected_old]
+    admitted, letters, position = [], [], 0
+    while position < len(events):
+        size = rng.randrange(1, 40)
+        accepted, rejected = gated.admit(events[position : position + size])
+        admitted += accepted
+        letters += rejected
+        position += size
+    accepted, rejected = gated.release_all()
+    admitted += accepted
+    letters += rejected
+    too_old = [letter for letter in letters if letter.reason == "too_old"]
+    named = sorted(letter.detail.split(" lies ")[0].removeprefix("event time ") for letter in too_old)
+    assert named == sorted(format_instant(times[index]) for index in expected_old)
+    if begins is not None:
+        assert all(f"its partition's stream begins at" in letter.detail for letter in too_old)
+    reference, reference_letters = plain.admit(kept)
+    reference += plain.release_all()[0]
+    assert [event.key for event in admitted] == [event.key for event in reference]
+    assert sorted(letter.reason for letter in letters if letter.reason != "too_old") == sorted(letter.reason for letter in reference_letters)
+
+
+def test_a_partition_that_ends_or_goes_quiet_before_its_first_hundred_events_is_judged_then():
+    clock = PartitionClock(0, 0, max_gap=1_000)
+    events = [Event("old", 5, "E", {}), Event("a", 50_000, "E", {}), Event("b", 50_010, "E", {})]
+    assert clock.admit(events) == ([], [])  # held: fewer than START_EVENTS
+    assert clock.high is None  # the clock has not moved
+    admitted, letters = clock.release_all()
+    assert [event.key for event in admitted] == ["a", "b"] and [letter.reason for letter in letters] == ["too_old"]
+    assert clock.high == 50_010
+    later, none = clock.admit([Event("c", 10, "E", {})])
+    assert later == [] and [letter.reason for letter in none] == ["late"]  # begun: an old event is late now
