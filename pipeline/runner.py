@@ -59,7 +59,7 @@ from fairstream.connectors.recovery import claim_store, prepare_store, resume_ep
 from fairstream.dataflow import collector
 from fairstream.dataflow.flow import build_flow
 from fairstream.jobs import Cluster, FileInput, FileOutput, InputFormat, Job, KafkaInput, KafkaOutput
-from fairstream.process.lifecycle import panic_reports_hidden, stopping
+from fairstream.process.lifecycle import die_with_parent, panic_reports_hidden, stopping
 from fairstream.records.errors import ConnectorError, FairstreamError, InputError, UsageError, raised_in_dataflow
 from fairstream.records.signing import load_private_key, signing
 from fairstream.verdicts.tally import RunTally
@@ -278,21 +278,22 @@ def execute(job: Job, *, workers: int = 1, processes: int = 1, own_process: bool
     first = cluster is None or cluster.process_id == 0
     job_plans(job)  # a bad spec fails before a store or an output directory is made to hold
     with (
-        holding(Path(job.recovery), "recovery store", "--recovery directory") if job.recovery is not None and first else nullcontext(),
-        holding(Path(job.output.out_dir), "output directory", "--out directory") if isinstance(job.output, FileOutput) and first else nullcontext(),
+        holding(Path(job.recovery), "recovery store", "--recovery directory") if job.recovery is not None and first else nullcontext() as store,
+        holding(Path(job.output.out_dir), "output directory", "--out directory") if isinstance(job.output, FileOutput) and first else nullcontext() as out,
     ):
-        return _execute(job, workers, processes, own_process, cluster)
+        return _execute(job, workers, processes, own_process, cluster, tuple(lock for lock in (store, out) if lock is not None))
 
 
-def _execute(job: Job, workers: int, processes: int, own_process: bool, cluster: Cluster | None) -> RunTally:
+def _execute(job: Job, workers: int, processes: int, own_process: bool, cluster: Cluster | None, locks: tuple[int, ...]) -> RunTally:
+    """`execute` with the run's directories held (`locks`: their descriptors, which its worker processes hold too)."""
     tally = metrics.start_tally()
     if not prepare(job, first=cluster is None or cluster.process_id == 0):
         return tally
     resumed = _resumes(job)
     if cluster is not None:
-        tally = _run_workers(job, workers, cluster.addresses, [cluster.process_id])
+        tally = _run_workers(job, workers, cluster.addresses, [cluster.process_id], locks)
     elif processes > 1 or (own_process and isinstance(job.input, KafkaInput)):  # a Kafka client that crashes takes only a child with it
-        tally = _run_workers(job, workers, [f"127.0.0.1:{port}" for port in free_ports(processes)], list(range(processes)))
+        tally = _run_workers(job, workers, [f"127.0.0.1:{port}" for port in free_ports(processes)], list(range(processes)), locks)
     else:
         with (
             stopping(),
@@ -395,14 +396,17 @@ def run_file(
     return FileRun(Path(out_dir))
 
 
-def _run_workers(job: Job, workers: int, addresses: list[str], indices: list[int]) -> RunTally:
-    """Run the cluster's processes `indices` here, each a child `fairstream worker`, and merge their tallies."""
+def _run_workers(job: Job, workers: int, addresses: list[str], indices: list[int], locks: tuple[int, ...]) -> RunTally:
+    """Run the cluster's processes `indices` here, each a child `fairstream worker` holding the run's `locks` and dying
+    with this process, and merge their tallies."""
     with tempfile.TemporaryDirectory(prefix="fairstream-tally-") as scratch:
         tallies = [Path(scratch) / f"{index}.json" for index in indices]
         children = [
             subprocess.Popen(
                 [sys.executable, "-m", "fairstream.cli", "worker", job.model_dump_json(), ";".join(addresses), str(index), str(workers), str(tally)],
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                pass_fds=locks,
+                preexec_fn=die_with_parent,
             )
             for index, tally in zip(indices, tallies, strict=True)
         ]

@@ -94,3 +94,11 @@ def panic_reports_hidden() -> Iterator[None]:
         os.dup2(original, 2)  # closes the pipe's last write end: the forwarder reads to its end and stops
         forwarder.join(timeout=5)
         os.close(original)
+
+
+def die_with_parent() -> None:
+    """Run in a child before it starts (`subprocess`'s preexec_fn): the kernel kills it when the process that started it
+    dies, however that dies (Linux's PR_SET_PDEATHSIG), so a killed run leaves no worker behind writing its outputs."""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG

@@ -16,9 +16,10 @@ LOCK = ".fairstream.lock"
 
 
 @contextmanager
-def holding(directory: Path, what: str, option: str) -> Iterator[None]:
+def holding(directory: Path, what: str, option: str) -> Iterator[int]:
     """Hold `directory` (a `what`, given by `option`) for one run; a second run on it is refused (one line, exit 2).
-    The lock is the kernel's (flock), so it is released when the process ends however it ends, SIGKILL included."""
+    The lock is the kernel's (flock), so it is released when the process ends however it ends, SIGKILL included; the
+    block gets the lock's file descriptor, for worker processes to hold it with the run (see `subprocess`'s pass_fds)."""
     try:
         directory.mkdir(parents=True, exist_ok=True)
         handle = (directory / LOCK).open("a+")
@@ -41,6 +42,6 @@ def holding(directory: Path, what: str, option: str) -> Iterator[None]:
             handle.flush()
         except OSError:
             pass  # the lock holds without the process named (a full disk)
-        yield
+        yield handle.fileno()
     finally:
         handle.close()

@@ -166,3 +166,45 @@ def test_a_store_made_by_an_earlier_version_without_its_spec_is_refused(tmp_path
     (store / "fairstream-job.json").write_text(json.dumps(made_for))
     code, output = run(spec, "--input", stream, "--recovery", store, "--out", tmp_path / "out")
     assert code == 2 and "does not say which spec it was made for" in one_error_line(output)
+
+
+def state_of(pid: int) -> tuple[str, int] | None:
+    """A process's state letter and parent, from /proc; None once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return fields[0], int(fields[1])
+
+
+def alive(pid: int) -> bool:
+    state = state_of(pid)
+    return state is not None and state[0] != "Z"
+
+
+def children_of(pid: int) -> list[int]:
+    """The live processes whose parent is `pid`."""
+    return [int(path.name) for path in Path("/proc").glob("[0-9]*") if alive(int(path.name)) and (state_of(int(path.name)) or ("", 0))[1] == pid]
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from Linux's /proc")
+def test_worker_processes_die_with_a_killed_run_and_free_its_store(tmp_path, stream):
+    """A run of two worker processes, SIGKILLed: its workers die with it (none goes on writing its outputs beside the
+    next run), and only then is the store free."""
+    spec = write_spec(tmp_path / "spec.yaml")
+    pipe, store = tmp_path / "pipe.jsonl", tmp_path / "store"
+    os.mkfifo(pipe)
+    run_ = subprocess.Popen(
+        [sys.executable, "-m", "fairstream.cli", "run", str(spec), "--input", str(pipe), "--sorted", "--processes", "2", "--recovery", str(store), "--out", str(tmp_path / "held")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        wait_until(lambda: len(children_of(run_.pid)) == 2, "the run's two worker processes")
+        workers = children_of(run_.pid)
+        code, output = run(spec, "--input", stream, "--recovery", store, "--out", tmp_path / "other")
+        assert code == 2 and "is in use by another run" in output
+    finally:
+        run_.send_signal(signal.SIGKILL)
+        run_.wait()
+    wait_until(lambda: not any(map(alive, workers)), "the workers to die with their run", timeout=10)
+    assert run(spec, "--input", stream, "--recovery", store, "--out", tmp_path / "after")[0] == 0
