@@ -113,22 +113,19 @@ def resumed_equals_undisturbed(scene: Path, out: Path, store: Path) -> None:
     assert fairstream("verify", out)[0] == 0
 
 
-def test_outputs_on_a_full_disk_mid_run_are_one_line_and_a_resume_gives_the_undisturbed_records(scene, tmpfs, tmp_path):
-    disk = tmpfs("1m")
-    out, store = disk.path / "out", tmp_path / "store"
+@pytest.mark.parametrize(
+    ("under", "size", "said"),
+    [
+        ("out", "1m", "error: cannot write {out}/estimates.jsonl: No space left on device; free space or make it writable"),
+        ("store", "300k", "error: cannot write the recovery store {store}: database or disk is full; free space"),
+    ],
+)
+def test_a_full_disk_mid_run_is_one_line_and_a_resume_gives_the_undisturbed_records(scene, tmpfs, tmp_path, under, size, said):
+    disk = tmpfs(size)
+    out, store = (disk.path / "out", tmp_path / "store") if under == "out" else (tmp_path / "out", disk.path / "store")
     code, output = fairstream("run", scene / "spec.yaml", "--input", scene / "events.jsonl", "--out", out, "--recovery", store, "--snapshot-every", "0.1")
     assert code == 1
-    assert one_error_line(output).startswith(f"error: cannot write {out / 'estimates.jsonl'}: No space left on device; free space or make it writable")
-    disk.remount("size=64m")
-    resumed_equals_undisturbed(scene, out, store)
-
-
-def test_a_store_on_a_full_disk_is_one_line_and_a_resume_gives_the_undisturbed_records(scene, tmpfs, tmp_path):
-    disk = tmpfs("300k")
-    out, store = tmp_path / "out", disk.path / "store"
-    code, output = fairstream("run", scene / "spec.yaml", "--input", scene / "events.jsonl", "--out", out, "--recovery", store, "--snapshot-every", "0.1")
-    assert code == 1
-    assert one_error_line(output).startswith(f"error: cannot write the recovery store {store}: database or disk is full; free space")
+    assert one_error_line(output).startswith(said.format(out=out, store=store))
     disk.remount("size=64m")
     resumed_equals_undisturbed(scene, out, store)
 
