@@ -43,8 +43,8 @@ class InputSchema(SpecModel):
     )
     max_gap: Duration | None = Field(
         365 * DAY,
-        description="among a partition's first 100 events, those dated before a silence longer than this are dead letters "
-        "(too_old): one event dated decades ahead of the stream cannot start its clock; null: no limit",
+        description="among a partition's first 100 events, the few (at most a tenth) dated before a silence longer than this "
+        "ahead of most of them are dead letters (too_old): one event dated decades ahead of the stream cannot start its clock; null: no limit",
     )
     topics: list[Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._-]{1,249}$")]] | None = Field(
         None,

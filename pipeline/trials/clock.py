@@ -21,6 +21,9 @@ _key, _time = attrgetter("key"), attrgetter("time")
 START_EVENTS = 100
 """A partition's first events held before any is admitted, so that one ancient event ahead of them is found
 (`PartitionClock.max_gap`); fewer where the partition ends or goes quiet first."""
+OUTLIERS = 10
+"""Events dated before the stream's beginning are too old only where they are at most one in this many of the first
+events: a few wrong dates, not a stream that starts sparse (a screening, and its outcome a year and a half later)."""
 
 
 def wall_clock() -> int:
@@ -169,7 +172,8 @@ class PartitionClock:
     def _begin(self) -> tuple[list[Event], list[DeadLetter]]:
         """The partition's first `START_EVENTS` events judged: split at every silence longer than `max_gap`, the part
         holding the most of them (the later of equals) is where the stream begins, and the events of the parts before
-        it are `too_old`. Events past the wall clock's reach are left to `future`. The others go on, in arrival order."""
+        it are `too_old`, where they are at most one in `OUTLIERS` of the events judged. Events past the wall clock's
+        reach are left to `future`. The others go on, in arrival order."""
         held, self.starting = self.starting or [], None
         judged = held[:START_EVENTS]
         ceiling = None if self.max_future is None else wall_clock() + self.max_future
@@ -180,7 +184,10 @@ class PartitionClock:
         if len(starts) < 2:
             return held, []
         sizes = [end - start for start, end in zip(starts, [*starts[1:], len(times)])]
-        begins = times[max(zip(sizes, starts))[1]]
+        first = max(zip(sizes, starts))[1]
+        if first * OUTLIERS > len(times):
+            return held, []  # too many to be a few wrong dates: a stream that starts sparse
+        begins = times[first]
         detail = f"lies more than {format_duration(reach)} before the events that follow it: its partition's stream begins at {format_instant(begins)} (input.max_gap)"
         kept = [event for event in judged if event.time >= begins]
         too_old = [self.letter(event, "too_old", f"event time {format_instant(event.time)} {detail}") for event in judged if event.time < begins]
