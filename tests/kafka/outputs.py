@@ -6,7 +6,7 @@ from collections import Counter
 from typing import Any
 
 from fairstream.connectors.alerts import subscribe
-from fairstream.connectors.kafka import dead_letter_topic, estimates_topic
+from fairstream.connectors.kafka import dead_letter_topic, estimates_topic, seals_topic
 from fairstream.records.errors import ConnectorError
 from fairstream.runner import FileRun
 
@@ -21,6 +21,11 @@ def file_outputs(run: FileRun) -> dict[str, list[dict[str, Any]]]:
         "dead_letters": run.read("dead_letters.jsonl"),
         "shielded": run.read("decisions_shielded.jsonl"),
     }
+
+
+def seal_records(bootstrap: str, alerts: str) -> list[dict[str, Any]]:
+    """The seals a job wrote (its chains' checkpoints and closing seals), duplicates included."""
+    return _topic(bootstrap, seals_topic(alerts))
 
 
 def _topic(bootstrap: str, topic: str) -> list[dict[str, Any]]:

@@ -29,7 +29,7 @@ from fairstream.records.errors import ConnectorError
 from fairstream.runner import Job, KafkaInput, KafkaOutput, execute
 from tests.conftest import SPECS
 from tests.helpers import wait_until
-from tests.kafka.outputs import distinct, kafka_outputs, position_free
+from tests.kafka.outputs import distinct, kafka_outputs, position_free, seal_records
 from tests.streams import compas_spec, hard_compas_events
 
 pytestmark = pytest.mark.kafka
@@ -72,8 +72,9 @@ class Scenario:
             assert produced == expected, family
             repeats[family] = len(got[family]) - len(produced)
         assert position_free(got["dead_letters"]) >= position_free(self.expected["dead_letters"])
+        seals = seal_records(self.bootstrap, self.alerts)  # a checkpoint written after the last snapshot is repeated too
         chains = verify_chains(topic_records(self.bootstrap, self.alerts))  # repeats are duplicates of their chain, not breaks
-        assert chains.intact and chains.duplicates == sum(repeats.values()), chains.breaks[:3]
+        assert chains.intact and chains.duplicates == sum(repeats.values()) + len(seals) - len(distinct(seals)), chains.breaks[:3]
         return repeats
 
 
