@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import threading
 import time
+import urllib.request
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -15,6 +16,7 @@ import numpy as np
 import orjson
 from bytewax.inputs import FixedPartitionedSource, StatefulSourcePartition
 
+from fairstream.connectors.broker import free_port
 from fairstream.connectors.kafka import CONSUMER_CONFIG, PRODUCER_CONFIG
 from fairstream.connectors.kafka_config import KafkaConnection
 from fairstream.records.events import RawRecord
@@ -45,12 +47,13 @@ def kafka_latency(
     rate: int,
     seconds: float,
 ) -> list[float]:
-    """Start `job` (a command reading `topic`), produce `record(index, male, hired, now ms)` at `rate` per second, and
-    read `answers`: each answer's latency is when it was read minus the event time `answered_at` finds in it (None: not
-    an answer)."""
+    """Start `job` (a command reading `topic`), wait until it is ready (its /readyz: its partitions assigned and read),
+    produce `record(index, male, hired, now ms)` at `rate` per second, and read `answers`: each answer's latency is when
+    it was read minus the event time `answered_at` finds in it (None: not an answer)."""
     from confluent_kafka import Consumer, Producer, TopicPartition
 
-    process = subprocess.Popen(list(job), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    port = free_port()
+    process = subprocess.Popen([*job, "--metrics-port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     latencies: list[float] = []
     stop = threading.Event()
 
@@ -70,7 +73,7 @@ def kafka_latency(
     reader = threading.Thread(target=read)
     reader.start()
     try:
-        time.sleep(3)  # the job starts and assigns its partitions
+        _wait_until_ready(process, port)
         producer = Producer(kafka.client({"linger.ms": "0", **PRODUCER_CONFIG}))
         started = time.perf_counter()
         for due, index, male, hired in decisions(rate, seconds):
@@ -88,6 +91,19 @@ def kafka_latency(
         process.terminate()
         process.wait(10)
     return after_warm_up(latencies)
+
+
+def _wait_until_ready(process: subprocess.Popen, port: int, timeout: float = 120.0) -> None:
+    """Wait for the job's readiness (not a guess of how long it starts: a loaded machine takes longer)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as answer:
+                if answer.status == 200:
+                    return
+        except OSError:  # not serving yet, or 503 (an HTTPError is an OSError) while its partitions are assigned
+            pass
+        time.sleep(0.1)
 
 
 class _PacedPartition(StatefulSourcePartition[RawRecord, int]):
