@@ -124,14 +124,22 @@ class PartitionClock:
         self.max_gap = max_gap
         self.starting: list[Event] | None = [] if max_gap is not None else None
         """The partition's first events, held until judged (see `max_gap`); None once the partition has begun."""
+        self.letters_held: list[DeadLetter] = []
+        """Dead letters met while the first events are held: numbered with those the judgment makes, in offset order."""
         self.high: int | None = None
         self.dead_letters = 0
         self.buffer = LatenessBuffer(kind_rank or {}) if lateness > 0 and ordered else None
         """Events admitted but not yet due; None without a lateness, or where the caller orders events itself (`ordered`)."""
 
     def count(self, *groups: list[DeadLetter]) -> list[DeadLetter | Sealed]:
-        """Number the partition's dead letters in offset order with a running count (and the chain's checkpoint seals)."""
-        ordered = sorted((letter for group in groups for letter in group), key=lambda letter: (letter.topic, letter.offset))
+        """Number the partition's dead letters in offset order with a running count (and the chain's checkpoint seals);
+        while its first events are held, its letters wait with them, so the count follows the offsets however the
+        partition is batched."""
+        if self.starting is not None:
+            self.letters_held.extend(letter for group in groups for letter in group)
+            return []
+        held, self.letters_held = self.letters_held, []
+        ordered = sorted((letter for group in (held, *groups) for letter in group), key=lambda letter: (letter.topic, letter.offset))
         numbered: list[DeadLetter | Sealed] = []
         for letter in ordered:
             self.dead_letters += 1
@@ -288,6 +296,7 @@ class PartitionClock:
         copied = copy.copy(self)
         if self.starting is not None:
             copied.starting = list(self.starting)
+        copied.letters_held = list(self.letters_held)
         if self.chain is not None:
             copied.chain = copy.copy(self.chain)
         if self.buffer is not None:
