@@ -38,7 +38,9 @@ from fairstream.trials.partition import Output
 class FairnessMonitor:
     """One or several monitors over one stream of events, fed in order from Python."""
 
-    def __init__(self, plans: list[Plan]):
+    def __init__(self, plans: list[Plan], *, hold_start: bool = False):
+        """`hold_start`: hold the first 100 events and judge them as a file run does (`input.max_gap`), for a caller
+        that feeds them all at once; by default each record fed is answered at once."""
         self.time_field = plans[0].spec.input.time
         """The field that holds each event's time, and its format (`input.time_format`), shared by every monitor."""
         self.time_format = plans[0].spec.input.time_format
@@ -47,6 +49,8 @@ class FairnessMonitor:
         self.input = plans[0].spec.input
         """The input section every monitor reads events by."""
         self._partition = new_partition_trials(plans, 0, 1, strings=False)
+        if not hold_start:
+            self._partition.clock.begin_at_once()
         self._merges = [MergeStep(Monitor(dataclasses.replace(plan.monitor, reporters=1))) for plan in plans]
         self._offset = 0
         self._latest: dict[str, dict[str, Any]] = {}
@@ -54,10 +58,10 @@ class FairnessMonitor:
         """Every alert so far (violations, recoveries, certifications), in the order they were raised."""
 
     @classmethod
-    def load(cls, *specs: str | Path | Mapping[str, Any]) -> FairnessMonitor:
+    def load(cls, *specs: str | Path | Mapping[str, Any], hold_start: bool = False) -> FairnessMonitor:
         """Monitors for spec files, bundled specs' names, folders of specs or specs given as dicts (whose input
-        sections must agree)."""
-        return cls(load_plans([spec if isinstance(spec, Mapping) else str(spec) for spec in specs]))
+        sections must agree); `hold_start` as for the constructor."""
+        return cls(load_plans([spec if isinstance(spec, Mapping) else str(spec) for spec in specs]), hold_start=hold_start)
 
     def feed(self, records: Iterable[dict[str, Any] | bytes | str]) -> list[dict[str, Any]]:
         """Take records in order (dicts, or JSON text); return the estimates, alerts and dead letters now final (and

@@ -48,7 +48,7 @@ def monitor_frame(frame: Any, *specs: str | Path | Mapping[str, Any], keep_order
     only `monitor` and `metric` reads each row as one closed trial, in row order (see `language.table`). Raises
     `ValueError` when every row is rejected, naming the reasons; warns when more than 1 % are."""
     pandas = _pandas()
-    monitor = FairnessMonitor.load(*specs)
+    monitor = FairnessMonitor.load(*specs, hold_start=True)
     rows = list(frame_records(frame, monitor.time_field, monitor.time_format))
     if monitor.numbered:
         rows = list(numbered_rows(lambda: rows)())

@@ -167,7 +167,7 @@ class PartitionClock:
         too_old: list[DeadLetter] = []
         if self.starting is not None:
             self.starting.extend(events)
-            if len(self.starting) < START_EVENTS:
+            if len(self.starting) < START_EVENTS and len(self.letters_held) < START_EVENTS:  # letters wait no longer than events
                 return [], []
             events, too_old = self._begin()
         accepted, refused = self._classify(events)
@@ -176,6 +176,11 @@ class PartitionClock:
             return accepted, rejected
         self.buffer.hold(accepted)
         return self.buffer.release(self.high - self.lateness) if self.high is not None else [], rejected
+
+    def begin_at_once(self) -> None:
+        """Admit events as they come, without judging the first ones: for a caller that feeds records one at a time
+        and wants each answered at once (`fairstream.FairnessMonitor`)."""
+        self.starting = None
 
     def _begin(self) -> tuple[list[Event], list[DeadLetter]]:
         """The partition's first `START_EVENTS` events judged: split at every silence longer than `max_gap`, the part
