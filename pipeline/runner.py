@@ -54,12 +54,12 @@ from fairstream.connectors.kafka_config import KafkaConnection, load_connection
 from fairstream.connectors.kafka_source import co_partitioned, kafka_source
 from fairstream.connectors.metrics_server import serving
 from fairstream.connectors.notify import UNDELIVERED_FILE, Undelivered, UndeliveredFile, notifying
-from fairstream.process.ownership import holding
 from fairstream.connectors.recovery import claim_store, prepare_store, resume_epoch, store_failure
 from fairstream.dataflow import collector
 from fairstream.dataflow.flow import build_flow
 from fairstream.jobs import Cluster, FileInput, FileOutput, InputFormat, Job, KafkaInput, KafkaOutput
 from fairstream.process.lifecycle import die_with_parent, panic_reports_hidden, stopping
+from fairstream.process.ownership import holding
 from fairstream.records.errors import ConnectorError, FairstreamError, InputError, UsageError, raised_in_dataflow
 from fairstream.records.signing import load_private_key, signing
 from fairstream.verdicts.tally import RunTally
@@ -281,13 +281,13 @@ def execute(job: Job, *, workers: int = 1, processes: int = 1, own_process: bool
         holding(Path(job.recovery), "recovery store", "--recovery directory") if job.recovery is not None and first else nullcontext() as store,
         holding(Path(job.output.out_dir), "output directory", "--out directory") if isinstance(job.output, FileOutput) and first else nullcontext() as out,
     ):
-        return _execute(job, workers, processes, own_process, cluster, tuple(lock for lock in (store, out) if lock is not None))
+        return _execute(job, workers, processes, own_process, cluster, first, tuple(lock for lock in (store, out) if lock is not None))
 
 
-def _execute(job: Job, workers: int, processes: int, own_process: bool, cluster: Cluster | None, locks: tuple[int, ...]) -> RunTally:
+def _execute(job: Job, workers: int, processes: int, own_process: bool, cluster: Cluster | None, first: bool, locks: tuple[int, ...]) -> RunTally:
     """`execute` with the run's directories held (`locks`: their descriptors, which its worker processes hold too)."""
     tally = metrics.start_tally()
-    if not prepare(job, first=cluster is None or cluster.process_id == 0):
+    if not prepare(job, first=first):
         return tally
     resumed = _resumes(job)
     if cluster is not None:

@@ -170,6 +170,10 @@ class PartitionClock:
             if len(self.starting) < START_EVENTS and len(self.letters_held) < START_EVENTS:  # letters wait no longer than events
                 return [], []
             events, too_old = self._begin()
+        return self._pass(events, too_old)
+
+    def _pass(self, events: list[Event], too_old: list[DeadLetter]) -> tuple[list[Event], list[DeadLetter]]:
+        """`admit` once the partition has begun: the events now due, and the dead letters (`too_old` first)."""
         accepted, refused = self._classify(events)
         rejected = [*too_old, *(self.letter(out.event, out.reason, out.detail) for out in refused)]
         if self.buffer is None:
@@ -214,16 +218,8 @@ class PartitionClock:
     def release_all(self) -> tuple[list[Event], list[DeadLetter]]:
         """Every held event, in order, and the dead letters of the first events judged now: the partition has ended, or
         gone quiet, so no earlier event is to be waited for."""
-        accepted, rejected = self._begun() if self.starting is not None else ([], [])
+        accepted, rejected = self._pass(*self._begin()) if self.starting is not None else ([], [])
         return accepted + ([] if self.buffer is None else self.buffer.drain()), rejected
-
-    def _begun(self) -> tuple[list[Event], list[DeadLetter]]:
-        events, too_old = self._begin()
-        accepted, refused = self._classify(events)
-        if self.buffer is not None:
-            self.buffer.hold(accepted)
-            accepted = []
-        return accepted, [*too_old, *(self.letter(out.event, out.reason, out.detail) for out in refused)]
 
     def admits_whole(self, times: list[int]) -> bool:
         """Whether a batch of these event times (in partition order, at least one) is admitted whole and due at once, as
