@@ -38,7 +38,8 @@ FIELDS = {"sex": "str", "race": "str", "predicted": "bool", "high_income": "bool
 def adult() -> pd.DataFrame:
     """The rows of `adult.data` with the predicted and the true high income."""
     path = SHARED_DATA / "adult.data"
-    assert path.is_file(), f"the UCI Adult file is expected at {path} (../shared/data beside the project)"
+    if not path.is_file():
+        pytest.skip(f"no UCI Adult file at {path}: put adult.data from the UCI ML repository (doi 10.24432/C5XW20) in ../shared/data")
     frame = pd.read_csv(path, header=None, names=COLUMNS, skipinitialspace=True)
     return frame.assign(
         predicted=(frame["education-num"] >= 13) | (frame["capital-gain"] > 5000),
