@@ -20,9 +20,9 @@ COMPAS_SPEC = SPECS / "compas_equalized_odds.yaml"
 
 
 @pytest.fixture(scope="module")
-def trials():
-    frame = compas_trials(SHARED_DATA / "compas-scores-two-years.csv", lambda score: score > 6)
-    sex = pd.read_csv(SHARED_DATA / "compas-scores-two-years.csv", usecols=["sex"])["sex"]
+def trials(compas_csv):
+    frame = compas_trials(compas_csv, lambda score: score > 6)
+    sex = pd.read_csv(compas_csv, usecols=["sex"])["sex"]
     return frame.assign(sex=sex.values)
 
 

@@ -82,8 +82,8 @@ def test_a_point_verdict_run_starts_without_numpy_scipy_or_matplotlib(tmp_path):
     assert (tmp_path / "out" / "estimates.jsonl").exists()
 
 
-def test_commands_run_without_the_studies_extra(tmp_path):
-    compas = str(SHARED_DATA / "compas-scores-two-years.csv")
+def test_commands_run_without_the_studies_extra(tmp_path, compas_csv):
+    compas = str(compas_csv)
     run = without_studies("run", "compas_equalized_odds", "--input", compas, "--out", "out", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert "alerts: 2 violation(s)" in run.stdout
