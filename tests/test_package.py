@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SHARED_DATA
 
 PROJECT = Path(__file__).resolve().parents[1]
 
