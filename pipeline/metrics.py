@@ -41,7 +41,8 @@ SHIELD_DECISIONS = Counter(
 )
 SHIELD_BREAKS = Counter(
     "fairstream_shield_assumption_breaks",
-    "Breaks of a shield's synthesis assumptions, per monitor and assumption: labels later than label_delay, decisions while a rate lay outside rates_within",
+    "Breaks of a shield's synthesis assumptions, per monitor and assumption: overdue labels (label_delay), groups whose raw "
+    "rate or share left what the bound assumed (rates, rates_within, share), decisions of undeclared groups (groups)",
     ["monitor", "assumption"],
     registry=REGISTRY,
 )
@@ -55,8 +56,6 @@ _parse_iso = time_parser("iso")
 _late_warned: set[int] = set()
 _unseen_warned: set[str] = set()
 _breaks_counted: dict[tuple[str, str], int] = {}
-BREAK_COUNTS = {"label_delay": "late_labels", "rates_within": "decisions_outside"}
-"""The count of breaks each assumption's report in a shield.status record carries."""
 log = logging.getLogger("fairstream.input")
 
 
@@ -125,6 +124,7 @@ def start_tally() -> RunTally:
         _tally = RunTally()
         _late_warned.clear()
         _unseen_warned.clear()
+        _breaks_counted.clear()
     return _tally
 
 
@@ -226,7 +226,7 @@ def _shield_breaks(record: dict[str, Any]) -> None:
     """Add the breaks a status record reports since the last one to the counter."""
     for assumption, report in record["assumptions"].items():
         key = (record["monitor"], assumption)
-        count = report.get(BREAK_COUNTS.get(assumption, ""), 0)
+        count = report.get("breaks", 0)
         if count > _breaks_counted.get(key, 0):
             SHIELD_BREAKS.labels(*key).inc(count - _breaks_counted.get(key, 0))
             _breaks_counted[key] = count

@@ -53,6 +53,33 @@ def hiring_decisions(
 
 
 @dataclass(frozen=True)
+class HiringMaker:
+    """A decision maker of the hiring stream: the raw hire rates of men and women, and the share of men."""
+
+    p_male: float
+    p_female: float
+    share_male: float = 0.5
+
+
+def drifting_hiring_decisions(n: int, start: HiringMaker, end: HiringMaker, seed: int, *, drift_from: int = 0) -> list[dict[str, Any]]:
+    """`n` DECISION events as `hiring_decisions` makes them, by a decision maker that is `start` up to decision
+    `drift_from` and then moves linearly to `end` at the last decision: the stream a shield's assumption checks face."""
+    draws = np.random.default_rng(seed).random((n, 2))
+    progress = np.clip((np.arange(n) - drift_from) / max(n - 1 - drift_from, 1), 0.0, 1.0)
+
+    def moving(first: float, last: float) -> np.ndarray:
+        return first + progress * (last - first)
+
+    male = draws[:, 0] < moving(start.share_male, end.share_male)
+    hired = draws[:, 1] < np.where(male, moving(start.p_male, end.p_male), moving(start.p_female, end.p_female))
+    origin = int(START.timestamp()) * SECOND
+    return [
+        {"event": "DECISION", "id": str(index + 1), "time": format_instant(origin + 60 * SECOND * index), "gender": GENDERS[not is_male], "hired": is_hired}
+        for index, (is_male, is_hired) in enumerate(zip(male.tolist(), hired.tolist()))
+    ]
+
+
+@dataclass(frozen=True)
 class GenderCount:
     """Applicants and hires of one gender in a decision stream."""
 

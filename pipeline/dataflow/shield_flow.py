@@ -56,7 +56,7 @@ class _ShieldLogic(StatefulLogic):
     def on_eof(self) -> tuple[list[dict[str, Any]], bool]:
         if stop_requested():  # stopped, not ended: decisions held for ordering wait in the snapshot
             return [], StatefulLogic.RETAIN
-        return [*self._decide(self.order.finish()), self.chain.seal(final=True)], StatefulLogic.RETAIN
+        return [*self._decide(self.order.finish()), *self._chained(self.run.closing()), self.chain.seal(final=True)], StatefulLogic.RETAIN
 
     def snapshot(self) -> tuple[EventOrder, ShieldRun, RecordChain]:
         return copy.deepcopy((self.order, self.run, self.chain))

@@ -77,6 +77,13 @@ class ShieldSpec(SpecModel):
         "of groups; the bound is simulated for every decision maker on a grid over them, constant or jumping halfway between "
         "corners, and λ is refused when it does not hold",
     )
+    check_level: float = Field(
+        0.01,
+        gt=0,
+        lt=1,
+        description="false-warning level of the checks of the raw rates and shares against those the bound assumed: on a "
+        "stream that keeps them, the probability that any check warns over the whole run, however long",
+    )
     label_delay: int = Field(
         0,
         ge=0,

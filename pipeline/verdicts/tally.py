@@ -74,6 +74,10 @@ def late_line(partition: int, late: int, read: int) -> str:
     )
 
 
+BREAK_NAMES = {"label_delay": "overdue labels", "groups": "decisions of undeclared groups"}
+"""What a break of an assumption counts, where it is not a group outside what the bound assumed."""
+
+
 class RunTally(BaseModel):
     """Everything a run's summary and exit code rest on."""
 
@@ -94,6 +98,8 @@ class RunTally(BaseModel):
     shielded: int = 0
     """Decisions a shield passed on."""
     interventions: int = 0
+    shield_assumptions: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Per shield, its assumptions as its last status record reported them."""
     notifications: dict[str, int] | None = None
     """Where the run posts alerts: posts accepted (`sent`), posts that failed (`failed`), and alerts an endpoint never
     accepted (`undelivered`, written down as `pipeline.undelivered` records)."""
@@ -132,6 +138,8 @@ class RunTally(BaseModel):
             self.shielded += 1
         elif kind == "shield.intervention":
             self.interventions += 1
+        elif kind == "shield.status" and "assumptions" in record:
+            self.shield_assumptions[record["monitor"]] = record["assumptions"]
 
     def leading_rejections(self, limit: int = 3) -> list[str]:
         """The most frequent dead-letter reasons, each with its count, an example and the spec field behind it."""
@@ -150,6 +158,15 @@ class RunTally(BaseModel):
         if counts["undelivered"]:
             line += f"; {counts['undelivered']:,} alert(s) never accepted, written to {self.undelivered_to}"
         return line
+
+    def broken_assumptions(self) -> list[str]:
+        """One line per shield whose assumptions broke: which, and how often (what the summary warns of)."""
+        lines = []
+        for monitor, assumptions in sorted(self.shield_assumptions.items()):
+            broken = [f"{name} ({report['breaks']:,} {BREAK_NAMES.get(name, 'groups outside')})" for name, report in assumptions.items() if not report["held"]]
+            if broken:
+                lines.append(f"shield {monitor}: assumptions broken: {', '.join(broken)}; its stated bound does not cover this stream (docs: shields, assumptions)")
+        return lines
 
     def late_shares(self) -> list[tuple[int, int, int]]:
         """(partition, late, read) of each partition whose late share passes `LATE_SHARE`."""
@@ -172,6 +189,7 @@ class RunTally(BaseModel):
         self.resumed = self.resumed or other.resumed
         self.shielded += other.shielded
         self.interventions += other.interventions
+        self.shield_assumptions |= other.shield_assumptions
         if other.notifications is not None:
             self.undelivered_to = self.undelivered_to or other.undelivered_to
             mine = self.notifications = self.notifications or {}

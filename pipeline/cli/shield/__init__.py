@@ -239,6 +239,8 @@ def run_command(
         )
     started = time.perf_counter()
     tally = execute(job, own_process=True)
+    for line in tally.broken_assumptions():
+        console.warning(line)
     if input_path is not None:
         console.console.print(f"shielded {tally.shielded:,} decisions, {tally.interventions:,} interventions, in {time.perf_counter() - started:.1f} s; wrote {out_dir}/decisions_shielded.jsonl and alerts.jsonl", soft_wrap=True)
     else:

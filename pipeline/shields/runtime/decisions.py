@@ -18,6 +18,8 @@ from fairstream.shields.energy.spread import SpreadCounts, SpreadEnergy, SpreadS
 from fairstream.shields.runtime.assumptions import AssumptionWatch
 from fairstream.shields.runtime.configured import configure
 
+UNDECLARED = "undeclared_group"
+"""Why a decision passed unshielded: its group is not among the shield's groups."""
 SHIELD_FIELD = "fairstream_shield"
 """The field a shielded decision record gains: whether it was flipped, how it arrived, and what replays it."""
 
@@ -41,6 +43,20 @@ def member_of(energy: MonotoneEnergy | SpreadEnergy) -> dict[str, Any]:
     return {"alpha": energy.alpha, "raw_gap": energy.p, "k": energy.k, "burn_in": target.burn_in, "running": list(target.running), "limit": list(target.limit)}
 
 
+def assumed_values(spec: ShieldSpec) -> dict[str, dict[str, float | tuple[float, float]]]:
+    """What the shield's bound assumed of the raw decisions, per assumption and group: the rates and shares it was
+    synthesized for, or the ranges of the adaptive shield; nothing when no bound was computed (`raw_gap` alone)."""
+    groups = spec.groups
+    if spec.rates_within is not None:
+        return {"rates_within": dict(zip(groups, spec.rates_within, strict=True)), "share": {groups[0]: spec.share}}
+    if spec.rates is None:
+        return {}
+    if len(groups) > 2:
+        shares = spec.shares if spec.shares is not None else [1 / len(groups)] * len(groups)
+        return {"rates": dict(zip(groups, spec.rates, strict=True)), "share": dict(zip(groups, shares, strict=True))}
+    return {"rates": dict(zip(groups, spec.rates, strict=True)), "share": {groups[0]: spec.share}}
+
+
 @dataclass
 class ShieldRun:
     """The shield's state over one decision stream; `decide` takes events in the order they must be shielded."""
@@ -57,24 +73,25 @@ class ShieldRun:
     """Decisions answered though they arrived later than the lateness allows."""
     future: int = 0
     """Decisions answered though dated implausibly far ahead."""
-    pending: OrderedDict[str, tuple[bool, int, int]] = field(default_factory=OrderedDict)
-    """Equal opportunity: per decision awaiting its label, whether it is of the first group, its shielded decision and
-    its number among the decisions (how late its label comes is counted in decisions)."""
+    pending: OrderedDict[str, tuple[bool, int, int, int]] = field(default_factory=OrderedDict)
+    """Equal opportunity: per decision awaiting its label, whether it is of the first group, its shielded decision, its
+    number among the decisions (how late its label comes is counted in decisions) and its raw decision."""
     dropped: int = 0
     """Equal opportunity: decisions that left `pending` unlabelled, past `max_pending`."""
     unmatched: int = 0
     """Equal opportunity: labels of no decision awaiting one."""
 
+    last_time: int = 0
+    """The event time of the last decision answered: where a closing status record is dated."""
     watch: AssumptionWatch = field(init=False)
     """The synthesis assumptions, checked decision by decision (see `AssumptionWatch`)."""
 
     def __post_init__(self) -> None:
         self.shield = configure(self.spec).shield
         self.state = self.shield.start()
-        adaptive = isinstance(self.shield, AdaptiveGroupShield)
         self.watch = AssumptionWatch(
-            self.monitor, label_delay=self.spec.label_delay if self.opportunity else None, rates_within=self.spec.rates_within if adaptive else None,
-            groups=tuple(self.spec.groups), memory=self.shield.memory if adaptive else 0,  # type: ignore[union-attr]
+            self.monitor, tuple(self.spec.groups), label_delay=self.spec.label_delay if self.opportunity else None,
+            assumed=assumed_values(self.spec), check_level=self.spec.check_level,
         )  # fmt: skip
 
     @property
@@ -95,10 +112,19 @@ class ShieldRun:
         if waiting is None:
             self.unmatched += 1
             return
-        first, shielded, number = waiting
+        first, shielded, number, raw = waiting
         self.watch.label(self.decisions - number)
         if event.fields[self.spec.label] in (True, 1):  # type: ignore[index]
             self.state = self.state.add(first, shielded)  # type: ignore[union-attr]
+            self.observe(self.spec.groups[0] if first else self.spec.groups[1], raw)
+
+    def observe(self, group: str, raw: int) -> None:
+        """One raw decision of a declared group (of a qualified one, for equal opportunity), for the checks of the raw
+        rates and shares."""
+        self.watch.observe("rates", group, raw)
+        self.watch.observe("rates_within", group, raw)
+        for name in self.spec.groups if len(self.spec.groups) > 2 else self.spec.groups[:1]:
+            self.watch.observe("share", name, float(group == name))
 
     def decide(self, event: Event, arrival: str = "") -> list[dict[str, Any]]:
         """The shielded decision record, plus an intervention record when the decision was flipped; `arrival` says
@@ -109,25 +135,27 @@ class ShieldRun:
         marked = {arrival: True} if arrival else {}
         self.late += arrival == "late"
         self.future += arrival == "future"
-        if group not in spec.groups:  # outside the compared groups: passed through unchanged
-            facts = {"flipped": False, **marked, "seed": spec.seed, "spec_sha256": self.spec_sha256}
+        self.last_time = event.time
+        if group not in spec.groups:  # outside the compared groups: passed through unchanged, and counted
+            self.watch.stranger(group)
+            facts = {"flipped": False, "passed": UNDECLARED, **marked, "seed": spec.seed, "spec_sha256": self.spec_sha256}
             return [{"type": SHIELDED, "monitor": self.monitor, "id": event.key, "flipped": False, **marked, "record": {**fields, SHIELD_FIELD: facts}}]
         proposed = fields[spec.decision]
         raw = int(bool(proposed))
         draw = uniform(spec.seed, event.key)
-        if isinstance(self.state, AdaptiveGroupCounts) and spec.rates_within is not None:
-            counts, (first, second) = self.state.counts, spec.groups
-            self.watch.rates({first: (self.state.rate_a, counts.seen_a), second: (self.state.rate_b, counts.seen_b)})
         facts = self.replay_facts(draw)
         verdict = self.shield.decide(raw, self.state, draw, group)  # type: ignore[arg-type]
         if self.opportunity:  # counted once the label says qualified
-            self.pending[event.key] = (group == spec.groups[0], verdict.shielded, self.decisions + 1)
+            self.pending[event.key] = (group == spec.groups[0], verdict.shielded, self.decisions + 1, raw)
+            self.watch.decided(self.decisions + 1, event.key)
             if len(self.pending) > spec.max_pending:
                 self.pending.popitem(last=False)
                 self.dropped += 1
         else:
             self.state = self.shield.next_state(self.state, verdict)  # type: ignore[arg-type]
+            self.observe(group, raw)
         self.decisions += 1
+        self.watch.count_overdue(self.decisions, self.pending)
         shielded = {**fields, SHIELD_FIELD: {"flipped": verdict.flipped, **marked, **facts}}
         if verdict.flipped or not (proposed is True or proposed is False or proposed == raw):  # else the record says what was decided
             shielded[spec.decision] = bool(verdict.shielded) if isinstance(proposed, bool) else verdict.shielded
@@ -153,6 +181,10 @@ class ShieldRun:
             }
             out.append(stamp(body, self.monitor, INTERVENTION, event.time, event.key))
         return out
+
+    def closing(self) -> list[dict[str, Any]]:
+        """At the end of the stream: a last status record, unless the last decision wrote one."""
+        return [self.status(self.last_time)] if self.decisions % self.spec.status_every else []
 
     def replay_facts(self, draw: float) -> dict[str, Any]:
         """What an auditor needs to decide this decision again from its raw value and the shielded decisions before it:
