@@ -60,7 +60,8 @@ def intervals_of(body: dict[str, Any]):
 
 def check_part(part: str, body: dict[str, Any], *, turned_violated: bool = False) -> None:
     """An interval holds its point; `violated` agrees with the status; a violation turns only where the interval it is
-    published with lies beyond the threshold, and a ratio is certified only where its interval lies within it.
+    published with lies beyond the threshold, and a ratio is certified only where its interval lies within it; an
+    anytime ratio is violated exactly where its interval ends below τ and certified exactly where it starts at τ or above.
 
     (A gap is certified by two one-sided tests at the whole α, a 1 − 2α interval per pair, while the interval published
     is the named pair's at its share of α: the certificate is not read off the published interval.)"""
@@ -70,6 +71,11 @@ def check_part(part: str, body: dict[str, Any], *, turned_violated: bool = False
     if "violated" in body and "constraint" not in body:
         assert (body["status"] == "violated") == bool(body["violated"]), f"{part}: status {body['status']}, violated {body['violated']}"
     interval, threshold, of = body.get("interval"), body.get("threshold"), body.get("interval_of")
+    if interval is not None and of == "raw_ratio" and body.get("interval_validity") == "anytime" and not body.get("interval_widened"):
+        # the anytime ratio's verdict is read off the interval it publishes: the two agree at every look
+        complete = not any(cell.get("below_floor") for cell in body["groups"].values())
+        assert bool(body["violated"]) == (interval[1] < threshold), f"{part}: violated {body['violated']}, interval {interval}"
+        assert (body["status"] == "certified") == (interval[0] >= threshold and complete), f"{part}: {body['status']}, interval {interval}"
     if interval is None or threshold is None or body.get("interval_widened") or body.get("interval_validity") != "fixed_time":
         return  # a widened interval is not the one the verdict was reached on; anytime verdicts rest on the tests
     if turned_violated and of in ("raw_gap", "gap"):

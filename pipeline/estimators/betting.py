@@ -179,27 +179,72 @@ class GapBet(Bettors):
         return float(self._grid[lower - 1]) if lower else -1.0, float(self._grid[upper + 1]) if upper < size - 1 else 1.0
 
 
+RATIO_GRID = np.round(np.linspace(0.0, 1.0, 101), 12)
+"""Candidate ratios in [0, 1] that the confidence sequence of `RatioBet` tests, besides τ, each as p_b/p_a and as
+p_a/p_b: its bounds on the smaller ratio are resolved to 0.01."""
+
+
+def _ratio_candidates(threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The candidates m for ρ = p_b/p_a in ascending order (k ≤ 1 as itself, then 1/k), and per candidate the payoff
+    rows (a, b, c) of the bettor against ρ ≤ m and of the one against ρ ≥ m, scaled so no coefficient exceeds 1."""
+    small = np.union1d(RATIO_GRID, [threshold])
+    large = small[::-1][1:-1]  # 1/k for k from just below 1 down to the smallest positive candidate
+    candidates = np.concatenate([small, 1 / large])
+    zeros = np.zeros(len(small) + len(large))
+    against_at_most = np.column_stack([np.concatenate([-small, -np.ones(len(large))]), np.concatenate([np.ones(len(small)), large]), zeros])
+    return candidates, against_at_most, -against_at_most
+
+
 class RatioBet(Bettors):
-    """The tests for the ratio of two rates against τ (disparate impact, the four-fifths rule at τ = 0.8): a violation
-    is p_b < τ·p_a (or p_a < τ·p_b), bet on through τx − y, whose mean τ·p_a − p_b is at most 0 while the rule holds;
-    a certification rejects both p_b ≤ τ·p_a and p_a ≤ τ·p_b.
+    """The tests for the ratio of two rates against τ (disparate impact, the four-fifths rule at τ = 0.8), and the
+    confidence sequence of ρ = p_b/p_a they form: for each candidate m on a grid one bettor stakes against ρ ≤ m (on
+    y − m·x, or on k·y − x for m = 1/k > 1) and one against ρ ≥ m. The verdicts are read off the sequence at the
+    pair's level, so a record's interval and its verdict agree: a violation when the interval of the smaller ratio
+    min(ρ, 1/ρ) ends below τ, a certification when it starts at τ or above (both at 2/α a side).
 
     >>> bet = RatioBet(threshold=0.8)
     >>> for _ in range(40):
     ...     bet.update(1.0, 0.0)
-    >>> bet.rejects(0.05), bet.certifies(0.05)
-    ('a>b', False)
+    >>> bet.rejects(0.05), bet.certifies(0.05), bet.bounds(0.05)[1] < 0.8
+    ('a>b', False, True)
     """
 
-    __slots__ = ("epsilon",)
+    __slots__ = ("epsilon", "_candidates")
 
     def __init__(self, threshold: float):
         if not 0 < threshold <= 1:
             raise ValueError(BAD_RATIO.format(threshold=threshold))
         self.epsilon = threshold
-        tau = threshold
-        coefficients = np.array([[tau, -1.0, 0.0], [-1.0, tau, 0.0], [-tau, 1.0, 0.0], [1.0, -tau, 0.0]])
-        super().__init__(coefficients, np.array([1.0, 1.0, tau, tau]))
+        self._candidates, at_most, at_least = _ratio_candidates(threshold)
+        size = len(self._candidates)
+        at = {round(value, 12): index for index, value in enumerate(self._candidates)}
+        low, high = at[round(threshold, 12)], at[round(1 / threshold, 12)]
+        index = (size + low, high, low, size + high)  # ρ ≥ τ, ρ ≤ 1/τ (violations); ρ ≤ τ, ρ ≥ 1/τ (certification)
+        worst = np.concatenate([np.maximum(-at_most[:, :2].min(axis=1), 0), np.maximum(-at_least[:, :2].min(axis=1), 0)])
+        super().__init__(np.vstack([at_most, at_least]), worst, index)
+
+    def bounds(self, alpha: float) -> tuple[float, float]:
+        """ρ = p_b/p_a lies strictly inside the returned bounds at every pair at once, at level 1 − α (α/2 a side): the
+        lower end is the candidate above which every candidate is unrejected as an upper limit (`GapBet.bounds`)."""
+        _check_alpha(alpha)
+        size, level = len(self._candidates), math.log(2 / alpha)
+        rejected_below = self._peak[:size] >= level
+        rejected_above = self._peak[size:] >= level
+        lower = int(np.argmin(rejected_below)) if not rejected_below.all() else size
+        upper = size - 1 - int(np.argmin(rejected_above[::-1])) if not rejected_above.all() else -1
+        return float(self._candidates[lower - 1]) if lower else 0.0, float(self._candidates[upper + 1]) if upper < size - 1 else math.inf
+
+    def rejects(self, alpha: float) -> Literal["a>b", "b>a"] | None:  # type: ignore[override]
+        """'a>b' when ρ < τ is established (the sequence's upper end below τ), 'b>a' when ρ > 1/τ, else None."""
+        lower, upper = self.bounds(alpha)
+        if upper < self.epsilon:
+            return "a>b"
+        return "b>a" if lower > 1 / self.epsilon else None
+
+    def certifies(self, alpha: float) -> bool:
+        """Whether τ ≤ ρ ≤ 1/τ is established: the smaller ratio's interval starts at τ or above."""
+        lower, upper = self.bounds(alpha)
+        return lower >= self.epsilon and upper <= 1 / self.epsilon
 
 
 def _check_alpha(alpha: float) -> None:

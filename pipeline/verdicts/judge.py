@@ -102,10 +102,16 @@ def judge(
             return replace(verdict, certified=complete and not verdict.violated and verdict.interval[0] >= rule.threshold)  # type: ignore[index]
         certified = complete and not verdict.violated and _certified_by_intervals(rule, raw, pairs, difference)
         return replace(verdict, certified=certified)
-    base = _describe(_widest(rule, estimates, pairs), estimates, raw)
     assert bets is not None
+    named = _widest(rule, estimates, pairs)
+    if rule.ratio and all(pair in bets for pair in pairs):  # the pair whose interval's lower end is lowest: what certification rests on
+        named = min(pairs, key=lambda pair: (either_way(*bets[pair].bounds(level(pair)))[0], pair))
+        named = named if estimates[named[0]] >= estimates[named[1]] else (named[1], named[0])
+    base = _describe(named, estimates, raw)
     within = min((bets[pair].certification() if pair in bets else 0.0) for pair in pairs)
-    certified = complete and all(pair in bets and bets[pair].certifies(rule.alpha) for pair in pairs)
+    # a ratio part is certified from the interval its record publishes (each pair at its level); a gap part from its
+    # certification bettors at the rule's α (an intersection–union test)
+    certified = complete and all(pair in bets and bets[pair].certifies(level(pair) if rule.ratio else rule.alpha) for pair in pairs)
     strongest: tuple[bool, float, tuple[str, str], float] | None = None
     for a, b in pairs:
         bet = bets.get((a, b))
@@ -281,14 +287,6 @@ def either_way(lower: float, upper: float) -> Interval:
     """
     ends = [_either_way(lower), _either_way(upper)]
     return min(ends), 1.0 if lower <= 1 <= upper else max(ends)
-
-
-def group_ratio(group_interval: GroupInterval, pair: tuple[str, str], alpha: float) -> Interval:
-    """r = rate(low) / rate(high) from each group's interval at level 1 − α: it lies in [low's lower / high's upper,
-    low's upper / high's lower] unless one of the four ends misses (α/2 each), so with probability at least 1 − 2α."""
-    high_lower, high_upper = group_interval(pair[0], alpha)
-    low_lower, low_upper = group_interval(pair[1], alpha)
-    return (low_lower / high_upper if high_upper > 0 else 0.0), (low_upper / high_lower if high_lower > 0 else math.inf)
 
 
 def _either_way(r: float) -> float:

@@ -7,7 +7,7 @@ from typing import Any, Protocol
 
 from fairstream.estimators.intervals import INTERVALS, katz_ratio
 from fairstream.estimators.rate import Rate
-from fairstream.verdicts.judge import GroupInterval, PairLevel, PartVerdict, VerdictRule, described, either_way, group_ratio, judge
+from fairstream.verdicts.judge import GroupInterval, PairLevel, PartVerdict, VerdictRule, described, either_way, judge
 
 FIXED_TIME = "fixed_time"
 """The intervals of confident verdicts hold at one fixed time."""
@@ -97,7 +97,7 @@ def rate_part(
         interval_of = "raw_ratio" if rule.ratio else "gap" if of_estimate else "raw_gap"  # Katz's ratio interval is of the raw counts
         describe_interval(body, verdict, interval_of)
     elif sequences is not None and rule.ratio:
-        publish_ratio_sequence(body, verdict, sequences)
+        publish_ratio_sequence(body, verdict, bets or {})
     elif sequences is not None:
         publish_sequences(body, verdict, bets or {})
     return body
@@ -120,14 +120,15 @@ def point_estimates(rates: dict[str, Rate], *, prior: float | None, confidence: 
     return estimates, raw
 
 
-def publish_ratio_sequence(body: dict[str, Any], verdict: PartVerdict, sequences: Sequences) -> None:
-    """Anytime ratio verdicts: a confidence sequence of the named pair's disparate-impact ratio, from the two groups'
-    sequences at half the pair's level each (see `ratio_interval`); the verdict rests on the ratio tests themselves."""
+def publish_ratio_sequence(body: dict[str, Any], verdict: PartVerdict, bets: dict[tuple[str, str], Any]) -> None:
+    """Anytime ratio verdicts: the confidence sequence of the named pair's smaller ratio at the pair's level, the one its
+    verdict is read from (violated when its upper end is below τ, certified when its lower end is at τ or above)."""
     body["interval_validity"] = ANYTIME
-    if verdict.pair is None or verdict.alpha is None or not all(group in sequences for group in verdict.pair):
+    if verdict.pair is None or verdict.alpha is None:
         return
-    ratio = group_ratio(lambda group, alpha: sequences[group].bounds(alpha), verdict.pair, verdict.alpha / 2)
-    enclose(body, either_way(*ratio), "raw_ratio")
+    bet = bets.get(verdict.pair) or bets.get(verdict.pair[::-1])
+    if bet is not None:
+        enclose(body, either_way(*bet.bounds(verdict.alpha)), "raw_ratio")
 
 
 def publish_sequences(

@@ -1,6 +1,7 @@
 """Disparate-impact intervals agree with their verdicts: two-sided, holding the raw ratio, certified exactly when the
 lower end is at τ or above and violated when the upper end is below; at the boundary (a true ratio of exactly τ) a
-simulation finds false certificates and false violations each within α; anytime ratios publish a confidence sequence."""
+simulation finds false certificates and false violations each within α; anytime ratios publish the confidence sequence
+their verdict is read from."""
 
 from __future__ import annotations
 
@@ -62,8 +63,8 @@ def test_ratio_intervals_hold_their_point_and_name_their_validity(compas):
         low, high = body["interval"]
         assert body["interval_of"] == "raw_ratio" and low <= body["raw_ratio"] <= high and 0 <= low <= high <= 1
         assert body["interval_validity"] == ("fixed_time" if mode == "confident" else "anytime")
-        if mode == "confident":
+        if not body.get("interval_widened"):  # either mode: the verdict is read off the interval the record publishes
             assert (body["status"] == "certified") == (low >= TAU)
             assert (body["status"] == "violated") == (high < TAU)
-        checked += 1
+            checked += 1
     assert checked > 500

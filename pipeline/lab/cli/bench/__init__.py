@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from fairstream.lab.cli.bench.assumptions import assumptions
 from fairstream.lab.cli.bench.changes import changes
 from fairstream.lab.cli.bench.database import database
 from fairstream.lab.cli.bench.detection import detection
@@ -24,5 +25,5 @@ def bench() -> None:
     """Measure throughput and detection behaviour."""
 
 
-for command in (throughput, scale, kafka, database, monitors, hiring, detection, guarantees, evidence, means, proxies, changes, shield):
+for command in (throughput, scale, kafka, database, monitors, hiring, detection, guarantees, evidence, means, proxies, changes, shield, assumptions):
     bench.add_command(command)
