@@ -20,17 +20,18 @@ def suppress_small_cells(body: dict[str, Any], min_cell: int) -> dict[str, Any]:
 
     A cell of a handful of trials can reveal one person's outcome, so its estimate, counts and interval are
     withheld, and so are the gap, ratio, interval and test evidence of a pair that names it (with the other cell they
-    would give it back) and the evidence over every pair; such a pair is named in name order (which one is higher is
-    withheld too). The verdict, reached from the real counts, stays as it is.
+    would give it back) or names a group with no cell published yet (an anytime verdict's tests see trials before they
+    mature), and the evidence over every pair; such a pair is named in name order (which one is higher is withheld
+    too). The verdict, reached from the real counts, stays as it is.
     """
-    groups = body["groups"]
-    if all(cell["trials"] >= min_cell for cell in groups.values()):
+    groups, pair = body["groups"], body.get("pair")
+    absent = [group for group in pair or () if group not in groups]  # no trial published yet (anytime: none matured)
+    if not absent and all(cell["trials"] >= min_cell for cell in groups.values()):
         return body
     published = {group: cell if cell["trials"] >= min_cell else _suppressed(cell) for group, cell in groups.items()}
     body = {**body, "groups": published}
     body.update({name: None for name in EVERY_PAIR_FIELDS if name in body})
-    pair = body.get("pair")
-    if pair and any(published[group].get("suppressed") for group in pair if group in published):
+    if pair and (absent or any(published[group].get("suppressed") for group in pair)):
         body.update({name: None for name in GAP_FIELDS if name in body}, gap_suppressed=True, pair=sorted(pair))  # the order would tell the gap's sign
         body.pop("interval_widened", None)
         if "interval" in body:

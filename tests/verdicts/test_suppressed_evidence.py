@@ -74,3 +74,26 @@ def test_the_evidence_over_every_pair_is_withheld_with_any_suppressed_cell():
     }  # fmt: skip
     shown = suppress_small_cells(body, 10)
     assert shown["log_wealth"] == 1.2 and shown["gap"] == 0.1 and shown["log_wealth_within"] is None
+
+
+def test_no_evidence_is_published_for_a_pair_before_its_groups_trials_mature():
+    """Anytime verdicts publish matured trials (opened close_after ago) while their tests see every closed one: until
+    group B has a published cell, two streams that differ only in B's first two outcomes publish the same numbers."""
+    spec = {**SPEC, "trial": {"close_on": ["DECISION"], "close_after": "2d"}, "metric": {**SPEC["metric"], "groups": ["A", "B"]}}
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def stream(first_two: bool) -> list[dict]:
+        rows = [("B" if index in (3, 7) else "A", first_two if index in (3, 7) else bool(index % 2)) for index in range(1200)]
+        return [
+            {"id": str(index), "time": (start + timedelta(minutes=5 * index)).isoformat().replace("+00:00", "Z"), "group": group, "approved": hit}
+            for index, (group, hit) in enumerate(rows)
+        ]
+
+    runs = []
+    for first_two in (False, True):
+        monitor = FairnessMonitor.load(spec)
+        records = published(monitor.feed(stream(first_two)) + monitor.close())
+        runs.append([record for record in records if "B" not in record["parts"]["selection_rate"]["groups"]])
+    assert len(runs[0]) == len(runs[1]) > 10
+    assert runs[0] == runs[1]
+    assert any(body["pair"] == ["A", "B"] and body["log_wealth"] is None for record in runs[0] for body in record["parts"].values())
