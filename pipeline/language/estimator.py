@@ -46,8 +46,8 @@ class Estimator(SpecModel):
     arl: float = Field(
         DEFAULT_ARL,
         ge=100,
-        description="change verdicts: the average number of trials before a false alarm on a stream that never changes, over "
-        "every part and pair together",
+        description="change verdicts: the average number of trials between false alarms on a stream that never changes, "
+        "restarts included, over every part and pair together",
     )
     alpha: float = Field(
         0.05, gt=0, lt=1, description="error budget of confident and anytime verdicts: split over the monitor's parts and each part's pairs of groups (see family)"

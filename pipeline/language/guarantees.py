@@ -44,10 +44,11 @@ def guarantee(spec: Spec, *, proxied: bool = False) -> str:
     if estimator.verdict == "change":
         shift = estimator.shift if estimator.shift is not None else spec.metric.threshold
         return (
-            f"change verdicts: on a stream that never changes, a false change alarm on average once in {estimator.arl:,.0f} trials or "
-            f"fewer over every part and pair together (a two-sided self-starting CUSUM per pair of groups, its threshold from "
-            f"Siegmund's run-length approximation: approximate, looser in a detector's first pairs); a gap moving by {shift:g} or "
-            f"more is found and dated (fairness.changed); assumes independent trials; the gap against ε as point verdicts"
+            f"change verdicts: on a stream that never changes, false change alarms on average {estimator.arl:,.0f} trials apart "
+            f"over every part and pair together, restarts included (a two-sided self-starting CUSUM per pair of groups, its "
+            f"threshold from Siegmund's run-length approximation: approximate, looser in a detector's first pairs); a gap moving "
+            f"by {shift:g} or more is found and dated (fairness.changed), the gaps before and after with 95 % confidence "
+            f"sequences; assumes independent trials; the gap against ε as point verdicts"
         )
     if estimator.verdict == "point":
         return f"point verdicts: the MAP gap against ε, no error rate; groups join once they have {spec.evidence_floor} trial(s){certificates}"

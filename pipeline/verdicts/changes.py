@@ -3,7 +3,9 @@
 
 The average run length to a false alarm (`arl`, in trials) is shared over the detectors as α is shared over pairs:
 evenly over the parts and pairs a spec declares, else over detectors as they start, the j-th taking 6/(π² j²) of the
-alarm rate 1/arl. A pair takes two trials or more, so a detector's run length in pairs is half its share in trials.
+alarm rate 1/arl. A detector's run length in pairs is its share in trials over the trials a pair takes (two at 1:1,
+about ten at 1:9), so `arl` holds in trials whatever the groups' sizes; after an alarm a detector learns the new gap
+afresh, so it holds between alarms too (restarts included).
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fairstream.estimators.change import Change, GapCusum
-from fairstream.estimators.means import normal_width
 from fairstream.estimators.pairing import RatioPairs
 from fairstream.records.timefmt import format_instant
 from fairstream.trials.outcomes import Cell, TrialOutcome, hidden
@@ -34,10 +35,26 @@ class Detection:
 
 @dataclass
 class PairDetector:
-    """One pair's pairing of outcomes and its detector."""
+    """One pair's pairing of outcomes and its detector, held to `arl` trials between false alarms: its run length in
+    pairs is that over the trials a pair has taken so far (two at 1:1, about ten at 1:9)."""
 
     pairs: RatioPairs
     detector: GapCusum
+    arl: float
+    trials: int = 0
+    formed: int = 0
+
+    def push(self, first_group: bool, outcome: float, time: int) -> list[Change]:
+        """One trial's outcome; the changes the pairs it completes raise."""
+        self.trials += 1
+        found = []
+        for first, second in self.pairs.push(first_group, outcome):
+            self.formed += 1
+            self.detector.arl = self.arl / max(self.trials / self.formed, 2.0)
+            change = self.detector.push(first - second, time)
+            if change is not None:
+                found.append(change)
+        return found
 
 
 @dataclass
@@ -58,10 +75,7 @@ class ChangeEvidence:
                 continue
             outcome = float(value[0]) if isinstance(value, tuple) else float(value)
             for pair, detector in self._detectors_of(part, group).items():
-                for first, second in detector.pairs.push(group == pair[0], outcome):
-                    change = detector.detector.push(first - second, trial.closed_at)
-                    if change is not None:
-                        self.found.append((part, pair, change))
+                self.found.extend((part, pair, change) for change in detector.push(group == pair[0], outcome, trial.closed_at))
 
     def take(self) -> list[tuple[str, tuple[str, str], Change]]:
         found, self.found = self.found, []
@@ -76,7 +90,8 @@ class ChangeEvidence:
                 pair = (min(group, other), max(group, other))
                 if self.listed_pairs is None or pair in self.listed_pairs or pair[::-1] in self.listed_pairs:
                     self.started += 1
-                    detectors[pair] = PairDetector(RatioPairs(), GapCusum(self.detection.shift, self._share(self.started) / 2))
+                    share = self._share(self.started)
+                    detectors[pair] = PairDetector(RatioPairs(), GapCusum(self.detection.shift, share / 2), share)
             known.append(group)
         return {pair: detector for pair, detector in detectors.items() if group in pair}
 
@@ -89,8 +104,7 @@ class ChangeEvidence:
 
 def change_record(metric: str, part: str, pair: tuple[str, str], change: Change, detection: Detection, level: float = 0.05) -> dict[str, Any]:
     """The body of a `fairness.changed` record: the pair (first minus second), when the gap changed and when that was
-    found, and the gap before and after with their normal intervals at level 1 − `level`."""
-    z = normal_width(level)
+    found, and the gap before and after with their confidence sequences at level 1 − `level` (beside the guard band)."""
     return {
         "metric": metric,
         "part": part,
@@ -100,9 +114,9 @@ def change_record(metric: str, part: str, pair: tuple[str, str], change: Change,
         "found_at": format_instant(change.found_at),
         "since": format_instant(change.before.since),
         "gap_before": change.before.mean,
-        "gap_before_interval": list(change.before.interval(z)),
+        "gap_before_interval": list(change.before_band.interval(level)),
         "gap_after": change.after.mean,
-        "gap_after_interval": list(change.after.interval(z)),
+        "gap_after_interval": list(change.after_band.interval(level)),
         "pairs_before": change.before.pairs,
         "pairs_after": change.after.pairs,
         "shift": detection.shift,

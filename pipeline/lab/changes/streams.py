@@ -9,15 +9,16 @@ import numpy as np
 
 from fairstream.estimators.change import Change, GapCusum
 from fairstream.estimators.pairing import RatioPairs
+from fairstream.verdicts.changes import PairDetector
 
 BASE = 0.5
 
 
-def decisions(seed: int, n: int, change_at: int | None = None, gap: float = 0.15) -> tuple[np.ndarray, np.ndarray]:
-    """Whether each decision is group a's, and whether it was approved: both groups at `BASE` until `change_at`, then
-    a at BASE + gap/2 and b at BASE − gap/2."""
+def decisions(seed: int, n: int, change_at: int | None = None, gap: float = 0.15, share: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
+    """Whether each decision is group a's (with probability `share`), and whether it was approved: both groups at
+    `BASE` until `change_at`, then a at BASE + gap/2 and b at BASE − gap/2."""
     rng = np.random.default_rng(seed)
-    in_a = rng.random(n) < 0.5
+    in_a = rng.random(n) < share
     rate = np.full(n, BASE)
     if change_at is not None:
         after = np.arange(n) >= change_at
@@ -26,14 +27,11 @@ def decisions(seed: int, n: int, change_at: int | None = None, gap: float = 0.15
 
 
 def detect(in_a: np.ndarray, approved: np.ndarray, shift: float, arl: float) -> list[Change]:
-    """Every alarm over the stream, with times counted in decisions (pairs of two trials or more: ARL in pairs is half
-    the ARL in trials)."""
-    detector, pairs, found = GapCusum(shift, arl / 2), RatioPairs(), []
+    """Every alarm over the stream, with times counted in decisions, from the detector a monitor runs for one pair."""
+    detector: PairDetector = PairDetector(RatioPairs(), GapCusum(shift, arl / 2), arl)
+    found: list[Change] = []
     for index, (a, x) in enumerate(zip(in_a.tolist(), approved.tolist())):
-        for first, second in pairs.push(a, float(x)):
-            change = detector.push(first - second, index)
-            if change is not None:
-                found.append(change)
+        found.extend(detector.push(a, float(x), index))
     return found
 
 
