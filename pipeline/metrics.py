@@ -55,6 +55,7 @@ _tally_lock = threading.Lock()  # the worker threads of one process share the ta
 _parse_iso = time_parser("iso")
 _late_warned: set[int] = set()
 _unseen_warned: set[str] = set()
+_proxy_warned: set[str] = set()
 _breaks_counted: dict[tuple[str, str], int] = {}
 log = logging.getLogger("fairstream.input")
 
@@ -124,6 +125,7 @@ def start_tally() -> RunTally:
         _tally = RunTally()
         _late_warned.clear()
         _unseen_warned.clear()
+        _proxy_warned.clear()
         _breaks_counted.clear()
     return _tally
 
@@ -197,12 +199,25 @@ def observe(record: dict[str, Any]) -> None:
         _estimates.latest[record["monitor"]] = record
         if record.get("unseen_groups"):
             _unseen(record)
+        if record["monitor"] not in _proxy_warned and any(body.get("groups_from") == "probabilities" for body in record["parts"].values()):
+            _proxy(record)
     elif kind in (*ALERT_TYPES, CHANGED, "shield.intervention"):
         ALERTS.labels(record.get("monitor", ""), kind).inc()
     elif kind == "shield.status" and record.get("assumptions"):
         _shield_breaks(record)
     elif kind == "shield.decision":
         SHIELD_DECISIONS.labels(record["monitor"], "late" if record.get("late") else "future" if record.get("future") else "on_time").inc()
+
+
+def _proxy(record: dict[str, Any]) -> None:
+    """Say once per monitor that its proxy's probabilities failed their calibration test, or gave a rate outside [0, 1]."""
+    from fairstream.verdicts.proxy import proxy_lines  # groups as probabilities alone need numpy
+
+    lines = proxy_lines(record)
+    if lines:
+        _proxy_warned.add(record["monitor"])
+        for line in lines:
+            log.warning(line)
 
 
 def _late(partition: int) -> None:

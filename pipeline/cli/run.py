@@ -18,7 +18,7 @@ from fairstream.process.lifecycle import stopped_by
 from fairstream.records.errors import InputError, UsageError
 from fairstream.records.hints import FIXES
 from fairstream.runner import execute, guess_format, job_plans, resume_blocker
-from fairstream.verdicts.summary import final_rates, part_gaps
+from fairstream.verdicts.summary import final_rates, part_gaps, rested_on
 from fairstream.verdicts.tally import REJECTED_SHARE, MonitorTally, RunTally, late_line
 from fairstream.verdicts.tracked import unseen_line
 
@@ -51,6 +51,11 @@ def print_summary(monitor: MonitorTally, dead_letters: dict[str, int], unwritten
         console.console.print(f"closed trials: {final['trials']['closed']:,}, none of them counted in a group the metric estimates", soft_wrap=True)
     else:
         console.console.print("no trial closed: nothing to estimate")
+    if final is not None and any(body.get("groups_from") == "probabilities" for body in final["parts"].values()):
+        from fairstream.verdicts.proxy import proxy_lines  # groups as probabilities alone need numpy
+
+        for line in proxy_lines(final):
+            console.warning(line)
     if final is not None and final.get("unseen_groups"):
         console.warning(unseen_line(final["monitor"], final["unseen_groups"], final.get("unlisted_groups", {})))
     if final is not None and final["trials"].get("evicted"):
@@ -63,7 +68,7 @@ def print_summary(monitor: MonitorTally, dead_letters: dict[str, int], unwritten
     violations = monitor.first_violations()
     if violations and final is not None:
         measure = "ratio then" if tests_ratio(final["metric"]) else "gap then"
-        if final["verdict"] != "point" and final["metric"] not in ("delayed_impact", "benefit_rate"):
+        if rested_on(final, tests_ratio(final["metric"])).startswith("raw_"):
             measure = f"raw {measure}"  # the tests rest on the raw counts; the MAP point is in the records
         evidence = any(v.evidence for v in violations)
         console.table(

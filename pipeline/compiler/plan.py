@@ -125,7 +125,7 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
         exact_kinds=frozenset(
             kind
             for kind, fields in kinds.items()
-            if all(fields[name] != "float" for capture in variables.captures.get(kind, ()) for name in capture.inputs)
+            if all(fields.get(name) != "float" for capture in variables.captures.get(kind, ()) for name in capture.inputs)
         ),
     )
     outcomes = Outcomes(_metric_cells(spec, proxy), rules)
@@ -215,11 +215,15 @@ def _proxy_layout(check: Checker, spec: Spec, variable_types: dict[str, Any]) ->
     """Where the metric's group variable holds probabilities: the groups they are over (the metric's listed groups), as
     long as the metric is one the moments estimate."""
     metric = spec.metric
+    for name in (name for name, variable in spec.variables.items() if variable.truth is not None and name != metric.group):
+        check.fail(f"variables -> {name} -> truth", f"truth checks the metric's group ({metric.group!r}); {name!r} is not it")
     names = [metric.group] if isinstance(metric.group, str) else metric.group
     if not any(variable_types.get(name) == "probabilities" for name in names):
         return None
     from fairstream.estimators.proxy import ProxyLayout  # groups as probabilities alone need numpy
     from fairstream.proxies.bisg import BISG_GROUPS
+
+    truth = isinstance(metric.group, str) and spec.variables[metric.group].truth is not None
 
     if not isinstance(metric.group, str):
         check.fail("metric -> group", "a group given as probabilities stands alone: it cannot be intersected with other group variables")
@@ -233,11 +237,11 @@ def _proxy_layout(check: Checker, spec: Spec, variable_types: dict[str, Any]) ->
         if isinstance(metric.groups, list) and set(metric.groups) != set(BISG_GROUPS):
             check.fail("metric -> groups", f"bisg gives probabilities for {', '.join(BISG_GROUPS)}: list them all or leave groups: all (pairs picks the comparisons)")
         else:
-            return ProxyLayout(tuple(metric.groups) if isinstance(metric.groups, list) else BISG_GROUPS)
+            return ProxyLayout(tuple(metric.groups) if isinstance(metric.groups, list) else BISG_GROUPS, calibration=truth)
     elif not isinstance(metric.groups, list):
         check.fail("metric -> groups", f"list the groups {metric.group!r} gives probabilities for (e.g. [white, black, hispanic, api, native, multiple])")
     else:
-        return ProxyLayout(tuple(metric.groups))
+        return ProxyLayout(tuple(metric.groups), calibration=truth)
     return None
 
 

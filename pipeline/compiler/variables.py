@@ -13,6 +13,7 @@ from fairstream.language.models import Spec
 from fairstream.language.stream import Variable
 from fairstream.records.timefmt import format_duration, parse_duration
 from fairstream.trials.layout import Capture
+from fairstream.trials.outcomes import truth_of
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,12 @@ def compile_variables(check: Checker, spec: Spec, field_types: dict[str, dict[st
         capture = _capture(check, name, slot, variable, kind, field_types[kind], types, defaults)
         if capture is not None:
             captures.setdefault(kind, []).append(capture)
+        if variable.truth is not None and types.get(name) != "probabilities":
+            check.fail(f"{path} -> truth", f"truth checks a proxy's probabilities; {name!r} holds {types.get(name, 'no value')}: give the probabilities (a probabilities field or bisg)")
+        elif variable.truth is not None:  # the self-reported group, where a record has it: a slot of its own
+            slot_names.append(truth_of(name))
+            types[truth_of(name)] = "string"
+            captures.setdefault(kind, []).append(Capture(len(slot_names) - 1, form, field=variable.truth, optional=True))  # type: ignore[arg-type]
     derived = derived_variables(check, derived_sources, types, defaults)
     return Variables(tuple(slot_names), {kind: tuple(items) for kind, items in captures.items()}, types, defaults, derived)
 

@@ -210,8 +210,9 @@ def alert_row(alert: dict[str, Any]) -> dict[str, Any]:
 
 
 def _rested_on(alert: dict[str, Any], verdict: str) -> float | None:
-    """The gap (or ratio) the alert's verdict rests on: the MAP one for point verdicts, the raw one for the tests."""
-    names = ("gap", "ratio") if verdict == "point" else ("raw_gap", "raw_ratio")
+    """The gap (or ratio) the alert's verdict rests on: the MAP one for point verdicts, the raw one for the tests (the
+    moment estimates' where groups are given as probabilities)."""
+    names = ("gap", "ratio") if verdict == "point" or alert.get("groups_from") == "probabilities" else ("raw_gap", "raw_ratio")
     return next((alert[name] for name in names if alert.get(name) is not None), None)
 
 

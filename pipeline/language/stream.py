@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from fairstream.language.fields import Duration, FieldPath, FieldType, SpecModel
+from fairstream.language.fields import Duration, FieldPath, FieldType, Name, SpecModel
 from fairstream.records.timefmt import DAY, HOUR
 
 
@@ -127,6 +127,12 @@ class Variable(SpecModel):
         description="with first/last: the group probabilities (white, black, api, native, multiple, hispanic) BISG gives the "
         "event's surname and ZIP code (pip install 'fairstream[bisg]')",
     )
+    truth: Name | None = Field(
+        None,
+        description="with first/last and probabilities (a field or bisg): a field of the same event holding the self-reported "
+        "group on the records that have it (absent, null or empty on the others; leave it out of the kind's declared fields); "
+        "the run tests the probabilities' calibration on those records and, where it fails, publishes estimates recalibrated on them",
+    )
     elapsed: Literal["s", "m", "h", "d", "w"] | None = Field(
         None, description="with first/last: instead of a field, the time from the trial's opening to that event, in this unit (d: days)"
     )
@@ -164,6 +170,8 @@ class Variable(SpecModel):
             raise ValueError(f"a variable takes one of first, last, exists, {', '.join(FOLDS)}; got {', '.join(taken)}")
         if self.bisg is not None and self.fold is not None:
             raise ValueError("bisg gives one vector per event: use it with first or last")
+        if self.truth is not None and (not taken or taken[0] not in ("first", "last") or (self.field is None and self.bisg is None)):
+            raise ValueError("truth goes beside the probabilities it checks: a first or last variable with field or bisg")
         if self.exists is not None or self.count is not None:
             if self.field is not None or self.expr is not None or self.elapsed is not None or self.bisg is not None:
                 raise ValueError(f"{'an exists' if self.exists else 'a count'} variable takes within and where, not field, expr or elapsed")

@@ -66,6 +66,7 @@ class Group(Record, kw_only=True):
     interval_widened: Annotated[Literal[True], Meta(description=WIDENED)] | UnsetType = UNSET
     weight: Number | None | UnsetType = UNSET
     weighted_rate: Annotated[Number | None, Meta(description="groups given as probabilities: the probability-weighted rate, pulled toward the pooled rate")] | UnsetType = UNSET
+    recalibrated_estimate: Annotated[Number | None, Meta(description="groups given as probabilities, found miscalibrated on the self-reported trials: the moment estimate from the probabilities recalibrated on them (no interval)")] | UnsetType = UNSET
     supply: Number | None | UnsetType = UNSET
     demand: Number | None | UnsetType = UNSET
     below_floor: Annotated[bool, Meta(description="fewer trials than the evidence floor: no verdict rests on it")] | UnsetType = UNSET
@@ -130,6 +131,8 @@ class PartFields(Record, kw_only=True):
     groups_from: Annotated[Literal["probabilities"], Meta(description="each trial's group is known only as probabilities (a proxy)")] | UnsetType = UNSET
     assumption: Annotated[str, Meta(description="what the estimates, intervals and verdict rest on")] | UnsetType = UNSET
     bounds_assumption: Annotated[str, Meta(description="what each group's bounds rest on")] | UnsetType = UNSET
+    calibration: Annotated[dict[str, Any], Meta(description="groups given as probabilities with a truth field: the calibration test on the self-reported trials (sample, level, held, worst statistic)")] | UnsetType = UNSET
+    outside_unit: Annotated[list[str], Meta(description="groups given as probabilities: the groups whose estimated rate lies outside [0, 1], a sign the proxy is not calibrated")] | UnsetType = UNSET
 
 
 class Trials(Record, kw_only=True):
@@ -166,7 +169,7 @@ class Detection(Record, kw_only=True):
     """Change verdicts' settings."""
 
     shift: Annotated[Number, Meta(description="the smallest change of a gap worth finding")]
-    arl: Annotated[Number, Meta(description="the average number of trials before a false alarm on a stream that never changes")]
+    arl: Annotated[Number, Meta(description="the average number of trials between false alarms on a stream that never changes, restarts included")]
 
 
 class Estimate(Envelope, tag_field="type", tag=ESTIMATE, kw_only=True):

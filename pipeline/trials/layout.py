@@ -86,6 +86,8 @@ class Capture:
     where: Expression | None = None
     elapsed: int | None = None
     """First/last: instead of a field, the event's time since the trial opened, in units of this many milliseconds."""
+    optional: bool = False
+    """First/last of a field: one that records may leave out (absent, null or empty reads as no value)."""
 
     @property
     def inputs(self) -> frozenset[str]:
@@ -97,6 +99,9 @@ class Capture:
 
     def reader(self) -> Callable[[Mapping[str, Any]], Any]:
         """The value this capture takes from an event's fields (first/last captures)."""
+        if self.field is not None and self.optional:
+            name = self.field
+            return lambda fields: fields.get(name) or None
         if self.field is not None:
             return operator.itemgetter(self.field)
         return self.expr.function  # type: ignore[union-attr]

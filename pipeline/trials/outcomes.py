@@ -114,6 +114,11 @@ def hidden(part: str) -> bool:
 PROXY = "\x1fproxy"
 """The one cell per part where the trials of a metric whose groups are probabilities are summed."""
 
+def truth_of(variable: str) -> str:
+    """The hidden variable holding the self-reported group beside a variable of probabilities (its `truth` field)."""
+    return f"{variable}\x1ftruth"
+
+
 GROUP_JOIN = " & "
 """Joins the values of several group variables into one intersectional group name."""
 
@@ -276,7 +281,9 @@ class MetricCells:
 
         p = np.array([vector.get(group, 0.0) for group in self.proxy.groups])
         suffix = f"[given {self.given}]" if self.given is not None else ""
-        return [(part + suffix, PROXY, self.proxy.numbers(p, hit, member)) for part, member, hit in roles]
+        truth = str(values.get(truth_of(self.group))) if self.proxy.calibration else None
+        index = self.proxy.groups.index(truth) if truth in self.proxy.groups else -1
+        return [(part + suffix, PROXY, self.proxy.numbers(p, hit, member, index)) for part, member, hit in roles]
 
     def _scored(self, values: dict[str, Any]) -> list[Cell] | None:
         """A scoring rate: above the fixed cut or not; against the running median, the score itself (see `ScoreCounts`)."""

@@ -118,9 +118,11 @@ def _first_failure(found: dict[str, FirstViolation], event_time: str, part: str,
 
 
 def rested_on(record: dict[str, Any], ratio: bool) -> str:
-    """The gap (or ratio) a verdict rests on: the MAP one for point verdicts, the raw one for the tests of the others."""
+    """The gap (or ratio) a verdict rests on: the MAP one for point verdicts, the raw one for the tests of the others
+    (of the moment estimates where groups are given as probabilities: nobody recorded their raw rates)."""
     name = "ratio" if ratio else "gap"
-    return name if record.get("verdict", "point") == "point" or record["metric"] in ("delayed_impact", "benefit_rate") else f"raw_{name}"
+    proxied = any(body.get("groups_from") == "probabilities" for body in record.get("parts", {}).values())
+    return name if record.get("verdict", "point") == "point" or record["metric"] in ("delayed_impact", "benefit_rate") or proxied else f"raw_{name}"
 
 
 def _evidence(body: dict[str, Any], ratio: bool) -> str | None:
