@@ -95,11 +95,14 @@ def specs(draw: st.DrawFn) -> dict[str, Any]:
     trial: dict[str, Any] = {"opens_on": ["APPLY"], "close_after": f"{CLOSE_AFTER_HOURS}h"}
     if draw(st.booleans()):
         trial["close_on"] = ["DECIDE"]
+    variables = VARIABLES
+    if metric["group"] == "group_p" and draw(st.booleans()):  # some applicants report their group: the proxy's calibration is tested
+        variables = {**VARIABLES, "group_p": {**VARIABLES["group_p"], "truth": "g_self"}}
     return {
         "monitor": "generated",
         "input": {"time": "time", "time_format": "epoch_ms", "key": "id", "kind": "event", "kinds": KINDS, "max_future": None},
         "trial": trial,
-        "variables": VARIABLES,
+        "variables": variables,
         "metric": metric,
         "estimator": estimator,
         "evaluate": evaluate,
@@ -164,6 +167,8 @@ def events_of(people: list[Applicant]) -> list[dict[str, Any]]:
     for person in people:
         events.append(
             {"time": person.opened, "id": person.key, "event": "APPLY", "g": person.group, "s": person.sex, "score": person.score, "asked": person.asked, "g_p": person.proxy}
+            | ({"g_self": person.group} if person.key[-1] in "05" else {})  # a self-reported group on a fifth of them, or null
+            | ({"g_self": None} if person.key[-1] == "9" else {})
         )
         if person.decided_after is not None:
             events.append({"time": person.opened + person.decided_after * HOUR, "id": person.key, "event": "DECIDE", "approved": person.approved, "amount": person.amount})

@@ -52,7 +52,7 @@ def test_the_bisg_example_gives_the_numbers_in_its_comment():
 
 def test_the_benchmark_prints_the_pages_measures(tmp_path):
     printed = fairstream("bench", "proxies", "--runs", "10", "--trials", "1000", "--looks", "3", cwd=tmp_path)
-    for measure in ("fixed-time, one look", "false alarms, confident", "calibration-only bounds missing a rate", "probability-weighted rates, mean"):
+    for measure in ("fixed-time, one look", "false alarms, confident", "calibration-only bounds missing a rate", "probability-weighted rates, mean", "found miscalibrated"):
         assert measure in printed
 
 

@@ -3,10 +3,22 @@
 from __future__ import annotations
 
 import click
+from scipy.stats import binomtest
 
 from fairstream.cli import console
 from fairstream.cli.console import reports_errors
+from fairstream.estimators.proxy_calibration import LEVEL
+from fairstream.lab.proxies.calibration import calibration_cases
 from fairstream.lab.proxies.streams import GROUPS, RATES, THRESHOLD, study
+
+
+TARGETS = {"calibrated": "≤ 5 %", "shrunk halfway to uniform": "≥ 95 %", "sharpened (squared, normalised)": "≥ 95 %"}
+"""What the calibration test should do on each simulated proxy."""
+
+
+def _interval(hits: int, runs: int) -> tuple[float, float]:
+    found = binomtest(hits, runs).proportion_ci(0.95)
+    return found.low, found.high
 
 
 @click.command()
@@ -14,13 +26,15 @@ from fairstream.lab.proxies.streams import GROUPS, RATES, THRESHOLD, study
 @click.option("--trials", default=3000, show_default=True, type=click.IntRange(100), help="Trials per stream.")
 @click.option("--looks", default=10, show_default=True, type=click.IntRange(1), help="Evenly spaced looks of the anytime verdicts and sequences.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the simulation.")
+@click.option("--reported", default=0.15, show_default=True, type=click.FloatRange(0, 1, min_open=True), help="Share of trials carrying their self-reported group, for the calibration test.")
 @click.option("--figure", "figure", default=None, type=click.Path(dir_okay=False), help="Also draw the BISG lending stream's gaps to this PNG (needs the bisg extra).")
 @click.option("--applicants", default=20_000, show_default=True, type=click.IntRange(1000), help="Applicants of the lending stream drawn with --figure.")
 @reports_errors
-def proxies(runs: int, trials: int, looks: int, seed: int, figure: str | None, applicants: int) -> None:
+def proxies(runs: int, trials: int, looks: int, seed: int, reported: float, figure: str | None, applicants: int) -> None:
     """Calibrated proxy streams (three groups, rates 0.60 / 0.45 / 0.52, Dirichlet(0.6) vectors, the true group drawn
     from each): how often each group's interval misses its rate, the verdicts' false alarms at a gap of exactly ε, the
-    bounds' misses, and the gap the weighted rates report against the moments' and the truth."""
+    bounds' misses, and the gap the weighted rates report against the moments' and the truth; then the calibration
+    test on calibrated and miscalibrated proxies, with a share of the trials self-reported."""
     measured = study(runs, trials, looks=looks, seed=seed)
     rows = [
         [group, f"{rate:.2f}", f"{fixed:.1%}", f"{anytime:.1%}"]
@@ -48,6 +62,18 @@ def proxies(runs: int, trials: int, looks: int, seed: int, figure: str | None, a
     console.console.print(
         f"the weighted rates report {measured.weighted_gap / measured.true_gap:.2f}× the true gap, the moments {measured.moment_gap / measured.true_gap:.2f}×",
         soft_wrap=True,
+    )
+    cases = calibration_cases(runs, trials, reported, seed)
+    console.table(
+        f"The calibration test (level {LEVEL:g}) with {reported:.0%} of {trials:,} trials self-reported, {runs:,} streams a proxy; "
+        "largest error of the groups' rates, mean over streams",
+        ["proxy", "found miscalibrated", "95 % interval", "target", "estimates' error", "recalibrated error"],
+        [
+            (case.proxy, f"{case.flagged / case.runs:.1%}", "[{:.1%}, {:.1%}]".format(*_interval(case.flagged, case.runs)),
+             TARGETS.get(case.proxy, "—"), f"{case.estimate_error:.3f}", f"{case.recalibrated_error:.3f}")
+            for case in cases
+        ],  # fmt: skip
+        right=(1, 2, 4, 5),
     )
     if figure is not None:
         from fairstream.lab.proxies.lending import lending_gaps, write_lending_figure
