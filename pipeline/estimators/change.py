@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import math
 from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 
-import numpy as np
-
-from fairstream.estimators.proxy import sequence_width
+from fairstream.estimators.means import sequence_width
 
 BURN_IN = 50
 """Pairs a (re)started detector only learns from: m and s need a few to mean anything."""
@@ -78,25 +78,29 @@ class Segment:
         return max(self.mean - half, -1.0), min(self.mean + half, 1.0)
 
 
-def _segment(zs: np.ndarray, since: int, folded: Segment | None = None) -> Segment:
+def _segment(zs: Sequence[float], since: int, folded: Segment | None = None) -> Segment:
     """The pairs `zs` (and those folded before them) as a segment."""
-    pairs, total, squares = len(zs), float(zs.sum()), float((zs * zs).sum())
+    pairs, total, squares = len(zs), math.fsum(zs), math.fsum(z * z for z in zs)
     if folded is not None:
         return Segment(folded.pairs + pairs, folded.total + total, folded.squares + squares, folded.since)
     return Segment(pairs, total, squares, since)
 
 
-def change_point(zs: np.ndarray) -> int:
+def change_point(zs: Sequence[float]) -> int:
     """The split τ (pairs before it, 2 ≤ τ ≤ n − 2 where n allows) maximising (mean after − mean before)² · τ(n − τ)/n:
-    the maximum-likelihood change point of a shift in mean."""
+    the maximum-likelihood change point of a shift in mean (the first of equal ones)."""
     n = len(zs)
     if n < 4:
         return max(n - 1, 1)
-    sums = np.cumsum(zs)
-    split = np.arange(2, n - 1)
-    before = sums[split - 1] / split
-    after = (sums[-1] - sums[split - 1]) / (n - split)
-    return int(split[np.argmax((after - before) ** 2 * split * (n - split))])
+    sums = list(accumulate(zs))
+    best, best_score = 2, -1.0
+    for split in range(2, n - 1):
+        before = sums[split - 1] / split
+        after = (sums[-1] - sums[split - 1]) / (n - split)
+        score = (after - before) ** 2 * split * (n - split)
+        if score > best_score:
+            best, best_score = split, score
+    return best
 
 
 @dataclass(frozen=True)
@@ -158,12 +162,11 @@ class GapCusum:
 
     def _fold(self) -> None:
         """Fold the oldest `WINDOW` pairs into sums."""
-        oldest = np.frombuffer(self._zs, dtype=float)[:WINDOW]
-        self._folded = _segment(oldest, self._times[0], self._folded)
+        self._folded = _segment(self._zs[:WINDOW], self._times[0], self._folded)
         self._zs, self._times = self._zs[WINDOW:], self._times[WINDOW:]
 
     def _change(self, direction: str, time: int) -> Change:
-        zs = np.frombuffer(self._zs, dtype=float)
+        zs = self._zs
         split = change_point(zs)
         guard = (len(zs) - split) // GUARD
         return Change(

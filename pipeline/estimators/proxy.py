@@ -30,8 +30,6 @@ BINS = 5
 """Bins of the largest probability per most likely group, for the bounds that need calibration only."""
 SINGULAR = 1e10
 """Condition number of Σ p⊗p above which the groups cannot be told apart (a group never likely, two always alike)."""
-TARGET_TRIALS = 1000
-"""The number of trials an anytime (asymptotic) confidence sequence is tightest at."""
 
 
 def _monomials(groups: int, order: int) -> np.ndarray:
@@ -204,17 +202,3 @@ def _mapped(tensor: np.ndarray, matrix: np.ndarray) -> np.ndarray:
     for axis in range(tensor.ndim):
         tensor = np.moveaxis(np.tensordot(matrix, tensor, axes=([1], [axis])), 0, axis)
     return tensor
-
-
-def sequence_width(alpha: float, trials: int, target: int = TARGET_TRIALS) -> float:
-    """The half-width, in standard errors, of a two-sided asymptotic confidence sequence at level 1 − α after `trials`
-    (Waudby-Smith, Arbour, Sinha, Kennedy & Ramdas, "Time-uniform central limit theory", AoS 2024, Thm 2.2): valid at
-    every number of trials at once as the trials grow, tightest near `target`.
-
-    >>> from fairstream.estimators.means import normal_width
-    >>> round(sequence_width(0.05, 1000), 2) > round(normal_width(0.05), 2)
-    True
-    """
-    rho2 = (-2 * math.log(alpha) + math.log(-2 * math.log(alpha) + 1)) / target
-    scaled = trials * rho2
-    return math.sqrt(2 * (scaled + 1) / scaled * math.log(math.sqrt(scaled + 1) / alpha))

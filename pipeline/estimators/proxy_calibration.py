@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fairstream.estimators.proxy import ProxyLayout, sequence_width
+from fairstream.estimators.means import sequence_width
+from fairstream.estimators.proxy import ProxyLayout
 
 LEVEL = 0.01
 """The test's level: on a calibrated proxy, the probability that it ever finds miscalibration, over every evaluation."""

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from fairstream.estimators.means import normal_width
-from fairstream.estimators.proxy import ProxyLayout, ProxyRates, proxy_rates, sequence_width
+from fairstream.estimators.means import normal_width, sequence_width
+from fairstream.estimators.proxy import ProxyLayout, ProxyRates, proxy_rates
 from fairstream.estimators.proxy_bounds import proxy_bounds
 from fairstream.estimators.proxy_calibration import calibration
 from fairstream.verdicts.judge import PairLevel, PartVerdict, VerdictRule, judge

@@ -9,7 +9,8 @@ import pytest
 import statsmodels.api as sm
 
 from fairstream.estimators.means import normal_width
-from fairstream.estimators.proxy import ProxyLayout, proxy_rates, sequence_width
+from fairstream.estimators.means import sequence_width
+from fairstream.estimators.proxy import ProxyLayout, proxy_rates
 from fairstream.estimators.proxy_bounds import proxy_bounds
 from fairstream.verdicts.judge import VerdictRule
 from fairstream.verdicts.proxy import proxy_part

@@ -12,7 +12,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from fairstream.connectors.synthetic.lending import lending_applications
-from fairstream.estimators.proxy import ProxyLayout, proxy_rates, sequence_width
+from fairstream.estimators.means import sequence_width
+from fairstream.estimators.proxy import ProxyLayout, proxy_rates
 from fairstream.proxies.bisg import BISG_GROUPS, bisg
 
 PAIR = ("white", "black")

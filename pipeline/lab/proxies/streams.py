@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fairstream.estimators.means import normal_width
-from fairstream.estimators.proxy import ProxyLayout, proxy_rates, sequence_width
+from fairstream.estimators.means import normal_width, sequence_width
+from fairstream.estimators.proxy import ProxyLayout, proxy_rates
 from fairstream.estimators.proxy_bounds import proxy_bounds
 from fairstream.verdicts.judge import VerdictRule
 from fairstream.verdicts.proxy import proxy_part
