@@ -45,9 +45,12 @@ def bench(*options: str, cwd) -> str:
 
 
 def test_the_benchmark_prints_the_pages_measures(tmp_path):
-    printed = bench("--runs", "20", "--figure", str(tmp_path / "changes.png"), cwd=tmp_path)
+    printed = bench("--runs", "20", "--coverage-runs", "10", "--run-length-streams", "1", "--figure", str(tmp_path / "changes.png"), cwd=tmp_path)
     for measure in ("streams that hold still with any alarm", "found by the end", "median delay (decisions)", "change point within 750 decisions"):
         assert measure in printed
+    covered = re.findall(r"^ 0 → (0\.\d+)\s+│ (\d:\d)\s+│\s+(\d+) │\s+([\d.]+)% \[", printed, re.MULTILINE)
+    assert [(gap, split) for gap, split, *_ in covered] == [(gap, split) for gap in ("0.15", "0.3", "0.5") for split in ("5:5", "1:9")]
+    assert re.search(r"^ 1:9\s+│\s+\d+ │\s+[\d,]+ │ \[[\d,]+, [\d,]+\]", printed, re.MULTILINE)
     assert (tmp_path / "changes.png").stat().st_size > 10_000
 
 
