@@ -107,6 +107,18 @@ class Bettors:
         """Current log-wealth of the two violation bettors (against a ahead of b, and b ahead of a, beyond the threshold)."""
         return float(self._log_wealth[self._index[0]]), float(self._log_wealth[self._index[1]])
 
+    def _band(self, candidates: np.ndarray, alpha: float, floor: float, ceiling: float) -> tuple[float, float]:
+        """The confidence sequence of a grid of `candidates` (ascending) whose first bettors test each as an upper limit
+        and whose others test it as a lower one: the highest candidate with it and all below rejected from below, the
+        lowest with it and all above rejected from above (`floor` and `ceiling` where none is), at 2/α a side."""
+        _check_alpha(alpha)
+        size, level = len(candidates), math.log(2 / alpha)
+        rejected_below = self._peak[:size] >= level
+        rejected_above = self._peak[size:] >= level
+        lower = int(np.argmin(rejected_below)) if not rejected_below.all() else size
+        upper = size - 1 - int(np.argmin(rejected_above[::-1])) if not rejected_above.all() else -1
+        return float(candidates[lower - 1]) if lower else floor, float(candidates[upper + 1]) if upper < size - 1 else ceiling
+
     def certification(self) -> float:
         """The evidence that the property holds: the smaller of the highest log-wealths its two bettors have reached."""
         return float(min(self._peak[self._index[2]], self._peak[self._index[3]]))
@@ -170,13 +182,7 @@ class GapBet(Bettors):
         highest candidate m such that every candidate up to it has been rejected as an upper limit of the gap (so the
         true gap lies above it unless the bettor on the candidate just above the gap has won falsely), the upper end
         likewise from above. The gap lies strictly inside: a lower end at ε is the violation verdict."""
-        _check_alpha(alpha)
-        size, level = len(self._grid), math.log(2 / alpha)
-        rejected_below = self._peak[:size] >= level
-        rejected_above = self._peak[size:] >= level
-        lower = int(np.argmin(rejected_below)) if not rejected_below.all() else size
-        upper = size - 1 - int(np.argmin(rejected_above[::-1])) if not rejected_above.all() else -1
-        return float(self._grid[lower - 1]) if lower else -1.0, float(self._grid[upper + 1]) if upper < size - 1 else 1.0
+        return self._band(self._grid, alpha, -1.0, 1.0)
 
 
 RATIO_GRID = np.round(np.linspace(0.0, 1.0, 101), 12)
@@ -225,14 +231,9 @@ class RatioBet(Bettors):
 
     def bounds(self, alpha: float) -> tuple[float, float]:
         """ρ = p_b/p_a lies strictly inside the returned bounds at every pair at once, at level 1 − α (α/2 a side): the
-        lower end is the candidate above which every candidate is unrejected as an upper limit (`GapBet.bounds`)."""
-        _check_alpha(alpha)
-        size, level = len(self._candidates), math.log(2 / alpha)
-        rejected_below = self._peak[:size] >= level
-        rejected_above = self._peak[size:] >= level
-        lower = int(np.argmin(rejected_below)) if not rejected_below.all() else size
-        upper = size - 1 - int(np.argmin(rejected_above[::-1])) if not rejected_above.all() else -1
-        return float(self._candidates[lower - 1]) if lower else 0.0, float(self._candidates[upper + 1]) if upper < size - 1 else math.inf
+        lower end is the highest candidate such that it and every candidate below it have been rejected as upper limits
+        of ρ, the upper end likewise from above (as `GapBet.bounds`)."""
+        return self._band(self._candidates, alpha, 0.0, math.inf)
 
     def rejects(self, alpha: float) -> Literal["a>b", "b>a"] | None:  # type: ignore[override]
         """'a>b' when ρ < τ is established (the sequence's upper end below τ), 'b>a' when ρ > 1/τ, else None."""
