@@ -61,11 +61,15 @@ class HiringMaker:
     share_male: float = 0.5
 
 
-def drifting_hiring_decisions(n: int, start: HiringMaker, end: HiringMaker, seed: int, *, drift_from: int = 0) -> list[dict[str, Any]]:
+def drifting_hiring_decisions(
+    n: int, start: HiringMaker, end: HiringMaker, seed: int, *, drift_from: int = 0, over: int | None = None
+) -> list[dict[str, Any]]:
     """`n` DECISION events as `hiring_decisions` makes them, by a decision maker that is `start` up to decision
-    `drift_from` and then moves linearly to `end` at the last decision: the stream a shield's assumption checks face."""
+    `drift_from` and then moves linearly to `end` over `over` decisions (by default, at the last decision; 1: a step):
+    the stream a shield's assumption checks face."""
     draws = np.random.default_rng(seed).random((n, 2))
-    progress = np.clip((np.arange(n) - drift_from) / max(n - 1 - drift_from, 1), 0.0, 1.0)
+    span = max(n - 1 - drift_from, 1) if over is None else over
+    progress = np.clip((np.arange(n) - drift_from + (over is not None)) / span, 0.0, 1.0)
 
     def moving(first: float, last: float) -> np.ndarray:
         return first + progress * (last - first)

@@ -17,15 +17,15 @@ ENV = {"NO_COLOR": "1", "COLUMNS": "240"}
 def rows() -> list[list[str]]:
     result = CliRunner().invoke(cli, ["bench", "assumptions", "--runs", "10"], env=ENV)
     assert result.exit_code == 0, result.output
-    assert "7 settings in" in result.output
+    assert "9 settings in" in result.output
     return [[cell.strip() for cell in line.split("│")] for line in result.output.splitlines() if "│" in line]
 
 
 def test_every_setting_holds(rows):
-    assert len(rows) == 7 and all(row[-1] == "yes" for row in rows)
+    assert len(rows) == 9 and all(row[-1] == "yes" for row in rows)
     clean, broken = [row for row in rows if row[4] != "detection"], [row for row in rows if row[4] == "detection"]
     assert len(clean) == 4 and all(row[3].startswith("0.000") for row in clean)
-    assert len(broken) == 3 and all(row[3].startswith("1.000") and row[6] == "0" for row in broken)
+    assert len(broken) == 5 and all(row[3].startswith("1.000") and row[6] == "0" for row in broken)
 
 
 def test_the_intervals_are_clopper_pearson(rows):

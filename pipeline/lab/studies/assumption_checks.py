@@ -76,10 +76,10 @@ def _first_warning(spec: ShieldSpec, events: list[dict[str, Any]], assumption: s
     return None
 
 
-def _case(check: str, stream: str, shield: dict[str, Any], assumption: str, end: HiringMaker | None, runs: int, seed: int, start: HiringMaker) -> CheckCase:
+def _case(check: str, stream: str, shield: dict[str, Any], assumption: str, start: HiringMaker, end: HiringMaker | None, over: int | None, runs: int, seed: int) -> CheckCase:
     spec = ShieldSpec.model_validate(shield)
     found = [
-        _first_warning(spec, drifting_hiring_decisions(DECISIONS, start, end or start, seed + run, drift_from=BREAK_AT), assumption)
+        _first_warning(spec, drifting_hiring_decisions(DECISIONS, start, end or start, seed + run, drift_from=BREAK_AT, over=over), assumption)
         for run in range(runs)
     ]
     warned = [at for at in found if at is not None]
@@ -89,19 +89,24 @@ def _case(check: str, stream: str, shield: dict[str, Any], assumption: str, end:
     return CheckCase(check, stream, runs, len(delays), broken=True, delays=delays, early=len(warned) - len(delays))
 
 
-CASES: tuple[tuple[str, str, dict[str, Any], str, HiringMaker, HiringMaker | None], ...] = (
-    ("rates 0.6/0.3 (synthesized)", "keeps them", FIXED, "rates", HiringMaker(0.6, 0.3), None),
-    ("share 0.5 (synthesized)", "keeps it", FIXED, "share", HiringMaker(0.6, 0.3), None),
-    ("rates 0.6/0.3 (synthesized)", "drift to 0.8/0.1 from decision 500 to 3,000", FIXED, "rates", HiringMaker(0.6, 0.3), HiringMaker(0.8, 0.1)),
-    ("share 0.5 (synthesized)", "drift to 0.1 from decision 500 to 3,000", FIXED, "share", HiringMaker(0.6, 0.3), HiringMaker(0.6, 0.3, 0.1)),
-    ("rates within [0.6, 0.9], [0.2, 0.3] (adaptive)", "at the corner 0.6/0.3", ADAPTIVE, "rates_within", HiringMaker(0.6, 0.3), None),
-    ("rates within [0.6, 0.9], [0.2, 0.3] (adaptive)", "at the corner 0.9/0.2", ADAPTIVE, "rates_within", HiringMaker(0.9, 0.2), None),
-    ("rates within [0.6, 0.9], [0.2, 0.3] (adaptive)", "drift from 0.6/0.3 to 0.3/0.3", ADAPTIVE, "rates_within", HiringMaker(0.6, 0.3), HiringMaker(0.3, 0.3)),
+RATES = "rates 0.6/0.3 (synthesized)"
+SHARE = "share 0.5 (synthesized)"
+WITHIN = "rates within [0.6, 0.9], [0.2, 0.3] (adaptive)"
+CASES: tuple[tuple[str, str, dict[str, Any], str, HiringMaker, HiringMaker | None, int | None], ...] = (
+    (RATES, "keeps them", FIXED, "rates", HiringMaker(0.6, 0.3), None, None),
+    (SHARE, "keeps it", FIXED, "share", HiringMaker(0.6, 0.3), None, None),
+    (RATES, "drift to 0.8/0.1 from decision 500 to 3,000", FIXED, "rates", HiringMaker(0.6, 0.3), HiringMaker(0.8, 0.1), None),
+    (RATES, "step to 0.7/0.3 at decision 500", FIXED, "rates", HiringMaker(0.6, 0.3), HiringMaker(0.7, 0.3), 1),
+    (SHARE, "drift to 0.1 from decision 500 to 3,000", FIXED, "share", HiringMaker(0.6, 0.3), HiringMaker(0.6, 0.3, 0.1), None),
+    (WITHIN, "at the corner 0.6/0.3", ADAPTIVE, "rates_within", HiringMaker(0.6, 0.3), None, None),
+    (WITHIN, "at the corner 0.9/0.2", ADAPTIVE, "rates_within", HiringMaker(0.9, 0.2), None, None),
+    (WITHIN, "drift from 0.6/0.3 to 0.3/0.3", ADAPTIVE, "rates_within", HiringMaker(0.6, 0.3), HiringMaker(0.3, 0.3), None),
+    (WITHIN, "step to 0.45/0.3 at decision 500", ADAPTIVE, "rates_within", HiringMaker(0.6, 0.3), HiringMaker(0.45, 0.3), 1),
 )
 
 
 def check_cases(runs: int, seed: int = 0, advance: Callable[[], None] = lambda: None) -> Iterator[CheckCase]:
     """Every setting of `CASES`, `runs` seeded streams of `DECISIONS` each."""
-    for index, (check, stream, shield, assumption, start, end) in enumerate(CASES):
-        yield _case(check, stream, shield, assumption, end, runs, seed + 10_000 * index, start)
+    for index, (check, stream, shield, assumption, start, end, over) in enumerate(CASES):
+        yield _case(check, stream, shield, assumption, start, end, over, runs, seed + 10_000 * index)
         advance()

@@ -123,7 +123,7 @@ class AssumptionWatch:
                 "largest_delay": self.largest_delay,
             }  # fmt: skip
         for name, detectors in self.detectors.items():
-            found = {group: {"after": d.alarm_at, "mean": d.mean} for group, d in sorted(detectors.items()) if d.broken}
+            found = {group: {"after": d.alarm_at} for group, d in sorted(detectors.items()) if d.broken}
             report[name] = {
                 "held": not found,
                 "allowed": {group: [d.low, d.high] for group, d in detectors.items()},
