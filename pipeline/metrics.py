@@ -71,6 +71,11 @@ ESTIMATE_GAUGES = {
     "fairstream_status": ("A part's status, one series per status: 1 for the current one, 0 for the others", ["monitor", "part", "status"]),
     "fairstream_group_estimate": ("A group's published estimate in a part (NaN while its cell is suppressed)", ["monitor", "part", "group"]),
     "fairstream_group_trials": ("A group's trials in a part (NaN while its cell is suppressed)", ["monitor", "part", "group"]),
+    "fairstream_proxy_calibrated": (
+        "Groups given as probabilities with a truth field: 1 while the calibration test holds on the self-reported trials, 0 once it "
+        "failed, NaN before it is read",
+        ["monitor", "part"],
+    ),
 }
 """The gauges drawn from each monitor's latest estimate."""
 
@@ -109,6 +114,8 @@ def _part_samples(families: dict[str, GaugeMetricFamily], monitor: str, part: st
         families["fairstream_threshold"].add_metric([monitor, part], body["threshold"])
     for status in STATUSES:
         families["fairstream_status"].add_metric([monitor, part, status], float(body.get("status") == status))
+    if "calibration" in body:
+        families["fairstream_proxy_calibrated"].add_metric([monitor, part], _number(body["calibration"]["held"]))
     for group, cell in body.get("groups", {}).items():
         families["fairstream_group_estimate"].add_metric([monitor, part, group], _number(cell.get("estimate")))
         families["fairstream_group_trials"].add_metric([monitor, part, group], _number(cell.get("trials")))

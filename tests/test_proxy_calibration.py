@@ -15,6 +15,7 @@ import statsmodels.api as sm
 import yaml
 from click.testing import CliRunner
 
+from fairstream import metrics
 from fairstream.cli import cli
 from fairstream.compiler.load import check_spec
 from fairstream.estimators.proxy import ProxyLayout
@@ -69,6 +70,8 @@ def run(tmp_path: Path, kind: str):
     data = write(tmp_path / f"{kind}.jsonl", probabilities, approved, truths)
     result = CliRunner().invoke(cli, ["run", str(tmp_path / "spec.yaml"), "--input", str(data), "--out", str(tmp_path / kind)], env=ENV)
     assert result.exit_code in (0, 3), result.output
+    gauge = metrics.REGISTRY.get_sample_value("fairstream_proxy_calibrated", {"monitor": "lending-proxy", "part": "selection_rate"})
+    assert gauge == (0.0 if kind == "shrunk" else 1.0)  # what the last estimate's calibration says
     last = [json.loads(line) for line in (tmp_path / kind / "estimates.jsonl").read_text().splitlines()][-1]
     return result, last["parts"]["selection_rate"], (probabilities, approved, truths)
 
