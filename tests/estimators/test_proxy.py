@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 import statsmodels.api as sm
 
-from fairstream.estimators.means import normal_width
-from fairstream.estimators.means import sequence_width
+from fairstream.estimators.means import normal_width, sequence_width
 from fairstream.estimators.proxy import ProxyLayout, proxy_rates
 from fairstream.estimators.proxy_bounds import proxy_bounds
 from fairstream.verdicts.judge import VerdictRule

@@ -90,7 +90,7 @@ def test_rates_and_share_are_checked_against_the_synthesis(tmp_path, end, broken
     assert report["rates"]["allowed"] == {"male": [0.6, 0.6], "female": [0.3, 0.3]} and report["share"]["allowed"] == {"male": [0.5, 0.5]}
     for name in ("rates", "share"):
         assert breaks(spec["monitor"], name) - before[name] == report[name]["breaks"] == len(report[name]["outside"])
-        assert len(warnings(result, f"false-warning level")) == len(broken)
+        assert len(warnings(result, "false-warning level")) == len(broken)
         for found in report[name]["outside"].values():  # found after the drift began, from the group's own decisions
             assert found["after"] > 100
     summary = warnings(result, "assumptions broken")

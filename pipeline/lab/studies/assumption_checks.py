@@ -12,8 +12,8 @@ import numpy as np
 from scipy.stats import binomtest
 
 from fairstream.connectors.synthetic.hiring import HiringMaker, drifting_hiring_decisions
-from fairstream.language.models import ShieldSpec
 from fairstream.lab.studies.runs import median_interval
+from fairstream.language.models import ShieldSpec
 from fairstream.records.events import Event
 from fairstream.records.timefmt import SECOND
 from fairstream.shields.runtime.decisions import ShieldRun

@@ -11,7 +11,6 @@ from fairstream.estimators.proxy_calibration import LEVEL
 from fairstream.lab.proxies.calibration import calibration_cases
 from fairstream.lab.proxies.streams import GROUPS, RATES, THRESHOLD, study
 
-
 TARGETS = {"calibrated": "≤ 5 %", "shrunk halfway to uniform": "≥ 95 %", "sharpened (squared, normalised)": "≥ 95 %"}
 """What the calibration test should do on each simulated proxy."""
 
