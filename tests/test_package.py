@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-
 PROJECT = Path(__file__).resolve().parents[1]
 
 WITHOUT = """

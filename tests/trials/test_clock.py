@@ -151,7 +151,7 @@ def test_the_first_events_before_a_long_silence_are_too_old_and_nothing_else_cha
     named = sorted(letter.detail.split(" lies ")[0].removeprefix("event time ") for letter in too_old)
     assert named == sorted(format_instant(times[index]) for index in expected_old)
     if begins is not None:
-        assert all(f"its partition's stream begins at" in letter.detail for letter in too_old)
+        assert all("its partition's stream begins at" in letter.detail for letter in too_old)
     reference, reference_letters = plain.admit(kept)
     reference += plain.release_all()[0]
     assert [event.key for event in admitted] == [event.key for event in reference]
