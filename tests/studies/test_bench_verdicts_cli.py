@@ -16,11 +16,11 @@ def test_bench_guarantees_prints_every_condition_with_its_monte_carlo_error():
     result = CliRunner().invoke(cli, ["bench", "guarantees", "--runs", "60", "--stream-runs", "3"], env=ENV)
     assert result.exit_code == 0, result.output
     rows = [line for line in result.stdout.splitlines() if "│" in line and "±" in line]
-    assert len(rows) == 54 + 2 + 4 + 2
+    assert len(rows) == 54 + 2 + 4 + 2 + 2
     for row in rows:
         rate, error = (float(x) for x in re.search(r"(\d\.\d{3}) ± (\d\.\d{3})", row).groups())
         assert abs(error - (rate * (1 - rate) / (3 if "anytime" in row else 60)) ** 0.5) < 1e-3 or rate in (0.0, 1.0)
-    assert result.stdout.splitlines()[-1].startswith("62 conditions in")
+    assert result.stdout.splitlines()[-1].startswith("64 conditions in")
 
 
 def test_bench_detection_prints_every_ratio_asked_for_and_the_oracle():

@@ -149,11 +149,12 @@ LOANS: dict[str, Any] = {
 """Loan applications, each opened by APPLY and closed by its DECISION, judged every hour by anytime verdicts."""
 
 
-def loan_events(n: int, seed: int, rejection_delay_a: float) -> list[dict[str, Any]]:
-    """Fair applications (approved with probability 0.5 in both groups) one minute apart, decided an hour later, but
-    group A's rejections `rejection_delay_a` hours later: the order labels arrive in depends on the outcome."""
+def loan_events(n: int, seed: int, rejection_delay_a: float, rates: tuple[float, float] = (0.5, 0.5)) -> list[dict[str, Any]]:
+    """Applications approved with probability `rates` (A, B; fair by default) one minute apart, decided an hour later,
+    but group A's rejections `rejection_delay_a` hours later: the order labels arrive in depends on the outcome."""
     rng = np.random.default_rng(seed)
-    in_a, approved = rng.random(n) < 0.5, rng.random(n) < 0.5
+    in_a = rng.random(n) < 0.5
+    approved = rng.random(n) < np.where(in_a, *rates)
     start = datetime(2026, 1, 1, tzinfo=UTC)
     events = []
     for index in range(n):
@@ -172,3 +173,23 @@ def anytime_cases(runs: int, delays: tuple[float, ...] = (1.0, 10.0)) -> Iterato
         errors = sum(any(r["type"] == "fairness.violation" for r in monitor_records(plan, loan_events(600, seed, delay))) for seed in range(runs))
         condition = "every decision an hour after its application" if delay == 1.0 else f"group A's rejections decided {delay:g} h after its approvals"
         yield Case("anytime, read every hour", condition, runs, errors, ALPHA)
+
+
+def agreement_cases(runs: int) -> Iterator[Case]:
+    """Anytime four-fifths verdicts on loan streams of 3,000 applications read every hour, one where the rule holds and
+    one where B's rate is 0.6 of A's: every look whose published interval says otherwise than its status is an error
+    (violated exactly when the interval ends below τ, certified exactly when it starts at τ or above)."""
+    spec = {**LOANS, "trial": {**LOANS["trial"], "close_after": "3h"}, "metric": {**LOANS["metric"], "type": "disparate_impact", "threshold": 0.8}}
+    plan = build_plan(parse_spec(spec))
+    for rates, condition in (((0.5, 0.5), "equal rates"), ((0.5, 0.3), "B's rate 0.6 of A's")):
+        looks = errors = 0
+        for seed in range(runs):
+            for record in monitor_records(plan, loan_events(3000, seed, 1.0, rates)):
+                body = record["parts"]["selection_rate"] if record["type"] == "fairness.estimate" else None
+                if body is None or body.get("interval") is None or body.get("interval_widened"):
+                    continue
+                low, high = body["interval"]
+                looks += 1
+                errors += (body["status"] == "violated") != (high < 0.8) or (body["status"] == "certified") != (low >= 0.8)
+        yield Case("anytime ratio: record against verdict", condition, looks, errors, 0.0)
+

@@ -8,7 +8,7 @@ import click
 
 from fairstream.cli import console
 from fairstream.cli.console import reports_errors
-from fairstream.lab.studies.guarantees import anytime_cases, baseline_cases, confident_cases, family_cases
+from fairstream.lab.studies.guarantees import agreement_cases, anytime_cases, baseline_cases, confident_cases, family_cases
 
 
 @click.command()
@@ -25,10 +25,11 @@ def guarantees(runs: int, stream_runs: int, seed: int) -> None:
         ("budget", lambda: family_cases(runs, seed)),
         ("baseline", lambda: baseline_cases(runs, seed)),
         ("anytime", lambda: anytime_cases(stream_runs)),
+        ("agreement", lambda: agreement_cases(stream_runs)),
     )
     cases = []
     with console.progress() as progress:
-        task = progress.add_task("simulating", total=54 + 2 + 4 + 2)
+        task = progress.add_task("simulating", total=54 + 2 + 4 + 2 + 2)
         for _, make in families:
             for case in make():
                 cases.append(case)
