@@ -83,6 +83,8 @@ class ShieldRun:
 
     last_time: int = 0
     """The event time of the last decision answered: where a closing status record is dated."""
+    reported: int = 0
+    """Decisions answered (`answered`) when the last status record was written."""
     watch: AssumptionWatch = field(init=False)
     """The synthesis assumptions, checked decision by decision (see `AssumptionWatch`)."""
 
@@ -183,8 +185,8 @@ class ShieldRun:
         return out
 
     def closing(self) -> list[dict[str, Any]]:
-        """At the end of the stream: a last status record, unless the last decision wrote one."""
-        return [self.status(self.last_time)] if self.decisions % self.spec.status_every else []
+        """At the end of the stream: a last status record, unless nothing was answered since the last one."""
+        return [self.status(self.last_time, closing=True)] if self.answered > self.reported else []
 
     def replay_facts(self, draw: float) -> dict[str, Any]:
         """What an auditor needs to decide this decision again from its raw value and the shielded decisions before it:
@@ -199,9 +201,15 @@ class ShieldRun:
             facts["rates"] = {first: self.state.rate_a, second: self.state.rate_b}  # type: ignore[union-attr]
         return facts
 
-    def status(self, instant: int) -> dict[str, Any]:
+    @property
+    def answered(self) -> int:
+        """Decisions answered, of declared groups or not."""
+        return self.decisions + sum(self.watch.undeclared.values())
+
+    def status(self, instant: int, *, closing: bool = False) -> dict[str, Any]:
         """Where the shield stands: the fairness value of the shielded decisions against its targets, and each group's
-        counts (of the qualified whose label has arrived, for equal opportunity)."""
+        counts (of the qualified whose label has arrived, for equal opportunity); `closing`: the one at the end."""
+        self.reported = self.answered
         counts = self.state.counts if isinstance(self.state, AdaptiveGroupCounts) else self.state
         body = {
             "fairness": counts.gap,
@@ -219,4 +227,4 @@ class ShieldRun:
         assumptions = self.watch.report()
         if assumptions:
             body["assumptions"] = assumptions
-        return stamp(body, self.monitor, STATUS, instant, str(self.decisions))
+        return stamp(body, self.monitor, STATUS, instant, str(self.decisions), *(("end",) if closing else ()))
