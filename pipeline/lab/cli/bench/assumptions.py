@@ -5,12 +5,25 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import click
 
 from fairstream.cli import console
 from fairstream.cli.console import reports_errors
 from fairstream.lab.studies.assumption_checks import BREAK_AT, CASES, DECISIONS, LEVEL, check_cases
+
+
+@contextmanager
+def _quiet(logger: logging.Logger) -> Iterator[None]:
+    """The logger's warnings held back while the block runs, its level as it was after."""
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 @click.command()
@@ -20,8 +33,7 @@ from fairstream.lab.studies.assumption_checks import BREAK_AT, CASES, DECISIONS,
 def assumptions(runs: int, seed: int) -> None:
     """Run the shield over streams that keep its assumptions and streams that stray from them, and count the warnings."""
     started = time.perf_counter()
-    logging.getLogger("fairstream.shield").setLevel(logging.ERROR)  # thousands of runs warn once each: the table counts them
-    with console.progress() as progress:
+    with console.progress() as progress, _quiet(logging.getLogger("fairstream.shield")):  # thousands of runs warn once each: the table counts them
         task = progress.add_task("simulating", total=len(CASES))
         cases = list(check_cases(runs, seed, lambda: progress.advance(task)))
     rows = []
