@@ -35,7 +35,10 @@ def runs(stream):
     folder, _ = stream
     results = {}
     for name, (input_changes, how) in LAYOUTS.items():
-        spec = {**DELAYED_SPEC, "input": {**DELAYED_SPEC["input"], **input_changes}, "publish": {"min_cell": 1}}
+        # a horizon past the longest decision delay (10 h) and well inside the stream, so trials mature and the
+        # records publish the pair's evidence (none is published while a group has no matured cell)
+        trial = {**DELAYED_SPEC["trial"], "close_after": "11h"}
+        spec = {**DELAYED_SPEC, "input": {**DELAYED_SPEC["input"], **input_changes}, "trial": trial, "publish": {"min_cell": 1}}
         path = folder / f"{name.replace(' ', '-').replace(',', '')}.yaml"
         path.write_text(yaml.safe_dump(spec))
         results[name] = run_file(path, folder / "loans.jsonl", folder / path.stem, **how)
