@@ -17,7 +17,7 @@ from prometheus_client.core import GaugeMetricFamily
 from fairstream.language.metric import tests_ratio
 from fairstream.records.envelope import ALERT_TYPES, CHANGED
 from fairstream.records.timefmt import time_parser
-from fairstream.verdicts.summary import rested_on
+from fairstream.verdicts.summary import proxied, rested_on
 from fairstream.verdicts.tally import LATE_SHARE, RunTally, late_line
 from fairstream.verdicts.tracked import UNSEEN_AFTER, unseen_line
 
@@ -206,7 +206,7 @@ def observe(record: dict[str, Any]) -> None:
         _estimates.latest[record["monitor"]] = record
         if record.get("unseen_groups"):
             _unseen(record)
-        if record["monitor"] not in _proxy_warned and any(body.get("groups_from") == "probabilities" for body in record["parts"].values()):
+        if record["monitor"] not in _proxy_warned and proxied(record):
             _proxy(record)
     elif kind in (*ALERT_TYPES, CHANGED, "shield.intervention"):
         ALERTS.labels(record.get("monitor", ""), kind).inc()

@@ -18,7 +18,7 @@ from fairstream.process.lifecycle import stopped_by
 from fairstream.records.errors import InputError, UsageError
 from fairstream.records.hints import FIXES
 from fairstream.runner import execute, guess_format, job_plans, resume_blocker
-from fairstream.verdicts.summary import final_rates, part_gaps, rested_on
+from fairstream.verdicts.summary import final_rates, part_gaps, proxied, rested_on
 from fairstream.verdicts.tally import REJECTED_SHARE, MonitorTally, RunTally, late_line
 from fairstream.verdicts.tracked import unseen_line
 
@@ -51,7 +51,7 @@ def print_summary(monitor: MonitorTally, dead_letters: dict[str, int], unwritten
         console.console.print(f"closed trials: {final['trials']['closed']:,}, none of them counted in a group the metric estimates", soft_wrap=True)
     else:
         console.console.print("no trial closed: nothing to estimate")
-    if final is not None and any(body.get("groups_from") == "probabilities" for body in final["parts"].values()):
+    if final is not None and proxied(final):
         from fairstream.verdicts.proxy import proxy_lines  # groups as probabilities alone need numpy
 
         for line in proxy_lines(final):

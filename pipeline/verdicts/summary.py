@@ -121,8 +121,12 @@ def rested_on(record: dict[str, Any], ratio: bool) -> str:
     """The gap (or ratio) a verdict rests on: the MAP one for point verdicts, the raw one for the tests of the others
     (of the moment estimates where groups are given as probabilities: nobody recorded their raw rates)."""
     name = "ratio" if ratio else "gap"
-    proxied = any(body.get("groups_from") == "probabilities" for body in record.get("parts", {}).values())
-    return name if record.get("verdict", "point") == "point" or record["metric"] in ("delayed_impact", "benefit_rate") or proxied else f"raw_{name}"
+    return name if record.get("verdict", "point") == "point" or record["metric"] in ("delayed_impact", "benefit_rate") or proxied(record) else f"raw_{name}"
+
+
+def proxied(record: dict[str, Any]) -> bool:
+    """Whether an estimate record's groups are given as probabilities (its parts say `groups_from: probabilities`)."""
+    return any(body.get("groups_from") == "probabilities" for body in record.get("parts", {}).values())
 
 
 def _evidence(body: dict[str, Any], ratio: bool) -> str | None:

@@ -32,10 +32,6 @@ WHAT_IS_CHECKED = {
 }
 
 
-def _range(value: float | tuple[float, float]) -> tuple[float, float]:
-    return (value, value) if isinstance(value, float | int) else (float(value[0]), float(value[1]))
-
-
 @dataclass
 class AssumptionWatch:
     """The shield's synthesis assumptions and their breaks so far."""
@@ -44,8 +40,9 @@ class AssumptionWatch:
     groups: tuple[str, ...]
     label_delay: int | None = None
     """Equal opportunity: a label arrives within this many later decisions."""
-    assumed: dict[str, dict[str, float | tuple[float, float]]] = field(default_factory=dict)
-    """Per statistical assumption (`rates`, `rates_within`, `share`), per group, the value or range it keeps to."""
+    assumed: dict[str, dict[str, tuple[float, float]]] = field(default_factory=dict)
+    """Per statistical assumption (`rates`, `rates_within`, `share`), per group, the range its mean keeps to (a single
+    value as [v, v])."""
     check_level: float = 0.01
     """The false-warning level of all statistical checks together, over the whole run."""
     overdue: int = 0
@@ -61,7 +58,7 @@ class AssumptionWatch:
         checks = sum(len(values) for values in self.assumed.values())
         level = self.check_level / max(checks, 1)
         self.detectors = {
-            name: {group: RangeDetector(*_range(value), level) for group, value in values.items()} for name, values in self.assumed.items()
+            name: {group: RangeDetector(*bounds, level) for group, bounds in values.items()} for name, values in self.assumed.items()
         }
 
     def observe(self, name: str, group: str, x: float) -> None:

@@ -43,18 +43,18 @@ def member_of(energy: MonotoneEnergy | SpreadEnergy) -> dict[str, Any]:
     return {"alpha": energy.alpha, "raw_gap": energy.p, "k": energy.k, "burn_in": target.burn_in, "running": list(target.running), "limit": list(target.limit)}
 
 
-def assumed_values(spec: ShieldSpec) -> dict[str, dict[str, float | tuple[float, float]]]:
-    """What the shield's bound assumed of the raw decisions, per assumption and group: the rates and shares it was
-    synthesized for, or the ranges of the adaptive shield; nothing when no bound was computed (`raw_gap` alone)."""
+def assumed_values(spec: ShieldSpec) -> dict[str, dict[str, tuple[float, float]]]:
+    """What the shield's bound assumed of the raw decisions, per assumption and group, as ranges of the mean: the rates
+    and shares it was synthesized for ([v, v]), or the ranges of the adaptive shield; nothing when no bound was computed
+    (`raw_gap` alone)."""
     groups = spec.groups
+    shares = {groups[0]: spec.share} if len(groups) == 2 else dict(zip(groups, spec.shares or [1 / len(groups)] * len(groups), strict=True))
+    share = {group: (value, value) for group, value in shares.items()}
     if spec.rates_within is not None:
-        return {"rates_within": dict(zip(groups, spec.rates_within, strict=True)), "share": {groups[0]: spec.share}}
+        return {"rates_within": {group: (low, high) for group, (low, high) in zip(groups, spec.rates_within, strict=True)}, "share": share}
     if spec.rates is None:
         return {}
-    if len(groups) > 2:
-        shares = spec.shares if spec.shares is not None else [1 / len(groups)] * len(groups)
-        return {"rates": dict(zip(groups, spec.rates, strict=True)), "share": dict(zip(groups, shares, strict=True))}
-    return {"rates": dict(zip(groups, spec.rates, strict=True)), "share": {groups[0]: spec.share}}
+    return {"rates": {group: (rate, rate) for group, rate in zip(groups, spec.rates, strict=True)}, "share": share}
 
 
 @dataclass
