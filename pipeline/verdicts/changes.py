@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from fairstream.estimators.change import Change, GapCusum
+from fairstream.estimators.change import Change, GapDetector
 from fairstream.estimators.pairing import RatioPairs
 from fairstream.records.timefmt import format_instant
 from fairstream.trials.outcomes import Cell, TrialOutcome, hidden
@@ -39,7 +39,7 @@ class PairDetector:
     pairs is that over the trials a pair has taken so far (two at 1:1, about ten at 1:9)."""
 
     pairs: RatioPairs
-    detector: GapCusum
+    detector: GapDetector
     arl: float
     trials: int = 0
     formed: int = 0
@@ -91,7 +91,7 @@ class ChangeEvidence:
                 if self.listed_pairs is None or pair in self.listed_pairs or pair[::-1] in self.listed_pairs:
                     self.started += 1
                     share = self._share(self.started)
-                    detectors[pair] = PairDetector(RatioPairs(), GapCusum(self.detection.shift, share / 2), share)
+                    detectors[pair] = PairDetector(RatioPairs(), GapDetector(self.detection.shift, share), share)
             known.append(group)
         return {pair: detector for pair, detector in detectors.items() if group in pair}
 

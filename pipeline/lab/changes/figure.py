@@ -1,48 +1,67 @@
-"""One picture of change detection: a stream whose gap moves at decision 5,000, its moving gap with the true gap, the
-change point found and when; and where the change points of many such streams fell (lab)."""
+"""One picture of change detection: a stream whose gap moves, its moving gap with the true gap, the change point found
+and when; where many streams' change points fell; and the median delay of the detector beside the oracle's (lab)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from fairstream.lab.changes.near_oracle import NEAR, Comparison, split
 from fairstream.lab.changes.streams import decisions, detect
 
 WINDOW = 500
 """Decisions per group in the moving gap drawn (for the eye only: the detector reads every pair)."""
+SHOWN_AFTER = 10_000
+"""Decisions drawn after the move."""
 
 
-def write_change_figure(path: Path, change_points: list[int], *, n: int = 10_000, change_at: int = 5_000, gap: float = 0.15, shift: float = 0.1, arl: float = 1e6, near: int = 750, seed: int = 0) -> Path:
-    """A 1200×800 PNG: one stream on top, the histogram of `change_points` (decisions) below."""
-    in_a, approved = decisions(seed, n, change_at, gap)
+def write_change_figure(path: Path, comparisons: Sequence[Comparison], shown: Comparison, *, shift: float = 0.1, arl: float = 1e6, seed: int = 0) -> Path:
+    """A 1400×900 PNG: one stream of the setting `shown` on top; below, the histogram of its change points and the
+    median delays of every comparison, the detector's beside the oracle's."""
+    change_at, gap = shown.change_at, shown.gap
+    n = change_at + SHOWN_AFTER
+    in_a, approved = decisions(seed, n, change_at, gap, shown.share)
     found = detect(in_a, approved, shift, arl)
     index = np.arange(n)
-    figure = Figure(figsize=(12, 8), dpi=100, layout="constrained")
-    top, bottom = figure.subplots(2, 1)
-    rate_a = _moving(approved, in_a)
-    rate_b = _moving(approved, ~in_a)
-    top.plot(index, rate_a - rate_b, color="#555555", linewidth=1, label=f"gap over the last {WINDOW} decisions of each group")
+    figure = Figure(figsize=(14, 9), dpi=100, layout="constrained")
+    top, left, right = figure.add_subplot(2, 1, 1), figure.add_subplot(2, 2, 3), figure.add_subplot(2, 2, 4)
+    top.plot(index, _moving(approved, in_a) - _moving(approved, ~in_a), color="#555555", linewidth=1, label=f"gap over the last {WINDOW} decisions of each group")
     top.step([0, change_at, n], [0, gap, gap], where="post", color="black", linewidth=2, label=f"true gap (moves at decision {change_at:,})")
     for change in found:
         top.axvline(change.changed_at, color="tab:purple", linewidth=2, label=f"change point found: decision {change.changed_at:,}")
         top.axvline(change.found_at, color="tab:purple", linestyle=":", linewidth=2, label=f"found at decision {change.found_at:,}")
-    top.set_xlabel("decision")
-    top.set_ylabel("gap, a − b")
+    top.set_ylim(min(-0.2, -gap), max(0.2, 2 * gap))
+    top.set(xlabel="decision", ylabel="gap, a − b", title=f"Two groups {split(shown.share)}, a decision a minute; shift {shift}, ARL {arl:,.0f} trials")
     top.legend(loc="upper left", fontsize=9)
-    top.set_title(f"Two groups 1:1, a decision a minute; shift {shift}, ARL {arl:,.0f} trials")
-    offsets = np.asarray(change_points) - change_at
-    bottom.hist(offsets, bins=np.arange(-2000, 2001, 100), color="tab:purple", alpha=0.7)
-    bottom.axvspan(-near, near, color="tab:green", alpha=0.12, label=f"within {near} decisions of the move")
-    bottom.set_xlabel("estimated change point − true change point (decisions)")
-    bottom.set_ylabel("streams")
-    bottom.legend(loc="upper right", fontsize=9)
+    left.hist(shown.offsets, bins=np.arange(-2000, 2001, 100), color="tab:purple", alpha=0.7)
+    left.axvspan(-NEAR, NEAR, color="tab:green", alpha=0.12, label=f"within {NEAR} decisions of the move")
+    left.set(xlabel="estimated change point − true change point (decisions)", ylabel="streams", title=f"Move 0 → {gap:g} at decision {change_at:,}: {len(shown.offsets)} streams found")
+    left.legend(loc="upper right", fontsize=9)
+    _delays(right, comparisons)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     FigureCanvasAgg(figure).print_png(path)
     return path
+
+
+def _delays(axes, comparisons: Sequence[Comparison]) -> None:
+    """Median delays as paired bars, one pair a setting (endless medians drawn at the top, hatched)."""
+    labels = [f"{c.gap:g}\n{split(c.share)}\n@{c.change_at // 1000}k" for c in comparisons]
+    place = np.arange(len(comparisons))
+    ceiling = 4 * max((c.median(c.oracle) for c in comparisons), default=1.0)
+    for offset, name, color, pick in ((-0.2, "detector", "tab:purple", lambda c: c.detector), (0.2, "oracle (knows the gaps)", "tab:gray", lambda c: c.oracle)):
+        medians = np.array([c.median(pick(c)) for c in comparisons])
+        endless = ~np.isfinite(medians)
+        axes.bar(place[~endless] + offset, medians[~endless], width=0.4, color=color, label=name)
+        axes.bar(place[endless] + offset, np.full(endless.sum(), ceiling), width=0.4, color="none", edgecolor=color, hatch="//")
+    axes.set_xticks(place, labels, fontsize=8)
+    axes.set_yscale("log")
+    axes.set(ylabel="median delay (decisions)", title="Median delay: move, groups, decision of the move (hatched: not found)")
+    axes.legend(loc="upper left", fontsize=9)
 
 
 def _moving(approved: np.ndarray, member: np.ndarray) -> np.ndarray:

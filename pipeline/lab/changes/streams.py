@@ -1,13 +1,13 @@
-"""Two groups 1:1, one decision a minute, each decision approved with its group's rate: a gap that holds at 0, or moves
+"""Two groups, one decision a minute, each decision approved with its group's rate: a gap that holds at 0, or moves
 to `gap` at decision `change_at`; the change detector read over every decision as the monitor reads it (pure, seeded)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterator
 
 import numpy as np
 
-from fairstream.estimators.change import Change, GapCusum
+from fairstream.estimators.change import Change, GapDetector
 from fairstream.estimators.pairing import RatioPairs
 from fairstream.verdicts.changes import PairDetector
 
@@ -26,43 +26,34 @@ def decisions(seed: int, n: int, change_at: int | None = None, gap: float = 0.15
     return in_a, rng.random(n) < rate
 
 
-def detect(in_a: np.ndarray, approved: np.ndarray, shift: float, arl: float) -> list[Change]:
-    """Every alarm over the stream, with times counted in decisions, from the detector a monitor runs for one pair."""
-    detector: PairDetector = PairDetector(RatioPairs(), GapCusum(shift, arl / 2), arl)
-    found: list[Change] = []
+def alarms(in_a: np.ndarray, approved: np.ndarray, shift: float, arl: float) -> Iterator[Change]:
+    """Each alarm over the stream as it is raised, with times counted in decisions, from the detector a monitor runs
+    for one pair."""
+    detector = PairDetector(RatioPairs(), GapDetector(shift, arl), arl)
     for index, (a, x) in enumerate(zip(in_a.tolist(), approved.tolist())):
-        found.extend(detector.push(a, float(x), index))
-    return found
+        yield from detector.push(a, float(x), index)
 
 
-@dataclass(frozen=True)
-class ChangeStudy:
-    """Stationary streams with any alarm; changed streams found after the change by the end, their median delay and
-    the share of those whose estimated change point lies within `near` decisions of the truth."""
-
-    runs: int
-    decisions: int
-    arl: float
-    false_alarms: float
-    found: float
-    median_delay: float | None
-    near_share: float
-    near: int
-    change_points: tuple[int, ...]
-    """Each found stream's first change point after the move, in decisions."""
+def detect(in_a: np.ndarray, approved: np.ndarray, shift: float, arl: float) -> list[Change]:
+    """Every alarm over the stream."""
+    return list(alarms(in_a, approved, shift, arl))
 
 
-def study(runs: int, n: int = 10_000, change_at: int = 5_000, gap: float = 0.15, shift: float = 0.1, arl: float = 1e6, near: int = 750, seed: int = 0) -> ChangeStudy:
-    """Measure `runs` stationary and `runs` changed streams."""
-    alarms = sum(bool(detect(*decisions(seed + run, n), shift, arl)) for run in range(runs))
-    delays, points = [], []
-    for run in range(runs):
-        found = [change for change in detect(*decisions(seed + runs + run, n, change_at, gap), shift, arl) if change.found_at >= change_at]
-        if found:
-            delays.append(found[0].found_at - change_at)
-            points.append(found[0].changed_at)
-    close = sum(abs(point - change_at) <= near for point in points)
-    return ChangeStudy(
-        runs, n, arl, alarms / runs, len(delays) / runs, float(np.median(delays)) if delays else None, close / len(delays) if delays else 0.0, near,
-        tuple(points),
-    )  # fmt: skip
+def first_after(in_a: np.ndarray, approved: np.ndarray, change_at: int, shift: float, arl: float) -> tuple[Change | None, bool]:
+    """The first alarm at or after `change_at` (read no further), and whether any came before it."""
+    early = False
+    for change in alarms(in_a, approved, shift, arl):
+        if change.found_at >= change_at:
+            return change, early
+        early = True
+    return None, early
+
+
+def pairs(in_a: np.ndarray, approved: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs' differences the detector reads, and the decision at which each was formed."""
+    pairing, zs, at = RatioPairs(), [], []
+    for index, (a, x) in enumerate(zip(in_a.tolist(), approved.tolist())):
+        for first, second in pairing.push(a, float(x)):
+            zs.append(first - second)
+            at.append(index)
+    return np.asarray(zs), np.asarray(at)
