@@ -125,7 +125,7 @@ def test_spec_check_states_the_guarantee(tmp_path):
     (tmp_path / "spec.yaml").write_text(SPEC)
     result = CliRunner().invoke(cli, ["spec", "check", str(tmp_path / "spec.yaml")], env=ENV)
     assert result.exit_code == 0
-    assert "change verdicts: on a stream that never changes, false change alarms on average 1,000,000 trials apart" in " ".join(result.output.split())
+    assert "change verdicts: on a stream that never changes, at most one false change alarm per 1,000,000 trials of patience" in " ".join(result.output.split())
 
 
 def test_a_mean_outcome_that_moves_is_found_too(tmp_path):

@@ -44,10 +44,11 @@ def guarantee(spec: Spec, *, proxied: bool = False) -> str:
     if estimator.verdict == "change":
         shift = estimator.shift if estimator.shift is not None else spec.metric.threshold
         return (
-            f"change verdicts: on a stream that never changes, false change alarms on average {estimator.arl:,.0f} trials apart "
-            f"over every part and pair together, restarts included (a two-sided self-starting CUSUM per pair of groups, its "
-            f"threshold from Siegmund's run-length approximation: approximate, looser in a detector's first pairs); a gap moving "
-            f"by {shift:g} or more is found and dated (fairness.changed), the gaps before and after with 95 % confidence "
+            f"change verdicts: on a stream that never changes, at most one false change alarm per {estimator.arl:,.0f} trials of "
+            f"patience, expected, over every part and pair together, restarts included (a Shiryaev–Roberts e-detector per pair "
+            f"of groups on the likelihood ratio of the pairs' contrasts, mixed over the shift: exact for Gaussian pairs of "
+            f"known spread, measured for rates); a gap moving by about {shift:g} is found and dated (fairness.changed), "
+            f"measured against the gap before it, the gaps before and after with 95 % confidence "
             f"sequences; assumes independent trials; the gap against ε as point verdicts"
         )
     if estimator.verdict == "point":

@@ -3,9 +3,12 @@
 
 The average run length to a false alarm (`arl`, in trials) is shared over the detectors as α is shared over pairs:
 evenly over the parts and pairs a spec declares, else over detectors as they start, the j-th taking 6/(π² j²) of the
-alarm rate 1/arl. A detector's run length in pairs is its share in trials over the trials a pair takes (two at 1:1,
-about ten at 1:9), so `arl` holds in trials whatever the groups' sizes; after an alarm a detector learns the new gap
-afresh, so it holds between alarms too (restarts included).
+alarm rate 1/arl. So the detectors' alarm rates sum to 1/arl: over every detector together, the false alarms expected
+by any stopping time are at most its expected trials over `arl` (error over patience, the e-d-Bonferroni bound of
+Dandapanthula & Ramdas, arXiv 2501.04130), whatever the dependence between pairs that share a group. No finite-ARL
+detector bounds the chance of any false alarm across streams, so none is claimed. A detector's run length in pairs is
+its share in trials over the trials a pair takes (two at 1:1, about ten at 1:9), so `arl` holds in trials whatever the
+groups' sizes; after an alarm a detector learns the new gap afresh, so it holds between alarms too (restarts included).
 """
 
 from __future__ import annotations

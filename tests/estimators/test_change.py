@@ -26,7 +26,7 @@ def test_the_evidence_is_the_mixed_likelihood_ratio_of_the_contrasts():
     zs, spread, scale = rng.normal(0.1, 0.6, 12), 0.6, 0.3
     null = _contrast_likelihood(zs, 0.0, 0, spread)
     for start in (3, 6, 10):
-        mixed = integrate.quad(lambda shift: _contrast_likelihood(zs, shift, start, spread) * stats.norm.pdf(shift, 0, scale), -3, 3)[0]
+        mixed = integrate.quad(lambda shift, start=start: _contrast_likelihood(zs, shift, start, spread) * stats.norm.pdf(shift, 0, scale), -3, 3)[0]
         after = len(zs) - start
         computed = log_evidence(np.array([zs[start:].sum()]), np.array([float(after)]), float(zs.sum()), len(zs), spread**2, scale)[0]
         assert computed == pytest.approx(math.log(mixed / null), rel=1e-6)
