@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 from fairstream import metrics
 from fairstream.paths import RUNBOOK_URL
 from fairstream.records import wire
-from fairstream.records.envelope import CERTIFIED, CHANGED, RECOVERED, UNCERTIFIED, UNDELIVERED, VIOLATION
+from fairstream.records.envelope import CERTIFIED, CHANGED, MERGED, RECOVERED, UNCERTIFIED, UNDELIVERED, VIOLATION
 
 RESEND_EVERY = 60.0
 """Seconds between re-sending the firing alerts (Alertmanager resolves an alert not seen for its resolve_timeout, 5 min)."""
@@ -229,6 +229,19 @@ class _Endpoint:
     def _deliver(self, batch: list[dict[str, Any]]) -> None:
         raise NotImplementedError
 
+    def _note_merged(self, record: dict[str, Any]) -> None:
+        """The merged evidence over a monitor's pairs reached 1/α: it fires and stands, as a betting test's rejection does."""
+        labels = {"alertname": "FairnessViolatedSomewhere", "monitor": str(record.get("monitor")), "severity": "warning"}
+        carriers = [f"{c['part']} {c['pair'][0]} vs {c['pair'][1]}" for c in record.get("carriers") or []]
+        annotations = {
+            "summary": f"{record.get('monitor')}: some pair violates {record.get('metric')} (evidence merged over {record.get('pairs_tested')} pairs, α = {record.get('alpha')})",
+            "carriers": json.dumps(carriers),
+            "log_evidence": json.dumps(record.get("log_evidence")),
+            "alert_id": str(record.get("alert_id")),
+            "runbook_url": f"{self.runbook}#fairnessviolatedsomewhere",
+        }
+        self._unsent[tuple(sorted(labels.items()))] = ({"labels": labels, "annotations": annotations, "startsAt": record.get("emitted_at")}, record)
+
     def _pending(self) -> list[dict[str, Any]]:
         return []
 
@@ -289,6 +302,9 @@ class _Alertmanager(_Endpoint):
         if kind == CHANGED:
             self._note_change(record)
             return
+        if kind == MERGED:
+            self._note_merged(record)
+            return
         labels = alert_labels(record, OPENS.get(kind) or CLOSES[kind])
         identity = alert_identity(record, labels["alertname"])
         payload = {"labels": labels, "annotations": alert_annotations(record, labels["alertname"], self.runbook), "startsAt": record.get("emitted_at")}
@@ -347,7 +363,7 @@ class Notifier:
 
     def offer(self, record: dict[str, Any]) -> None:
         """Hand over an output record (only alerts are posted); never waits."""
-        if record.get("type") in (*OPENS, *CLOSES, CHANGED):
+        if record.get("type") in (*OPENS, *CLOSES, CHANGED, MERGED):
             for endpoint in self.endpoints:
                 endpoint.offer(record)
 

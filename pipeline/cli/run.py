@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -100,6 +101,8 @@ def print_summary(monitor: MonitorTally, dead_letters: dict[str, int], unwritten
             f"(found {change['found_at']}): gap {change['gap_before']:.4f} → {change['gap_after']:.4f}",
             soft_wrap=True,
         )
+    if monitor.somewhere is not None:
+        console.console.print(somewhere_line(monitor.somewhere), soft_wrap=True)
     certifications = (
         f", {monitor.certifications} certification(s), {monitor.uncertifications} uncertification(s)"
         if final is not None and final["verdict"] not in ("point", "change")
@@ -317,3 +320,15 @@ def nothing_accepted(tally: RunTally, source: str) -> str:
         f"no record was accepted: {tally.rejected:,} dead letter(s) ({reasons}); the first {leading}: {tally.examples.get(leading, '?')} "
         f"(spec: {FIXES.get(leading, 'input')}); pass --allow-empty if that is expected"
     )
+
+
+def somewhere_line(record: dict[str, Any]) -> str:
+    """One line for a `fairness.violated_somewhere` record: when, at what level, and the pairs that carry the evidence."""
+    carriers = [f"{c['part']} {c['pair'][0]} vs {c['pair'][1]}" for c in record["carriers"]]
+    leaning = [f"{p['part']} {s['pair'][0]} vs {s['pair'][1]}" for p in record["pooled"] if p["share_of_evidence"] >= 0.5 for s in p["leaning_on"]]
+    named = leaning or carriers
+    return (
+        f"violated somewhere: the evidence merged over {record['pairs_tested']} pair(s) reached 1/α (α = {record['alpha']:g}) "
+        f"at {record['event_time']}; carried by {', '.join(named[:5])}{' …' if len(named) > 5 else ''}"
+    )
+

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fairstream.language.metric import tests_ratio
-from fairstream.records.envelope import ALERT_TYPES, CHANGED, DEAD_LETTER, ESTIMATE, INTERVENTION, STATUS
+from fairstream.records.envelope import ALERT_TYPES, CHANGED, DEAD_LETTER, ESTIMATE, INTERVENTION, MERGED, STATUS
 
 
 @dataclass
@@ -57,7 +57,7 @@ class DashboardState:
                 history = self.monitors[name] = MonitorHistory(name)
             if kind == ESTIMATE:
                 history.estimates.append(record)
-            elif kind in (*ALERT_TYPES, CHANGED, INTERVENTION):
+            elif kind in (*ALERT_TYPES, CHANGED, MERGED, INTERVENTION):
                 self.alerts_by_id[str(record_id)] = record
                 (history.interventions if kind == INTERVENTION else history.alerts).append(record)
             elif kind == STATUS:
@@ -184,6 +184,16 @@ def violated_periods(verdicts: list[tuple[str, bool | None]]) -> list[list[str]]
     return periods
 
 
+def merged_pair(alert: dict[str, Any]) -> tuple[str | None, list[str] | None]:
+    """The part and pair a `fairness.violated_somewhere` record leans on most: the pooled test's first pair where it
+    carries most of the evidence, else the first carrier."""
+    pooled = max(alert.get("pooled") or [], key=lambda entry: entry["share_of_evidence"], default=None)
+    if pooled is not None and pooled["share_of_evidence"] >= 0.5 and pooled["leaning_on"]:
+        return pooled["part"], pooled["leaning_on"][0]["pair"]
+    carriers = alert.get("carriers") or []
+    return (carriers[0]["part"], carriers[0]["pair"]) if carriers else (None, None)
+
+
 def alert_row(alert: dict[str, Any]) -> dict[str, Any]:
     """What the alerts list shows of an alert: when, which part and pair (or group), the gap or ratio, the verdict mode
     (a change: at its change point, the size of the gap after it)."""
@@ -192,6 +202,12 @@ def alert_row(alert: dict[str, Any]) -> dict[str, Any]:
         return {
             "alert_id": alert.get("alert_id"), "type": CHANGED, "event_time": alert.get("changed_at"), "part": alert.get("part"),
             "pair": alert.get("pair"), "gap": after, "ratio": None, "raw_gap": after, "raw_ratio": None, "verdict": "change", "value": alert["gap_after"],
+        }  # fmt: skip
+    if alert.get("type") == MERGED:
+        named = merged_pair(alert)
+        return {
+            "alert_id": alert.get("alert_id"), "type": MERGED, "event_time": alert.get("event_time"), "part": named[0], "pair": named[1],
+            "gap": None, "ratio": None, "raw_gap": None, "raw_ratio": None, "verdict": "merged", "value": alert.get("log_evidence"),
         }  # fmt: skip
     verdict = _verdict_of(alert)
     return {

@@ -102,6 +102,9 @@ class Bettors:
         np.maximum(self._peak, self._log_wealth, out=self._peak)
         self.pairs += 1
 
+    def violation_rows(self) -> np.ndarray:
+        """The payoff rows (a, b, c) of the two violation bettors, a ahead of b and b ahead of a."""
+        return self._coefficients[list(self._index[:2])]
 
     def get(self) -> tuple[float, float]:
         """Current log-wealth of the two violation bettors (against a ahead of b, and b ahead of a, beyond the threshold)."""

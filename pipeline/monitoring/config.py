@@ -134,6 +134,13 @@ class MonitorConfig:
         final (groups known as probabilities take asymptotic confidence sequences from their sums instead)."""
         return self.rule.mode == "anytime" and self.proxy is None
 
+    @property
+    def merges_pairs(self) -> bool:
+        """Whether every pair's anytime tests merge into one alarm (`fairness.violated_somewhere`): anytime verdicts on
+        a gap or ratio that may compare more than one pair (over all parts)."""
+        tests = (self.judging.declared_pairs or 2) * (self.judging.declared_parts or 2)
+        return self.opening_order and self.judging.gap_verdict and tests > 1
+
     def budget(self) -> MonitorBudget:
         return MonitorBudget(self.rule.alpha, self.judging.family, self.judging.declared_parts, self.judging.declared_pairs)
 

@@ -78,6 +78,12 @@ class Counts:
                 config.bet_epsilon, config.measures, config.judging.gap_verdict, config.estimation.outcome_range,
                 config.judging.constraints, ratio=config.rule.ratio, horizon=config.judging.label_horizon,
             )  # fmt: skip
+            if config.merges_pairs:
+                from fairstream.verdicts.budget import MonitorBudget
+                from fairstream.verdicts.many_pairs.merged import MergedEvidence
+
+                listed = None if config.rule.pairs is None else frozenset(config.rule.pairs)
+                self.anytime.merged = MergedEvidence(config.rule.alpha, MonitorBudget(1.0, "monitor", config.judging.declared_parts, config.judging.declared_pairs), listed)
 
     @property
     def score_counts(self) -> ScoreCounts:

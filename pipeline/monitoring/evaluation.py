@@ -14,7 +14,7 @@ from fairstream.monitoring.config import MonitorConfig
 from fairstream.monitoring.counts import Counts, Noted
 from fairstream.monitoring.estimate import estimate_body
 from fairstream.monitoring.quiet import Estimated, judged_rates, judges_quietly, quiet_standing
-from fairstream.records.envelope import CHANGED, ESTIMATE, stamp
+from fairstream.records.envelope import CHANGED, ESTIMATE, MERGED, stamp
 from fairstream.records.timefmt import format_instant
 from fairstream.trials.outcomes import PROXY, hidden
 from fairstream.verdicts.alerts import CERTIFIED_STATUS, INCONCLUSIVE, AlertTracker, part_status
@@ -38,7 +38,9 @@ from fairstream.verdicts.publish import suppress_small_cells
 
 if TYPE_CHECKING:
     from fairstream.verdicts.anytime import AnytimeEvidence
+    from fairstream.verdicts.many_pairs.merged import MergedEvidence
 
+MERGED_ASSUMPTION = "independent trials; each group's outcomes share one rate (or mean) while every pair is within the threshold"
 STANDARDIZED = "selection_rate[standardized]"
 """The part of conditional statistical parity aggregated over strata (point verdicts)."""
 
@@ -124,6 +126,8 @@ class Evaluation:
             parts[rule.part] = self._constraint_part(counts, rule)
         if counts.changes is not None:
             alerts.extend(self._changes(counts.changes, instant, at))
+        if counts.anytime is not None and counts.anytime.merged is not None:
+            alerts.extend(self._merged(counts.anytime.merged, instant, at))
         if config.metric == "conditional_statistical_parity" and len(parts) > 1:
             parts[STANDARDIZED] = standardized_part(parts, config.rule, config.judging.min_trials)
         parts = {part: suppress_small_cells(body, config.publishing.min_cell) for part, body in parts.items()}
@@ -158,6 +162,15 @@ class Evaluation:
             stamp(change_record(self.config.metric, part, pair, change, detection), self.config.name, CHANGED, instant, part, *pair, str(change.changed_at), *at)
             for part, pair, change in evidence.take()
         ]
+
+    def _merged(self, merged: MergedEvidence, instant: int, at: tuple[str, ...]) -> list[dict[str, Any]]:
+        """The `fairness.violated_somewhere` record, once, at the first evaluation after the merged evidence reached 1/α:
+        like a betting test's rejection, it stands for good."""
+        if not merged.raised or merged.reported:
+            return []
+        merged.reported = True
+        body = {"metric": self.config.metric, **merged.body(), "assumption": MERGED_ASSUMPTION}
+        return [stamp(body, self.config.name, MERGED, instant, *at)]
 
     def _level(self, part: str):
         """The α of each pair of `part`: its share of the monitor's budget, fixed when first asked for."""

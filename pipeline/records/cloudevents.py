@@ -17,6 +17,7 @@ SCHEMAS = {
     "fairness.certified": "alert",
     "fairness.uncertified": "alert",
     "fairness.changed": "change",
+    "fairness.violated_somewhere": "merged",
     "shield.intervention": "shield-intervention",
     "shield.status": "shield-status",
     "pipeline.dead_letter": "dead-letter",

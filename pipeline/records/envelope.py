@@ -15,6 +15,8 @@ CERTIFIED = "fairness.certified"
 UNCERTIFIED = "fairness.uncertified"
 CHANGED = "fairness.changed"
 """A change detector found that a pair's gap moved, and when."""
+MERGED = "fairness.violated_somewhere"
+"""Merged over every pair of a monitor, the evidence says some pair violates the property, at the monitor's α."""
 ESTIMATE = "fairness.estimate"
 ALERT_TYPES = (VIOLATION, RECOVERED, CERTIFIED, UNCERTIFIED)
 """The records a monitor writes to the alert topic: a verdict or a certification turning."""

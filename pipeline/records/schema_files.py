@@ -19,6 +19,7 @@ RECORDS: dict[str, tuple[str, tuple[type[wire.Record], ...]]] = {
     "estimate": ("fairness.estimate", (wire.Estimate,)),
     "alert": ("fairness alert", (wire.PartAlert, wire.ConstraintAlert)),
     "change": ("fairness.changed", (wire.ChangeAlert,)),
+    "merged": ("fairness.violated_somewhere", (wire.MergedAlert,)),
     "shield-intervention": ("shield.intervention", (wire.Intervention,)),
     "shield-status": ("shield.status", (wire.ShieldStatus,)),
     "dead-letter": ("pipeline.dead_letter", (wire.DeadLetter,)),

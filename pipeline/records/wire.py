@@ -10,7 +10,18 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
-from fairstream.records.envelope import ALERT_TYPES, CHANGED, DEAD_LETTER, ESTIMATE, INTERVENTION, SEAL, SHIELDED, STATUS, UNDELIVERED
+from fairstream.records.envelope import (
+    ALERT_TYPES,
+    CHANGED,
+    DEAD_LETTER,
+    ESTIMATE,
+    INTERVENTION,
+    MERGED,
+    SEAL,
+    SHIELDED,
+    STATUS,
+    UNDELIVERED,
+)
 
 Number = int | float
 """A JSON number as the record holds it: an integer stays an integer."""
@@ -371,6 +382,44 @@ class ShieldDecision(Record, tag_field="type", tag=SHIELDED):
     future: Literal[True] | UnsetType = UNSET
 
 
+class Carrier(Record, kw_only=True):
+    """A pair whose own tests carry the merged evidence."""
+
+    part: str
+    pair: Pair
+    share_of_evidence: Annotated[Number, Meta(description="the pair's term over the merged evidence")]
+    log_wealth: Annotated[Number, Meta(description="the larger log-wealth of the pair's two violation bettors")]
+
+
+class Stake(Record, kw_only=True):
+    pair: Pair
+    stake: Annotated[Number, Meta(description="the share of the pooled test's next stake on the pair's payoffs")]
+
+
+class Pooled(Record, kw_only=True):
+    """A part's pooled test: one bettor on the weighed average of its pairs' payoffs, a round of outcomes at a time."""
+
+    part: str
+    share_of_evidence: Number
+    log_wealth: Number
+    rounds: Count
+    leaning_on: list[Stake]
+
+
+class MergedAlert(Envelope, tag_field="type", tag=MERGED, kw_only=True):
+    """Merged over every pair of a monitor (half the pairs' own tests, half each part's pooled test), the evidence says
+    some pair violates the property, at the monitor's α. On <alerts>, or alerts.jsonl."""
+
+    metric: str
+    alpha: Number
+    log_evidence: Annotated[Number, Meta(description="log of the merged e-process when the alarm was written")]
+    log_threshold: Annotated[Number, Meta(description="log(1/α): the alarm rose when the merged e-process reached it")]
+    pairs_tested: Count
+    carriers: list[Carrier]
+    pooled: list[Pooled]
+    assumption: str
+
+
 def struct_of(record: dict[str, Any]) -> type[Record]:
     """The Struct a record of this type and shape is encoded by."""
     kind = record["type"]
@@ -382,6 +431,7 @@ def struct_of(record: dict[str, Any]) -> type[Record]:
 BY_TYPE: dict[str, type[Record]] = {
     ESTIMATE: Estimate,
     CHANGED: ChangeAlert,
+    MERGED: MergedAlert,
     INTERVENTION: Intervention,
     STATUS: ShieldStatus,
     DEAD_LETTER: DeadLetter,

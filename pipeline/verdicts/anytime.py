@@ -14,6 +14,7 @@ from fairstream.estimators.sequence import MeanSequence, RateSequence, rescale
 from fairstream.trials.bucket import FINISHED
 from fairstream.trials.outcomes import TickDelta, TrialOutcome, hidden
 from fairstream.verdicts.constraints import ConstraintRule
+from fairstream.verdicts.many_pairs.merged import MergedEvidence
 
 
 @dataclass
@@ -45,6 +46,8 @@ class AnytimeEvidence:
     """Per reporter, the earliest opening time of its trials not yet reported (see `Report.oldest_open`)."""
     pending_oldest: dict[int, int] = field(default_factory=dict)
     """Per tick not yet evaluated, the earliest opening time among the trials reported to close in it."""
+    merged: MergedEvidence | None = None
+    """Every pair's violation e-processes merged into one alarm (see `fairstream.verdicts.many_pairs.merged`)."""
     horizon: int | None = None
     """The label horizon (trial.close_after): a trial opened that long ago has closed, whatever its outcome."""
     maturing: OpeningOrder = field(default_factory=OpeningOrder)
@@ -97,7 +100,7 @@ class AnytimeEvidence:
                 if self.measures:
                     self._follow_mean(group, value[0], ended)  # type: ignore[index]
                 else:
-                    self._bet(part, group, float(value))  # type: ignore[arg-type]
+                    self.feed(part, group, float(value))  # type: ignore[arg-type]
 
     def bets_of(self, part: str) -> dict[tuple[str, str], GapBet]:
         return {(a, b): bet for (bet_part, a, b), bet in self.bets.items() if bet_part == part}
@@ -110,12 +113,12 @@ class AnytimeEvidence:
         """Mean outcomes: the gap's betting tests on the outcome rescaled to [0, 1], and each constraint's sequence."""
         low, high = self.outcome_range  # type: ignore[misc]
         if self.gap_verdict:
-            self._bet("mean_outcome", group, rescale(outcome, low, high))
+            self.feed("mean_outcome", group, rescale(outcome, low, high))
         for rule in self.constraints:
             if rule.baseline is None or rule.baseline in ended:
                 self.sequences.setdefault((rule.part, group), MeanSequence(low, high)).update(outcome)
 
-    def _bet(self, part: str, group: str, outcome: float) -> None:
+    def feed(self, part: str, group: str, outcome: float) -> None:
         """Feed one outcome to the betting test of every pair of released groups it belongs to."""
         self.group_sequences.setdefault((part, group), RateSequence()).update(outcome)
         released = self.released.setdefault(part, set())
@@ -128,5 +131,11 @@ class AnytimeEvidence:
             if key not in self.bets:
                 self.bets[key] = RatioBet(self.epsilon) if self.ratio else GapBet(self.epsilon)
                 self.queues[key] = RatioPairs()
+                if self.merged is not None:
+                    self.merged.pair_started(key, self.bets[key].violation_rows())
             for x, y in self.queues[key].push(group == a, outcome):
                 self.bets[key].update(x, y)
+                if self.merged is not None:
+                    self.merged.update(key, self.bets[key].get())
+        if self.merged is not None:
+            self.merged.outcome(part, group, outcome)

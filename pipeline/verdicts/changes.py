@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fairstream.estimators.change import Change, GapDetector
 from fairstream.estimators.pairing import RatioPairs
 from fairstream.records.timefmt import format_instant
 from fairstream.trials.outcomes import Cell, TrialOutcome, hidden
+
+if TYPE_CHECKING:
+    from fairstream.estimators.change import Change, GapDetector
 
 ASSUMPTION = "independent trials; within a segment each group's outcomes share one rate (or mean)"
 
@@ -86,6 +88,8 @@ class ChangeEvidence:
 
     def _detectors_of(self, part: str, group: str) -> dict[tuple[str, str], PairDetector]:
         """The pairs `group` belongs to in `part`, each pair's detector started when its second group first appears."""
+        from fairstream.estimators.change import GapDetector  # change verdicts alone need numpy
+
         known = self.groups.setdefault(part, [])
         detectors = self.detectors.setdefault(part, {})
         if group not in known:

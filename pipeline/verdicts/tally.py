@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from fairstream.records.envelope import CERTIFIED, CHANGED, RECOVERED, UNCERTIFIED, VIOLATION
+from fairstream.records.envelope import CERTIFIED, CHANGED, MERGED, RECOVERED, UNCERTIFIED, VIOLATION
 from fairstream.records.hints import FIXES
 from fairstream.verdicts.summary import FirstViolation, note_violations, publishes_groups
 
@@ -30,6 +30,8 @@ class MonitorTally(BaseModel):
     uncertifications: int = 0
     changes: list[dict[str, Any]] = Field(default_factory=list)
     """The `fairness.changed` records, in the order written."""
+    somewhere: dict[str, Any] | None = None
+    """The `fairness.violated_somewhere` record: the merged evidence over every pair reached 1/α."""
 
     def observe_estimate(self, record: dict[str, Any]) -> None:
         self.estimates += 1
@@ -50,6 +52,8 @@ class MonitorTally(BaseModel):
         self.certifications += other.certifications
         self.uncertifications += other.uncertifications
         self.changes = sorted([*self.changes, *other.changes], key=lambda change: (change["found_at"], change["part"], change["pair"]))
+        if other.somewhere is not None and (self.somewhere is None or other.somewhere["event_time"] < self.somewhere["event_time"]):
+            self.somewhere = other.somewhere
         for mine, theirs in (("last", other.last), ("latest_published", other.latest_published)):
             if theirs is not None and (getattr(self, mine) is None or theirs["event_time"] >= getattr(self, mine)["event_time"]):
                 setattr(self, mine, theirs)
@@ -134,6 +138,8 @@ class RunTally(BaseModel):
             self._monitor(record["monitor"]).uncertifications += 1
         elif kind == CHANGED:
             self._monitor(record["monitor"]).changes.append(record)
+        elif kind == MERGED:
+            self._monitor(record["monitor"]).somewhere = record
         elif kind == "shield.decision":
             self.shielded += 1
         elif kind == "shield.intervention":

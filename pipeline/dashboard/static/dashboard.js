@@ -10,6 +10,7 @@ const ALERT_MARKERS = [
   ["fairness.certified", "diamond", CERTIFIED, "certified"],
   ["fairness.uncertified", "diamond-open", CERTIFIED, "no longer certified"],
   ["fairness.changed", "star", "#7b2d8e", "change point"],
+  ["fairness.violated_somewhere", "x", BAD, "violated somewhere (evidence merged over the pairs)"],
 ];
 const groupColors = new Map();
 const PLOT_CONFIG = { responsive: true, displaylogo: false, modeBarButtonsToRemove: ["lasso2d", "select2d"] };
@@ -92,7 +93,7 @@ function gapTraces(part, alerts) {
     const chosen = mine.filter((alert) => alert.type === type);
     if (!chosen.length) continue;
     traces.push({
-      x: chosen.map((alert) => alert.event_time), y: chosen.map((alert) => alert[part.measure]),
+      x: chosen.map((alert) => alert.event_time), y: chosen.map((alert) => alert[part.measure] ?? part.threshold),
       text: chosen.map((alert) => `${(alert.pair || []).join(" vs ")} · ${alert.alert_id}`), mode: "markers", name: label,
       marker: { symbol, size: 11, color, line: { color: "#fff", width: 1 } }, hovertemplate: "%{text}<extra></extra>",
     });
@@ -207,6 +208,8 @@ function drawMonitor(monitor) {
     summary.append(`${monitor.metric}, ${monitor.verdict} verdicts · ${monitor.evaluations} evaluations up to ${monitor.event_time} · ${monitor.trials.closed} trials closed, ${monitor.trials.incomplete} incomplete · `);
     summary.appendChild(violated.length ? text("span", `violated now: ${violated.map((p) => p.name).join(", ")}`, { class: "verdict-violated" }) : text("span", "no violation now", { class: "verdict-ok" }));
     const certified = monitor.parts.filter((part) => part.status === "certified");
+    const somewhere = monitor.alerts.find((alert) => alert.type === "fairness.violated_somewhere");
+    if (somewhere) summary.appendChild(text("span", ` · violated somewhere since ${somewhere.event_time}`, { class: "verdict-violated" }));
     if (certified.length) summary.appendChild(text("span", ` · certified now: ${certified.map((p) => p.name).join(", ")}`, { class: "verdict-certified" }));
   }
   const parts = section.querySelector(".parts");

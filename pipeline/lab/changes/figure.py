@@ -28,7 +28,8 @@ def write_change_figure(path: Path, comparisons: Sequence[Comparison], shown: Co
     found = detect(in_a, approved, shift, arl)
     index = np.arange(n)
     figure = Figure(figsize=(14, 9), dpi=100, layout="constrained")
-    top, left, right = figure.add_subplot(2, 1, 1), figure.add_subplot(2, 2, 3), figure.add_subplot(2, 2, 4)
+    panels = figure.subplot_mosaic([["top", "top"], ["left", "right"]])
+    top, left, right = panels["top"], panels["left"], panels["right"]
     top.plot(index, _moving(approved, in_a) - _moving(approved, ~in_a), color="#555555", linewidth=1, label=f"gap over the last {WINDOW} decisions of each group")
     top.step([0, change_at, n], [0, gap, gap], where="post", color="black", linewidth=2, label=f"true gap (moves at decision {change_at:,})")
     for change in found:

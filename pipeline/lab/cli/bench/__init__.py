@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from fairstream.lab.cli.alarms import alarms
 from fairstream.lab.cli.bench.assumptions import assumptions
 from fairstream.lab.cli.bench.changes import changes
 from fairstream.lab.cli.bench.database import database
@@ -25,5 +26,5 @@ def bench() -> None:
     """Measure throughput and detection behaviour."""
 
 
-for command in (throughput, scale, kafka, database, monitors, hiring, detection, guarantees, evidence, means, proxies, changes, shield, assumptions):
+for command in (throughput, scale, kafka, database, monitors, hiring, detection, guarantees, evidence, means, proxies, changes, alarms, shield, assumptions):
     bench.add_command(command)

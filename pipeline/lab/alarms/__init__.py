@@ -1,0 +1,1 @@
+"""Studies of one alarm across many pairs of groups."""
