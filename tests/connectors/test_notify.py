@@ -192,3 +192,18 @@ def test_a_change_fires_in_alertmanager_for_a_day_and_reaches_a_webhook(alertman
     ends = datetime.fromisoformat(alert["endsAt"].replace("Z", "+00:00"))
     assert timedelta(hours=23) < ends - datetime.fromisoformat(alert["startsAt"].replace("Z", "+00:00")) < timedelta(hours=25)
     wait_until(lambda: any(body.get("type") == "fairness.changed" for body in receiver.bodies), "the webhook's change record")
+
+
+def test_a_merged_alarm_fires_in_alertmanager_naming_its_pairs_and_reaches_a_webhook(alertmanager, receiver, tmp_path):
+    from tests.test_merged_alarm import SPEC, write
+
+    (tmp_path / "many.yaml").write_text(SPEC)
+    data = write(tmp_path / "many.jsonl", "many", 5, 12_000)
+    run(str(tmp_path / "many.yaml"), "--input", str(data), "--out", str(tmp_path / "out"), "--alertmanager", alertmanager, "--webhook", receiver.url)
+    (merged,) = [json.loads(line) for line in (tmp_path / "out" / "alerts.jsonl").read_text().splitlines() if '"fairness.violated_somewhere"' in line]
+    listed = wait_until(lambda: [a for a in json.loads(urllib.request.urlopen(f"{alertmanager}/api/v2/alerts").read()) if a["labels"]["alertname"] == "FairnessViolatedSomewhere"], "the merged alarm listed")
+    (alert,) = listed
+    assert alert["labels"]["monitor"] == "hiring-many" and alert["annotations"]["alert_id"] == merged["alert_id"]
+    assert json.loads(alert["annotations"]["carriers"]) == [f"{c['part']} {c['pair'][0]} vs {c['pair'][1]}" for c in merged["carriers"]] != []
+    assert alert["annotations"]["runbook_url"].endswith("#fairnessviolatedsomewhere") and "endsAt" not in alert or alert["status"]["state"] == "active"
+    wait_until(lambda: any(body.get("type") == "fairness.violated_somewhere" for body in receiver.bodies), "the webhook's merged record")

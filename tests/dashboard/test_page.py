@@ -176,3 +176,18 @@ def test_a_change_shows_in_the_alerts_list_and_as_a_star_at_its_change_point(bro
         assert "change point" in legend(browser)
         star = browser.execute_script("return document.querySelector('[id^=gap-]').data.find(t => t.name === 'change point').x")
         assert star == [change["changed_at"]]
+
+
+def test_a_merged_alarm_shows_in_the_summary_the_alerts_list_and_at_the_threshold(browser, tmp_path):
+    from tests.test_merged_alarm import run, write
+
+    (merged,) = [alert for alert in run(tmp_path, write(tmp_path / "many.jsonl", "many", 5, 12_000)) if alert["type"] == "fairness.violated_somewhere"]
+    with dashboard(str(tmp_path / "out")) as served:
+        browser.get(served.url)
+        wait_for(browser, lambda b: merged["alert_id"] in alert_ids(b), what="the merged alarm in the alerts list")
+        row = browser.execute_script(f"return [...document.querySelectorAll('tr[data-alert-id=\"{merged['alert_id']}\"] td')].map(td => td.textContent)")
+        leaning = merged["pooled"][0]["leaning_on"][0]["pair"]
+        assert row[:4] == [merged["event_time"], "violated_somewhere", "selection_rate", f"{leaning[0]} vs {leaning[1]}"]
+        assert f"violated somewhere since {merged['event_time']}" in texts(browser, ".summary")[0]
+        cross = browser.execute_script("return document.querySelector('[id^=gap-]').data.find(t => (t.name || '').startsWith('violated somewhere')).y")
+        assert cross == [0.1]
