@@ -64,7 +64,8 @@ def guarantee(spec: Spec, *, proxied: bool = False) -> str:
     return (
         f"anytime verdicts: false alarm at any look, ever, ≤ α = {estimator.alpha:g} over {family} (betting tests, Ville's "
         "inequality); each group's outcomes enter in the order their trials opened, so labels may arrive late and in an "
-        f"order that depends on the outcome; assumes independent trials whose opening does not depend on their outcome{certificates}"
+        f"order that depends on the outcome; assumes independent trials whose opening does not depend on their outcome; "
+        f"where it tests more than one pair, one merged alarm over them all at α (fairness.violated_somewhere){certificates}"
     )
 
 

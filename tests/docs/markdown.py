@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).parents[2]
@@ -66,3 +69,19 @@ def command_mentions() -> list[tuple[str, str]]:
 def normalized(line: str) -> str:
     """A console line with its table rules and runs of spaces reduced to single spaces, to compare printed and shown."""
     return " ".join(line.replace("│", " ").replace("┃", " ").split())
+
+
+def bench(command: str, *options: str, cwd: Path) -> str:
+    """What `fairstream bench <command>` prints, plain and wide."""
+    done = subprocess.run(
+        [sys.executable, "-m", "fairstream.cli", "bench", command, *options], capture_output=True, text=True, cwd=cwd,
+        env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}, timeout=3600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def table_rows(printed: str) -> list[str]:
+    """The printed tables' body rows as a page's Markdown rows."""
+    return ["| " + " | ".join(cell.strip() for cell in line.split("│")) + " |" for line in printed.splitlines() if "│" in line]
+

@@ -13,13 +13,15 @@ from fairstream.cli import console
 from fairstream.cli.console import reports_errors
 from fairstream.lab.changes import oracle
 from fairstream.lab.changes.near_oracle import NEAR, WITHIN, Comparison, compare, false_alarms, split
-from fairstream.lab.changes.records import Coverage, coverage, run_length
+from fairstream.lab.changes.records import Coverage, coverage, patience, run_length
 
 MOVES = (0.05, 0.1, 0.2)
 SHARES = (0.5, 0.1)
 CHANGES_AT = (2_000, 20_000)
 COVERED_MOVES = (0.15, 0.3, 0.5)
 RUN_LENGTH_ARL = 10_000
+PATIENCE_GROUPS = 6
+PATIENCE_ARL = 5_000
 
 
 def _share(hits: int | float, runs: int) -> str:
@@ -46,16 +48,21 @@ def _ratio(c: Comparison) -> str:
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the simulation.")
 @click.option("--coverage-runs", default=300, show_default=True, type=click.IntRange(10), help="Streams per setting whose record intervals are checked.")
 @click.option("--run-length-streams", default=20, show_default=True, type=click.IntRange(1), help="Stationary streams of 200,000 decisions per group split, every alarm counted (ARL 10,000).")
+@click.option("--patience-streams", default=5, show_default=True, type=click.IntRange(1), help=f"Streams of {PATIENCE_GROUPS} groups whose every detector's false alarms are counted (ARL {PATIENCE_ARL:,}).")
+@click.option("--patience-trials", default=100_000, show_default=True, type=click.IntRange(1000), help="Trials per such stream.")
 @click.option("--figure", default=None, type=click.Path(dir_okay=False), help="Also draw one stream, where the change points fell and the delays beside the oracle's, to this PNG.")
 @reports_errors
-def changes(runs: int, still_runs: int, arl: float, shift: float, seed: int, coverage_runs: int, run_length_streams: int, figure: str | None) -> None:
+def changes(
+    runs: int, still_runs: int, arl: float, shift: float, seed: int, coverage_runs: int, run_length_streams: int, patience_streams: int, patience_trials: int,
+    figure: str | None,
+) -> None:
     """Two groups (1:1 or 1:9), a decision a minute, both approved half the time: streams whose gap holds at 0, and
     streams whose gap moves to 0.05, 0.1 or 0.2 at decision 2,000 or 20,000. The detector reads every decision as a
     monitor with `verdict: change` does; the oracle is a CUSUM on the same pairs that knows the gaps before and after,
     its threshold set for 1 % false alarms within 10,000 decisions."""
     settings = list(product(CHANGES_AT, MOVES, SHARES))
     with console.progress() as progress:
-        task = progress.add_task("streams", total=len(SHARES) + len(settings) + len(COVERED_MOVES) * len(SHARES) + len(SHARES))
+        task = progress.add_task("streams", total=len(SHARES) + len(settings) + len(COVERED_MOVES) * len(SHARES) + len(SHARES) + 1)
         still = []
         for share in SHARES:
             still.append((share, false_alarms(still_runs, share, shift=shift, arl=arl, seed=seed)))
@@ -72,6 +79,8 @@ def changes(runs: int, still_runs: int, arl: float, shift: float, seed: int, cov
         for share in SHARES:
             lengths.append(run_length(run_length_streams, share, RUN_LENGTH_ARL, shift=shift, seed=seed))
             progress.advance(task)
+        waited = patience(patience_streams, PATIENCE_GROUPS, PATIENCE_ARL, n=patience_trials, shift=shift, seed=seed)
+        progress.advance(task)
     horizon = oracle.HORIZON
     console.table(
         f"Streams that hold still, {horizon:,} decisions ({still_runs:,} a split): any alarm (exact 95 % interval)",
@@ -100,6 +109,13 @@ def changes(runs: int, still_runs: int, arl: float, shift: float, seed: int, cov
         ["groups", "alarms", "trials between alarms", "95 % interval"],
         [(split(r.share), f"{r.alarms:,}", f"{r.between:,.0f}", "[{:,.0f}, {:,.0f}]".format(*r.interval())) for r in lengths],
         right=(1, 2, 3),
+    )
+    pairs = PATIENCE_GROUPS * (PATIENCE_GROUPS - 1) // 2
+    console.table(
+        f"Every detector of a monitor of {PATIENCE_GROUPS} groups ({pairs} pairs) on streams that never move: false alarms per trial ({patience_streams} streams of {patience_trials:,} trials)",
+        ["detectors", "alarms", "per 1,000 trials", "95 % interval", "bound: 1,000 / arl"],
+        [(f"{pairs}", f"{waited.alarms:,}", f"{1000 * waited.per_trial:.3f}", "[{:.3f}, {:.3f}]".format(*(1000 * x for x in waited.interval())), f"{1000 / PATIENCE_ARL:.3f}")],
+        right=(0, 1, 2, 3, 4),
     )
     if figure is not None:
         from fairstream.lab.changes.figure import write_change_figure
