@@ -47,7 +47,7 @@ BAD_RATIO = "the ratio threshold τ must lie in (0, 1]; got {threshold}; the fou
 BAD_ALPHA = "alpha must lie in (0, 1); got {alpha}; pass the false-alarm rate, e.g. 0.05"
 
 
-def _ons_step(bet, sum_z2, payoff, cap):
+def ons_step(bet, sum_z2, payoff, cap):
     """Log-factor of `payoff` (x − y − ε) at the current bet, and the next bet by online Newton step, at most `cap`
     (floats or arrays)."""
     factor = 1 + bet * payoff
@@ -68,7 +68,7 @@ def log_wealth_paths(payoffs: np.ndarray, cap: float = BET_CAP) -> np.ndarray:
     bet, sum_z2, log_wealth = np.zeros(payoffs.shape[:-1]), np.ones(payoffs.shape[:-1]), np.zeros(payoffs.shape[:-1])
     paths = np.empty_like(payoffs)
     for k in range(payoffs.shape[-1]):
-        log_factor, bet, sum_z2 = _ons_step(bet, sum_z2, payoffs[..., k], cap)
+        log_factor, bet, sum_z2 = ons_step(bet, sum_z2, payoffs[..., k], cap)
         log_wealth = log_wealth + log_factor
         paths[..., k] = log_wealth
     return paths
@@ -97,7 +97,7 @@ class Bettors:
         if not (0 <= x <= 1 and 0 <= y <= 1):
             raise ValueError(BAD_OUTCOME.format(x=x, y=y))
         payoffs = self._coefficients @ np.array([x, y, 1.0])
-        log_factor, self._bet, self._sum_z2 = _ons_step(self._bet, self._sum_z2, payoffs, self._cap)
+        log_factor, self._bet, self._sum_z2 = ons_step(self._bet, self._sum_z2, payoffs, self._cap)
         self._log_wealth += log_factor
         np.maximum(self._peak, self._log_wealth, out=self._peak)
         self.pairs += 1

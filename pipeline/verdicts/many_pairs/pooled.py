@@ -2,14 +2,14 @@
 violation payoffs weighed by how far each has run beyond its threshold so far, and one stake on their weighed average
 (pure).
 
-A round takes from each group in the pool the mean of its next r outcomes, r its count of outcomes over the smallest
-group's (rounded; one more while it has `SLACK` left over, one fewer while the smallest groups have): which outcomes meet depends on the order and
-counts of arrivals, never on the values (as `fairstream.estimators.pairing.RatioPairs` pairs two groups). Every pair's violation payoffs
-(a·x + b·y + c for a ahead of b, and for b ahead of a) then have mean at most 0 under its null, and so does any
-average of them with weights fixed before the round: the wealth W = Π (1 + λ·Σ v·payoff) is a test supermartingale for
-"every pair within its threshold", whatever the dependence between pairs that share a group. When many pairs drift
-together the average's noise shrinks and W grows far faster than any one pair's test (Bharti, Pal & Sulam, arXiv
-2602.21479); when one drifts, the weights find it.
+A round takes from each group in the pool the mean of its next r outcomes, r its count over the smallest group's
+(rounded; one more while it has `SLACK` left over, one fewer while the smallest groups have). Which outcomes meet
+depends on the order and counts of arrivals, never on the values, as `fairstream.estimators.pairing.RatioPairs` pairs
+two groups. Every pair's violation payoffs (a·x + b·y + c for a ahead of b, and for b ahead of a) then have mean at
+most 0 under its null, and so does any average of them with weights fixed before the round: the wealth
+W = Π (1 + λ·Σ v·payoff) is a test supermartingale for "every pair within its threshold", whatever the dependence
+between pairs that share a group. When many pairs drift together the average's noise shrinks and W grows far faster
+than any one pair's test (Bharti, Pal & Sulam, arXiv 2602.21479); when one drifts, the weights find it.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections import deque
 
 import numpy as np
 
-from fairstream.estimators.betting import _ons_step, bet_cap
+from fairstream.estimators.betting import bet_cap, ons_step
 from fairstream.estimators.pairing import SLACK
 
 OPTIMISM = 0.5
@@ -75,7 +75,7 @@ class PooledBet:
         seconds = np.array([values[b] for _, b in self._pairs for _side in (0, 1)])
         payoffs = self._rows[:, 0] * firsts + self._rows[:, 1] * seconds + self._rows[:, 2]
         weights = self._weights()
-        log_factor, self._bet, self._sum_z2 = _ons_step(self._bet, self._sum_z2, float(weights @ payoffs), self._cap)
+        log_factor, self._bet, self._sum_z2 = ons_step(self._bet, self._sum_z2, float(weights @ payoffs), self._cap)
         self.log_wealth += float(log_factor)
         self.peak = max(self.peak, self.log_wealth)
         self._sums += payoffs
