@@ -4,8 +4,9 @@ one e-process M, read after every outcome (pure).
 Half of M is the average of the pairs' violation wealths K (a ahead of b, and b ahead of a), each pair weighed by its
 share w of the whole: an average of e-values is an e-value under any dependence (Vovk & Wang 2021), so pairs that share
 a group need no independence, and one pair drifting alone raises the alarm when its wealth reaches 4/(wα), a factor 2
-past its own test. The other half is each part's pooled test (`fairstream.verdicts.many_pairs.pooled`), weighed by the part's
-share: when many pairs drift together it grows far faster than any one pair (Bharti, Pal & Sulam, arXiv 2602.21479).
+past its own test. The other half is each part's pooled test (`fairstream.verdicts.many_pairs.pooled`), weighed by
+the part's share: when many pairs drift together it grows far faster than any one pair (Bharti, Pal & Sulam, arXiv
+2602.21479).
 The alarm is raised when M reaches 1/α; by Ville's inequality P(alarm | every pair within its threshold) ≤ α, read at
 every outcome, where the pairs' wealths are supermartingales in one filtration (each is in its own; measured in
 `fairstream bench alarms`).
@@ -35,7 +36,7 @@ def _wealth(log_wealth: float) -> float:
 
 @dataclass
 class MergedEvidence:
-    """M (see the module), its peak, and whether it has reached 1/α."""
+    """M (see the module), and whether it has reached 1/α (and its record been written)."""
 
     alpha: float
     shares: MonitorBudget
