@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 from fairstream import metrics
 from fairstream.paths import RUNBOOK_URL
 from fairstream.records import wire
-from fairstream.records.envelope import CERTIFIED, CHANGED, MERGED, RECOVERED, UNCERTIFIED, UNDELIVERED, VIOLATION
+from fairstream.records.envelope import CERTIFIED, CHANGED, JOB_MERGED, MERGED, RECOVERED, UNCERTIFIED, UNDELIVERED, VIOLATION
 
 RESEND_EVERY = 60.0
 """Seconds between re-sending the firing alerts (Alertmanager resolves an alert not seen for its resolve_timeout, 5 min)."""
@@ -232,9 +232,15 @@ class _Endpoint:
     def _note_merged(self, record: dict[str, Any]) -> None:
         """The merged evidence over a monitor's pairs reached 1/α: it fires and stands, as a betting test's rejection does."""
         labels = {"alertname": "FairnessViolatedSomewhere", "monitor": str(record.get("monitor")), "severity": "warning"}
-        carriers = [f"{c['part']} {c['pair'][0]} vs {c['pair'][1]}" for c in record.get("carriers") or []]
+        carriers = [f"{c['part']} {c['pair'][0]} vs {c['pair'][1]}" for c in record.get("carriers") or []] or [
+            entry["monitor"] for entry in record.get("monitors") or []
+        ]
         annotations = {
-            "summary": f"{record.get('monitor')}: some pair violates {record.get('metric')} (evidence merged over {record.get('pairs_tested')} pairs, α = {record.get('alpha')})",
+            "summary": (
+                f"{record.get('monitor')}: some pair violates {record.get('metric')} (evidence merged over {record.get('pairs_tested')} pairs, α = {record.get('alpha')})"
+                if "job" not in record
+                else f"{record['job']}: some monitor's property is violated (evidence merged over {len(carriers)} monitors, α = {record.get('alpha')})"
+            ),
             "carriers": json.dumps(carriers),
             "log_evidence": json.dumps(record.get("log_evidence")),
             "alert_id": str(record.get("alert_id")),
@@ -302,7 +308,7 @@ class _Alertmanager(_Endpoint):
         if kind == CHANGED:
             self._note_change(record)
             return
-        if kind == MERGED:
+        if kind in (MERGED, JOB_MERGED):
             self._note_merged(record)
             return
         labels = alert_labels(record, OPENS.get(kind) or CLOSES[kind])
@@ -363,7 +369,7 @@ class Notifier:
 
     def offer(self, record: dict[str, Any]) -> None:
         """Hand over an output record (only alerts are posted); never waits."""
-        if record.get("type") in (*OPENS, *CLOSES, CHANGED, MERGED):
+        if record.get("type") in (*OPENS, *CLOSES, CHANGED, MERGED, JOB_MERGED):
             for endpoint in self.endpoints:
                 endpoint.offer(record)
 

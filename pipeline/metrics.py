@@ -15,7 +15,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge
 from prometheus_client.core import GaugeMetricFamily
 
 from fairstream.language.metric import tests_ratio
-from fairstream.records.envelope import ALERT_TYPES, CHANGED, MERGED
+from fairstream.records.envelope import ALERT_TYPES, CHANGED, JOB_MERGED, MERGED
 from fairstream.records.timefmt import time_parser
 from fairstream.verdicts.summary import proxied, rested_on
 from fairstream.verdicts.tally import LATE_SHARE, RunTally, late_line
@@ -208,7 +208,7 @@ def observe(record: dict[str, Any]) -> None:
             _unseen(record)
         if record["monitor"] not in _proxy_warned and proxied(record):
             _proxy(record)
-    elif kind in (*ALERT_TYPES, CHANGED, MERGED, "shield.intervention"):
+    elif kind in (*ALERT_TYPES, CHANGED, MERGED, JOB_MERGED, "shield.intervention"):
         ALERTS.labels(record.get("monitor", ""), kind).inc()
     elif kind == "shield.status" and record.get("assumptions"):
         _shield_breaks(record)

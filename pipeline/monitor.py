@@ -14,6 +14,7 @@ from fairstream.monitoring.counts import Counts
 from fairstream.monitoring.evaluation import Evaluation
 from fairstream.monitoring.quiet import Estimated
 from fairstream.records.chain import RecordChain
+from fairstream.records.envelope import EVIDENCE
 from fairstream.records.errors import EvaluationError
 from fairstream.records.timefmt import format_duration, format_instant
 from fairstream.trials.bucket import FINISHED, Report
@@ -52,6 +53,8 @@ class Monitor:
     """Reporters whose input partition is quiet for now: the merge does not wait for them (see `Report.idle`)."""
     ended: bool = False
     """The input has ended and been evaluated to its end."""
+    evidence: list[tuple[int, float]] = field(default_factory=list)
+    """Where the monitor joins its job's merged alarm: its merged evidence at each evaluation not yet handed on."""
 
     def __post_init__(self) -> None:
         self.runs = runs_closes((self.config, *self.sharing))
@@ -109,8 +112,20 @@ class Monitor:
             linked.extend(judged.chain.link_all(records))
             if ending and not self.ended:  # the input has ended: the chain is closed
                 linked.append(judged.chain.seal(final=True))
+        if self.config.joins_job:
+            linked.extend(self._evidence(final if ending and not self.ended else None))
         self.ended = self.ended or ending
         return linked
+
+    def _evidence(self, final: int | None) -> list[dict[str, Any]]:
+        """The merged evidence of the evaluations since the last report, for the job's merge (and where the input has
+        ended, that it has: `final`)."""
+        name, evidence = self.config.name, self.evidence
+        self.evidence = []
+        items = [{"type": EVIDENCE, "monitor": name, "instant": instant, "log_evidence": value} for instant, value in evidence]
+        if final is not None:
+            items.append({"type": EVIDENCE, "monitor": name, "instant": final, "log_evidence": 0.0, "final": True})
+        return items
 
     def _every_tick(self, final: int) -> None:
         if self.next_tick is None:
@@ -189,6 +204,8 @@ class Monitor:
         estimated: Estimated = {}  # what one monitor has estimated, the others of these counts judge as they are
         for judged in self.judged:
             judged.records.extend(judged.verdicts.records(self.counts, instant, key, estimated))
+        if self.config.joins_job and self.counts.anytime is not None and self.counts.anytime.merged is not None:
+            self.evidence.append((instant, self.counts.anytime.merged.log_evidence))
 
 
 def opened_later(trials: list[TrialOutcome]) -> list[int]:

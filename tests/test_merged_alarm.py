@@ -95,3 +95,34 @@ def test_one_pair_alone_raises_the_merged_alarm_at_four_over_its_share_of_alpha(
         merged.update(("p", "a", "b"), (math.log(needed * 1.001), 0.0))
         assert merged.raised
 
+
+
+def test_a_job_of_two_monitors_raises_one_job_alarm_the_same_with_two_workers_and_its_chain_verifies(tmp_path):
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "a.yaml").write_text(SPEC.replace("monitor: hiring-many", "monitor: hiring-a"))
+    (specs / "b.yaml").write_text(SPEC.replace("monitor: hiring-many", "monitor: hiring-b").replace("threshold: 0.1}", "threshold: 0.12}"))
+    data = write(tmp_path / "many.jsonl", "many", 5, 12_000)
+
+    def alarms(*options: str, name: str) -> list[dict]:
+        out = tmp_path / name
+        result = CliRunner().invoke(cli, ["run", str(specs), "--input", str(data), "--out", str(out), *options], env=ENV)
+        assert result.exit_code == 0, result.output
+        assert "violated somewhere in the job" in " ".join(result.output.split())
+        verified = CliRunner().invoke(cli, ["verify", str(out)], env=ENV)
+        assert verified.exit_code == 0 and "job/hiring-a" in verified.output, verified.output
+        records = [json.loads(line) for line in (out / "alerts.jsonl").read_text().splitlines()]
+        schema = json.loads((files("fairstream.records") / "schemas" / "job-merged.schema.json").read_text())
+        for record in records:
+            if record["type"] == "fairness.job_violated_somewhere":
+                jsonschema.validate(record, schema)
+        return sorted(({k: v for k, v in record.items() if k not in ("emitted_at", "chain")} for record in records), key=lambda record: record["alert_id"])
+
+    one = alarms(name="one")
+    (job,) = [record for record in one if record["type"] == "fairness.job_violated_somewhere"]
+    (own,) = [record for record in one if record["type"] == "fairness.violated_somewhere"]
+    assert job["job"] == "job/hiring-a" and {entry["monitor"] for entry in job["monitors"]} == {"hiring-a", "hiring-b"}
+    average = sum(math.exp(entry["log_evidence"]) for entry in job["monitors"]) / 2
+    assert math.isclose(math.log(average), job["log_evidence"]) and average >= 1 / 0.05
+    assert own["monitor"] == "hiring-a"
+    assert alarms("--workers", "2", name="two") == one

@@ -155,6 +155,8 @@ def print_run(tally: RunTally, monitors: list[str]) -> None:
         if len(monitors) > 1:
             console.console.rule(f"monitor {name}")
         print_summary(tally.monitors.get(name, MonitorTally()), tally.dead_letters, tally.unwritten)
+    if tally.job_alarm is not None:
+        console.console.print(job_line(tally.job_alarm), soft_wrap=True)
     if tally.accepted and tally.rejected > REJECTED_SHARE * tally.read:
         for line in tally.leading_rejections():
             console.warning(f"dead letters {line}")
@@ -331,4 +333,10 @@ def somewhere_line(record: dict[str, Any]) -> str:
         f"violated somewhere: the evidence merged over {record['pairs_tested']} pair(s) reached 1/α (α = {record['alpha']:g}) "
         f"at {record['event_time']}; carried by {', '.join(named[:5])}{' …' if len(named) > 5 else ''}"
     )
+
+
+def job_line(record: dict[str, Any]) -> str:
+    """One line for a `fairness.job_violated_somewhere` record: when, at what level, and the monitors it rests on."""
+    leading = ", ".join(f"{entry['monitor']} ({entry['share_of_evidence']:.0%})" for entry in record["monitors"][:3])
+    return f"violated somewhere in the job: the monitors' merged evidence reached 1/α (α = {record['alpha']:g}) at {record['event_time']}; carried by {leading}"
 

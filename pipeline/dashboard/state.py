@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fairstream.language.metric import tests_ratio
-from fairstream.records.envelope import ALERT_TYPES, CHANGED, DEAD_LETTER, ESTIMATE, INTERVENTION, MERGED, STATUS
+from fairstream.records.envelope import ALERT_TYPES, CHANGED, DEAD_LETTER, ESTIMATE, INTERVENTION, JOB_MERGED, MERGED, STATUS
 
 
 @dataclass
@@ -57,7 +57,7 @@ class DashboardState:
                 history = self.monitors[name] = MonitorHistory(name)
             if kind == ESTIMATE:
                 history.estimates.append(record)
-            elif kind in (*ALERT_TYPES, CHANGED, MERGED, INTERVENTION):
+            elif kind in (*ALERT_TYPES, CHANGED, MERGED, JOB_MERGED, INTERVENTION):
                 self.alerts_by_id[str(record_id)] = record
                 (history.interventions if kind == INTERVENTION else history.alerts).append(record)
             elif kind == STATUS:
@@ -202,6 +202,11 @@ def alert_row(alert: dict[str, Any]) -> dict[str, Any]:
         return {
             "alert_id": alert.get("alert_id"), "type": CHANGED, "event_time": alert.get("changed_at"), "part": alert.get("part"),
             "pair": alert.get("pair"), "gap": after, "ratio": None, "raw_gap": after, "raw_ratio": None, "verdict": "change", "value": alert["gap_after"],
+        }  # fmt: skip
+    if alert.get("type") == JOB_MERGED:
+        return {
+            "alert_id": alert.get("alert_id"), "type": JOB_MERGED, "event_time": alert.get("event_time"), "part": None, "pair": None,
+            "gap": None, "ratio": None, "raw_gap": None, "raw_ratio": None, "verdict": "job", "value": alert.get("log_evidence"),
         }  # fmt: skip
     if alert.get("type") == MERGED:
         named = merged_pair(alert)

@@ -15,6 +15,7 @@ from bytewax.operators import StatefulLogic
 from bytewax.outputs import Sink
 
 from fairstream.compiler.plan import Plan
+from fairstream.dataflow.job import job_alarm, joining
 from fairstream.dataflow.local import WorkingSource
 from fairstream.monitor import Monitor
 from fairstream.process.lifecycle import stop_requested
@@ -159,6 +160,8 @@ def build_flow(
     `telemetry` hears what is read, the open trials and every output record.
     """
     plans = [plans] if isinstance(plans, Plan) else list(plans)
+    members = joining(plans)
+    plans = [dataclasses.replace(plan, monitor=dataclasses.replace(plan.monitor, joins_job=True)) if index in members else plan for index, plan in enumerate(plans)]
     flow = Dataflow(plans[0].spec.monitor.replace(".", "_"))
     if plans[0].spec.input.keyed:
         reports, dead = _partition_local(flow, plans, source, partitions, strings, topics, telemetry)
@@ -170,7 +173,8 @@ def build_flow(
         _merge([plans[index] for index in group], reports[group[0]], reporters, "" if len(plans) == 1 else f"_{plans[group[0]].spec.monitor.replace('.', '_')}")
         for group in count_groups(plans)
     ]
-    out = op.inspect("observe", op.merge("outputs", *monitored, dead), lambda _step, record: telemetry.observe(record))
+    judged = job_alarm(plans, op.merge("monitored", *monitored))
+    out = op.inspect("observe", op.merge("outputs", judged, dead), lambda _step, record: telemetry.observe(record))
     if encode is not None:
         out = op.filter_map("encode", out, encode)
     op.output("write", out, sink)

@@ -103,6 +103,8 @@ class MonitorConfig:
     """Turns the slot tuples buckets count closed trials by into cells (see `TickDelta.unsettled`)."""
     spec_sha256: str = ""
     """The sha256 of the spec's text, which every record names in its chain."""
+    joins_job: bool = False
+    """Whether its merged evidence joins the job's, across monitors (see `fairstream.verdicts.many_pairs.job`)."""
 
     @property
     def threshold(self) -> float:

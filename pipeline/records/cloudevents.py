@@ -18,6 +18,7 @@ SCHEMAS = {
     "fairness.uncertified": "alert",
     "fairness.changed": "change",
     "fairness.violated_somewhere": "merged",
+    "fairness.job_violated_somewhere": "job-merged",
     "shield.intervention": "shield-intervention",
     "shield.status": "shield-status",
     "pipeline.dead_letter": "dead-letter",

@@ -20,6 +20,7 @@ RECORDS: dict[str, tuple[str, tuple[type[wire.Record], ...]]] = {
     "alert": ("fairness alert", (wire.PartAlert, wire.ConstraintAlert)),
     "change": ("fairness.changed", (wire.ChangeAlert,)),
     "merged": ("fairness.violated_somewhere", (wire.MergedAlert,)),
+    "job-merged": ("fairness.job_violated_somewhere", (wire.JobMergedAlert,)),
     "shield-intervention": ("shield.intervention", (wire.Intervention,)),
     "shield-status": ("shield.status", (wire.ShieldStatus,)),
     "dead-letter": ("pipeline.dead_letter", (wire.DeadLetter,)),

@@ -16,6 +16,7 @@ from fairstream.records.envelope import (
     DEAD_LETTER,
     ESTIMATE,
     INTERVENTION,
+    JOB_MERGED,
     MERGED,
     SEAL,
     SHIELDED,
@@ -45,7 +46,7 @@ class Record(Struct, forbid_unknown_fields=True, kw_only=True):
 class Chain(Record, kw_only=True):
     """The record's link in its writer's hash chain: the hash covers the record without emitted_at and chain.hash (see the Bias audits page)."""
 
-    writer: Annotated[str, Meta(pattern="^(monitor|dead_letters|shield)/.+$")]
+    writer: Annotated[str, Meta(pattern="^(monitor|job|dead_letters|shield)/.+$")]
     seq: Count
     prev: Hex64
     spec: Annotated[str, Meta(pattern="^([0-9a-f]{64})?$", description="the sha256 of the spec's text; empty for a spec given without one (a plan built in Python)")]
@@ -420,6 +421,24 @@ class MergedAlert(Envelope, tag_field="type", tag=MERGED, kw_only=True):
     assumption: str
 
 
+class MonitorEvidence(Record, kw_only=True):
+    monitor: str
+    log_evidence: Annotated[Number, Meta(description="log of the monitor's merged e-process at its last evaluation then")]
+    share_of_evidence: Number
+
+
+class JobMergedAlert(Envelope, tag_field="type", tag=JOB_MERGED, kw_only=True):
+    """Averaged over the monitors of a job that merge their pairs, the evidence says some monitor's property is violated,
+    at the job's α (the smallest of theirs). On <alerts>, or alerts.jsonl."""
+
+    job: Annotated[str, Meta(description="job/<the job's first monitor>: also the record's monitor and chain writer")]
+    alpha: Number
+    log_evidence: Annotated[Number, Meta(description="log of the monitors' average merged evidence when the alarm rose")]
+    log_threshold: Number
+    monitors: list[MonitorEvidence]
+    assumption: str
+
+
 def struct_of(record: dict[str, Any]) -> type[Record]:
     """The Struct a record of this type and shape is encoded by."""
     kind = record["type"]
@@ -432,6 +451,7 @@ BY_TYPE: dict[str, type[Record]] = {
     ESTIMATE: Estimate,
     CHANGED: ChangeAlert,
     MERGED: MergedAlert,
+    JOB_MERGED: JobMergedAlert,
     INTERVENTION: Intervention,
     STATUS: ShieldStatus,
     DEAD_LETTER: DeadLetter,

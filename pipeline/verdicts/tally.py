@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from fairstream.records.envelope import CERTIFIED, CHANGED, MERGED, RECOVERED, UNCERTIFIED, VIOLATION
+from fairstream.records.envelope import CERTIFIED, CHANGED, JOB_MERGED, MERGED, RECOVERED, UNCERTIFIED, VIOLATION
 from fairstream.records.hints import FIXES
 from fairstream.verdicts.summary import FirstViolation, note_violations, publishes_groups
 
@@ -109,6 +109,8 @@ class RunTally(BaseModel):
     accepted (`undelivered`, written down as `pipeline.undelivered` records)."""
     undelivered_to: str | None = None
     """Where the undelivered alerts are written down."""
+    job_alarm: dict[str, Any] | None = None
+    """The `fairness.job_violated_somewhere` record: the monitors' merged evidence, averaged, reached 1/α."""
 
     @property
     def rejected(self) -> int:
@@ -140,6 +142,8 @@ class RunTally(BaseModel):
             self._monitor(record["monitor"]).changes.append(record)
         elif kind == MERGED:
             self._monitor(record["monitor"]).somewhere = record
+        elif kind == JOB_MERGED:
+            self.job_alarm = record
         elif kind == "shield.decision":
             self.shielded += 1
         elif kind == "shield.intervention":
@@ -196,6 +200,7 @@ class RunTally(BaseModel):
         self.shielded += other.shielded
         self.interventions += other.interventions
         self.shield_assumptions |= other.shield_assumptions
+        self.job_alarm = self.job_alarm or other.job_alarm
         if other.notifications is not None:
             self.undelivered_to = self.undelivered_to or other.undelivered_to
             mine = self.notifications = self.notifications or {}

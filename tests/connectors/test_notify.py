@@ -194,16 +194,30 @@ def test_a_change_fires_in_alertmanager_for_a_day_and_reaches_a_webhook(alertman
     wait_until(lambda: any(body.get("type") == "fairness.changed" for body in receiver.bodies), "the webhook's change record")
 
 
-def test_a_merged_alarm_fires_in_alertmanager_naming_its_pairs_and_reaches_a_webhook(alertmanager, receiver, tmp_path):
+def test_a_merged_alarm_and_a_job_alarm_fire_in_alertmanager_naming_what_carries_them_and_reach_a_webhook(alertmanager, receiver, tmp_path):
     from tests.test_merged_alarm import SPEC, write
 
-    (tmp_path / "many.yaml").write_text(SPEC)
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "a.yaml").write_text(SPEC.replace("monitor: hiring-many", "monitor: hiring-a"))
+    (specs / "b.yaml").write_text(SPEC.replace("monitor: hiring-many", "monitor: hiring-b").replace("threshold: 0.1}", "threshold: 0.12}"))
     data = write(tmp_path / "many.jsonl", "many", 5, 12_000)
-    run(str(tmp_path / "many.yaml"), "--input", str(data), "--out", str(tmp_path / "out"), "--alertmanager", alertmanager, "--webhook", receiver.url)
-    (merged,) = [json.loads(line) for line in (tmp_path / "out" / "alerts.jsonl").read_text().splitlines() if '"fairness.violated_somewhere"' in line]
-    listed = wait_until(lambda: [a for a in json.loads(urllib.request.urlopen(f"{alertmanager}/api/v2/alerts").read()) if a["labels"]["alertname"] == "FairnessViolatedSomewhere"], "the merged alarm listed")
-    (alert,) = listed
-    assert alert["labels"]["monitor"] == "hiring-many" and alert["annotations"]["alert_id"] == merged["alert_id"]
-    assert json.loads(alert["annotations"]["carriers"]) == [f"{c['part']} {c['pair'][0]} vs {c['pair'][1]}" for c in merged["carriers"]] != []
-    assert alert["annotations"]["runbook_url"].endswith("#fairnessviolatedsomewhere") and "endsAt" not in alert or alert["status"]["state"] == "active"
-    wait_until(lambda: any(body.get("type") == "fairness.violated_somewhere" for body in receiver.bodies), "the webhook's merged record")
+    run(str(specs), "--input", str(data), "--out", str(tmp_path / "out"), "--alertmanager", alertmanager, "--webhook", receiver.url)
+    records = [json.loads(line) for line in (tmp_path / "out" / "alerts.jsonl").read_text().splitlines()]
+    (merged,) = [record for record in records if record["type"] == "fairness.violated_somewhere"]
+    (job,) = [record for record in records if record["type"] == "fairness.job_violated_somewhere"]
+
+    def listed():
+        return {a["labels"]["monitor"]: a for a in json.loads(urllib.request.urlopen(f"{alertmanager}/api/v2/alerts").read()) if a["labels"]["alertname"] == "FairnessViolatedSomewhere"}
+
+    def both():
+        found = listed()
+        return found if len(found) == 2 else None
+
+    alerts = wait_until(both, "both alarms listed")
+    assert alerts["hiring-a"]["annotations"]["alert_id"] == merged["alert_id"]
+    assert json.loads(alerts["hiring-a"]["annotations"]["carriers"]) == [f"{c['part']} {c['pair'][0]} vs {c['pair'][1]}" for c in merged["carriers"]] != []
+    assert alerts["job/hiring-a"]["annotations"]["alert_id"] == job["alert_id"]
+    assert json.loads(alerts["job/hiring-a"]["annotations"]["carriers"]) == [entry["monitor"] for entry in job["monitors"]]
+    assert all(alert["annotations"]["runbook_url"].endswith("#fairnessviolatedsomewhere") for alert in alerts.values())
+    wait_until(lambda: {body.get("type") for body in receiver.bodies} >= {"fairness.violated_somewhere", "fairness.job_violated_somewhere"}, "the webhook's records")

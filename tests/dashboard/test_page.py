@@ -191,3 +191,19 @@ def test_a_merged_alarm_shows_in_the_summary_the_alerts_list_and_at_the_threshol
         assert f"violated somewhere since {merged['event_time']}" in texts(browser, ".summary")[0]
         cross = browser.execute_script("return document.querySelector('[id^=gap-]').data.find(t => (t.name || '').startsWith('violated somewhere')).y")
         assert cross == [0.1]
+
+
+def test_a_job_alarm_shows_in_the_jobs_alerts_list(browser, tmp_path):
+    from tests.test_merged_alarm import SPEC, write
+
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "a.yaml").write_text(SPEC.replace("monitor: hiring-many", "monitor: hiring-a"))
+    (specs / "b.yaml").write_text(SPEC.replace("monitor: hiring-many", "monitor: hiring-b").replace("threshold: 0.1}", "threshold: 0.12}"))
+    run_file(specs, write(tmp_path / "many.jsonl", "many", 5, 12_000), tmp_path / "out")
+    (job,) = [json.loads(line) for line in lines(tmp_path / "out" / "alerts.jsonl") if '"fairness.job_violated_somewhere"' in line]
+    with dashboard(str(tmp_path / "out")) as served:
+        browser.get(served.url)
+        wait_for(browser, lambda b: job["alert_id"] in alert_ids(b), what="the job alarm in the alerts list")
+        row = browser.execute_script(f"return [...document.querySelectorAll('tr[data-alert-id=\"{job['alert_id']}\"] td')].map(td => td.textContent)")
+        assert row[:2] == [job["event_time"], "job_violated_somewhere"]

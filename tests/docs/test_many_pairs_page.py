@@ -36,3 +36,21 @@ def test_the_benchmark_prints_the_pages_measures(tmp_path):
 def test_the_measured_tables_are_what_the_benchmark_prints(tmp_path):
     for row in table_rows(bench("alarms", cwd=tmp_path)):
         assert row in PAGE, row
+
+
+def test_the_job_example_is_what_a_job_of_two_monitors_writes(tmp_path):
+    from click.testing import CliRunner
+
+    from fairstream.cli import cli
+
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "a.yaml").write_text(SPEC.replace("monitor: hiring-many", "monitor: hiring-a"))
+    (specs / "b.yaml").write_text(SPEC.replace("monitor: hiring-many", "monitor: hiring-b").replace("threshold: 0.1}", "threshold: 0.12}"))
+    data = write(tmp_path / "many.jsonl", "many", 5, 12_000)
+    result = CliRunner().invoke(cli, ["run", str(specs), "--input", str(data), "--out", str(tmp_path / "out")], env={"NO_COLOR": "1"})
+    assert result.exit_code == 0, result.output
+    (job,) = [json.loads(line) for line in (tmp_path / "out" / "alerts.jsonl").read_text().splitlines() if '"fairness.job_violated_somewhere"' in line]
+    shown = json.loads(blocks(PAGE, "json")[1])
+    assert {key: job[key] for key in ("type", "monitor", "job", "alpha")} == {key: shown[key] for key in ("type", "monitor", "job", "alpha")}
+    assert [(entry["monitor"], round(entry["share_of_evidence"], 2)) for entry in job["monitors"]] == [(entry["monitor"], entry["share_of_evidence"]) for entry in shown["monitors"]]
