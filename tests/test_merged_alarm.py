@@ -47,6 +47,14 @@ def write(path: Path, scenario: str, seed: int, n: int) -> Path:
     return path
 
 
+def job_specs(folder: Path) -> Path:
+    """Two monitors of the twelve groups, thresholds 0.1 and 0.12: a job whose monitors both merge their pairs."""
+    folder.mkdir()
+    (folder / "a.yaml").write_text(SPEC.replace("monitor: hiring-many", "monitor: hiring-a"))
+    (folder / "b.yaml").write_text(SPEC.replace("monitor: hiring-many", "monitor: hiring-b").replace("threshold: 0.1}", "threshold: 0.12}"))
+    return folder
+
+
 def run(tmp_path: Path, data: Path, *options: str, name: str = "out") -> list[dict]:
     spec = tmp_path / "spec.yaml"
     spec.write_text(SPEC)
@@ -98,10 +106,7 @@ def test_one_pair_alone_raises_the_merged_alarm_at_four_over_its_share_of_alpha(
 
 
 def test_a_job_of_two_monitors_raises_one_job_alarm_the_same_with_two_workers_and_its_chain_verifies(tmp_path):
-    specs = tmp_path / "specs"
-    specs.mkdir()
-    (specs / "a.yaml").write_text(SPEC.replace("monitor: hiring-many", "monitor: hiring-a"))
-    (specs / "b.yaml").write_text(SPEC.replace("monitor: hiring-many", "monitor: hiring-b").replace("threshold: 0.1}", "threshold: 0.12}"))
+    specs = job_specs(tmp_path / "specs")
     data = write(tmp_path / "many.jsonl", "many", 5, 12_000)
 
     def alarms(*options: str, name: str) -> list[dict]:

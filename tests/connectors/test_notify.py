@@ -195,12 +195,9 @@ def test_a_change_fires_in_alertmanager_for_a_day_and_reaches_a_webhook(alertman
 
 
 def test_a_merged_alarm_and_a_job_alarm_fire_in_alertmanager_naming_what_carries_them_and_reach_a_webhook(alertmanager, receiver, tmp_path):
-    from tests.test_merged_alarm import SPEC, write
+    from tests.test_merged_alarm import job_specs, write
 
-    specs = tmp_path / "specs"
-    specs.mkdir()
-    (specs / "a.yaml").write_text(SPEC.replace("monitor: hiring-many", "monitor: hiring-a"))
-    (specs / "b.yaml").write_text(SPEC.replace("monitor: hiring-many", "monitor: hiring-b").replace("threshold: 0.1}", "threshold: 0.12}"))
+    specs = job_specs(tmp_path / "specs")
     data = write(tmp_path / "many.jsonl", "many", 5, 12_000)
     run(str(specs), "--input", str(data), "--out", str(tmp_path / "out"), "--alertmanager", alertmanager, "--webhook", receiver.url)
     records = [json.loads(line) for line in (tmp_path / "out" / "alerts.jsonl").read_text().splitlines()]

@@ -194,12 +194,9 @@ def test_a_merged_alarm_shows_in_the_summary_the_alerts_list_and_at_the_threshol
 
 
 def test_a_job_alarm_shows_in_the_jobs_alerts_list(browser, tmp_path):
-    from tests.test_merged_alarm import SPEC, write
+    from tests.test_merged_alarm import job_specs, write
 
-    specs = tmp_path / "specs"
-    specs.mkdir()
-    (specs / "a.yaml").write_text(SPEC.replace("monitor: hiring-many", "monitor: hiring-a"))
-    (specs / "b.yaml").write_text(SPEC.replace("monitor: hiring-many", "monitor: hiring-b").replace("threshold: 0.1}", "threshold: 0.12}"))
+    specs = job_specs(tmp_path / "specs")
     run_file(specs, write(tmp_path / "many.jsonl", "many", 5, 12_000), tmp_path / "out")
     (job,) = [json.loads(line) for line in lines(tmp_path / "out" / "alerts.jsonl") if '"fairness.job_violated_somewhere"' in line]
     with dashboard(str(tmp_path / "out")) as served:

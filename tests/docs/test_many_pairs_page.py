@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from tests.docs.markdown import ROOT, bench, blocks, table_rows
-from tests.test_merged_alarm import SPEC, run, write
+from tests.test_merged_alarm import SPEC, job_specs, run, write
 
 PAGE = (ROOT / "docs" / "many-pairs.md").read_text()
 
@@ -43,10 +43,7 @@ def test_the_job_example_is_what_a_job_of_two_monitors_writes(tmp_path):
 
     from fairstream.cli import cli
 
-    specs = tmp_path / "specs"
-    specs.mkdir()
-    (specs / "a.yaml").write_text(SPEC.replace("monitor: hiring-many", "monitor: hiring-a"))
-    (specs / "b.yaml").write_text(SPEC.replace("monitor: hiring-many", "monitor: hiring-b").replace("threshold: 0.1}", "threshold: 0.12}"))
+    specs = job_specs(tmp_path / "specs")
     data = write(tmp_path / "many.jsonl", "many", 5, 12_000)
     result = CliRunner().invoke(cli, ["run", str(specs), "--input", str(data), "--out", str(tmp_path / "out")], env={"NO_COLOR": "1"})
     assert result.exit_code == 0, result.output
