@@ -14,7 +14,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
-from fairstream.verdicts.many_pairs.merged import CEILING
+from fairstream.verdicts.many_pairs.wealth import wealth
 
 JOB_ASSUMPTION = "each monitor's merged evidence is an e-process (see its own assumption); any dependence between monitors"
 
@@ -44,10 +44,12 @@ class JobEvidence:
         if self.raised or len(self.reached) < len(self.monitors):
             return None
         settled = min(math.inf if name in self.finished else self.reached[name] for name in self.monitors)
-        instants = sorted({t for entries in self.history.values() for t, _ in entries if t <= settled and (self.judged is None or t > self.judged)})
+        instants = sorted(
+            {t for entries in self.history.values() for t, _ in entries if t <= settled and (self.judged is None or t > self.judged)}
+        )
         for at in instants:
             latest = {name: self._latest(name, at) for name in self.monitors}
-            average = math.fsum(math.exp(min(value, CEILING)) for value in latest.values()) / len(self.monitors)
+            average = math.fsum(wealth(value) for value in latest.values()) / len(self.monitors)
             self.judged = at
             if average >= 1 / self.alpha:
                 self.raised = True
@@ -78,7 +80,7 @@ class JobEvidence:
             "log_evidence": math.log(average),
             "log_threshold": math.log(1 / self.alpha),
             "monitors": [
-                {"monitor": name, "log_evidence": latest[name], "share_of_evidence": math.exp(min(latest[name], CEILING)) / total}
+                {"monitor": name, "log_evidence": latest[name], "share_of_evidence": wealth(latest[name]) / total}
                 for name in sorted(self.monitors, key=lambda name: (-latest[name], name))
             ],
             "assumption": JOB_ASSUMPTION,

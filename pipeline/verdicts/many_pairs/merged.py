@@ -20,18 +20,13 @@ from typing import Any
 
 from fairstream.verdicts.budget import MonitorBudget
 from fairstream.verdicts.many_pairs.pooled import PooledBet
+from fairstream.verdicts.many_pairs.wealth import wealth
 
-CEILING = 700.0
-"""Log-wealths above this count as this: e^700 is far past any 1/α, and e^710 overflows a float."""
 RESUM = 4096
 """Updates between exact re-summations of the running total (each update adds a difference)."""
 
 Key = tuple[str, str, str]
 """(part, a, b)."""
-
-
-def _wealth(log_wealth: float) -> float:
-    return math.exp(min(log_wealth, CEILING))
 
 
 @dataclass
@@ -67,7 +62,7 @@ class MergedEvidence:
         """One outcome for the part's pooled test; M follows where it completed a round."""
         pooled = self.pooled.get(part)
         if pooled is not None and pooled.push(group, value):
-            self._set(self.pooled_terms, part, self.shares.part_alpha(part) * _wealth(pooled.log_wealth) / 2)
+            self._set(self.pooled_terms, part, self.shares.part_alpha(part) * wealth(pooled.log_wealth) / 2)
 
     def update(self, key: Key, log_wealths: tuple[float, float]) -> None:
         """A pair's bettors settled a pair of outcomes: their log-wealths now (a ahead of b, b ahead of a)."""
@@ -75,7 +70,7 @@ class MergedEvidence:
         if not self.tests(key):
             return
         self.wealths[key] = log_wealths
-        self._set(self.terms, key, self.shares.pair_alpha(part, (a, b)) * (_wealth(log_wealths[0]) + _wealth(log_wealths[1])) / 4)
+        self._set(self.terms, key, self.shares.pair_alpha(part, (a, b)) * (wealth(log_wealths[0]) + wealth(log_wealths[1])) / 4)
 
     def _set(self, terms: dict, key, term: float) -> None:
         self.total += term - terms.get(key, 0.0)
