@@ -50,15 +50,20 @@ def write_change_figure(path: Path, comparisons: Sequence[Comparison], shown: Co
 
 
 def _delays(axes, comparisons: Sequence[Comparison]) -> None:
-    """Median delays as paired bars, one pair a setting (endless medians drawn at the top, hatched)."""
+    """Median delays as bars, three a setting (endless medians drawn at the top, hatched)."""
     labels = [f"{c.gap:g}\n{split(c.share)}\n@{c.change_at // 1000}k" for c in comparisons]
     place = np.arange(len(comparisons))
     ceiling = 4 * max((c.median(c.oracle) for c in comparisons), default=1.0)
-    for offset, name, color, pick in ((-0.2, "detector", "tab:purple", lambda c: c.detector), (0.2, "oracle (knows the gaps)", "tab:gray", lambda c: c.oracle)):
+    bars = (
+        (-0.27, "detector", "tab:purple", lambda c: c.detector),
+        (0.0, "bound (knows the move, not the gap before)", "tab:orange", lambda c: c.bound),
+        (0.27, "oracle (knows the gaps)", "tab:gray", lambda c: c.oracle),
+    )
+    for offset, name, color, pick in bars:
         medians = np.array([c.median(pick(c)) for c in comparisons])
         endless = ~np.isfinite(medians)
-        axes.bar(place[~endless] + offset, medians[~endless], width=0.4, color=color, label=name)
-        axes.bar(place[endless] + offset, np.full(endless.sum(), ceiling), width=0.4, color="none", edgecolor=color, hatch="//")
+        axes.bar(place[~endless] + offset, medians[~endless], width=0.27, color=color, label=name)
+        axes.bar(place[endless] + offset, np.full(endless.sum(), ceiling), width=0.27, color="none", edgecolor=color, hatch="//")
     axes.set_xticks(place, labels, fontsize=8)
     axes.set_yscale("log")
     axes.set(ylabel="median delay (decisions)", title="Median delay: move, groups, decision of the move (hatched: not found)")

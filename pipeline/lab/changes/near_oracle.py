@@ -8,7 +8,7 @@ import math
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from functools import partial
+from functools import cache, partial
 
 import numpy as np
 
@@ -40,6 +40,8 @@ class Comparison:
     detector: tuple[float, ...]
     """Decisions from the move to the detector's first alarm after it (inf: none within `AFTER`)."""
     oracle: tuple[float, ...]
+    bound: tuple[float, ...]
+    """The delays of the bound of detectors that do not know the gap before (`oracle.invariant`)."""
     offsets: tuple[int, ...]
     """Each found stream's first change point after the move less the move, in decisions."""
     early: int
@@ -64,25 +66,35 @@ class Comparison:
         return self.median(self.detector) / self.median(self.oracle)
 
 
-def _one(seed: int, *, gap: float, share: float, change_at: int, shift: float, arl: float, limit: float) -> tuple[float, float, int | None, bool]:
+def _endless(delay: int | None) -> float:
+    return math.inf if delay is None else delay
+
+
+def _one(seed: int, *, gap: float, share: float, change_at: int, shift: float, arl: float, limits: tuple[float, float]) -> tuple[float, float, float, int | None, bool]:
     in_a, approved = decisions(seed, change_at + AFTER, change_at, gap, share)
     change, early = first_after(in_a, approved, change_at, shift, arl)
     zs, at = pairs(in_a, approved)
-    known = oracle.delay(zs, at, change_at, gap, share, limit)
+    known = oracle.delay(zs, at, change_at, gap, share, limits[0])
+    bound = oracle.delay(zs, at, change_at, gap, share, limits[1], statistic=oracle.invariant)
     found = math.inf if change is None else change.found_at - change_at
     offset = None if change is None else change.changed_at - change_at
-    return found, (math.inf if known is None else known), offset, early
+    return found, _endless(known), _endless(bound), offset, early
+
+
+@cache
+def _limits(share: float, gap: float, seed: int) -> tuple[float, float]:
+    """The thresholds of the oracle and of the bound."""
+    return oracle.threshold(share, gap, seed=seed), oracle.threshold(share, gap, seed=seed, statistic=oracle.invariant)
 
 
 def compare(runs: int, gap: float, share: float, change_at: int, *, shift: float = 0.1, arl: float = 1e6, seed: int = 0) -> Comparison:
     """Measure `runs` streams with the detector and the oracle."""
-    limit = oracle.threshold(share, gap, seed=seed)
-    one = partial(_one, gap=gap, share=share, change_at=change_at, shift=shift, arl=arl, limit=limit)
+    one = partial(_one, gap=gap, share=share, change_at=change_at, shift=shift, arl=arl, limits=_limits(share, gap, seed))
     with ProcessPoolExecutor(max_workers=min(os.cpu_count() or 1, 8)) as pool:
         measured = list(pool.map(one, range(seed, seed + runs), chunksize=4))
     return Comparison(
-        gap, share, change_at, runs, tuple(m[0] for m in measured), tuple(m[1] for m in measured),
-        tuple(m[2] for m in measured if m[2] is not None), sum(m[3] for m in measured),
+        gap, share, change_at, runs, tuple(m[0] for m in measured), tuple(m[1] for m in measured), tuple(m[2] for m in measured),
+        tuple(m[3] for m in measured if m[3] is not None), sum(m[4] for m in measured),
     )  # fmt: skip
 
 
