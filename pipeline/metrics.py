@@ -37,7 +37,7 @@ NOTIFICATIONS_UNDELIVERED = Counter(
 )
 ALERTS = Counter("fairstream_alerts", "Alert records written, per monitor and type (violation, recovery, shield intervention)", ["monitor", "type"], registry=REGISTRY)
 SHIELD_DECISIONS = Counter(
-    "fairstream_shield_decisions", "Decisions the shield answered, per monitor and arrival: on_time, late (past the lateness) or future", ["monitor", "arrival"], registry=REGISTRY
+    "fairstream_shield_decisions", "Decisions the shield answered, per monitor and arrival: on_time, late (past the lateness), future or overtaken (behind one the clock answered)", ["monitor", "arrival"], registry=REGISTRY
 )
 SHIELD_BREAKS = Counter(
     "fairstream_shield_assumption_breaks",
@@ -213,7 +213,7 @@ def observe(record: dict[str, Any]) -> None:
     elif kind == "shield.status" and record.get("assumptions"):
         _shield_breaks(record)
     elif kind == "shield.decision":
-        SHIELD_DECISIONS.labels(record["monitor"], "late" if record.get("late") else "future" if record.get("future") else "on_time").inc()
+        SHIELD_DECISIONS.labels(record["monitor"], next((arrival for arrival in ("late", "future", "overtaken") if record.get(arrival)), "on_time")).inc()
 
 
 def _proxy(record: dict[str, Any]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import bytewax.operators as op
@@ -22,6 +23,7 @@ from fairstream.records.envelope import SHIELDED
 from fairstream.records.errors import SpecError
 from fairstream.shields.runtime.decisions import ShieldRun
 from fairstream.shields.runtime.order import EventOrder, Released
+from fairstream.trials.clock import wall_clock
 
 
 class _ShieldLogic(StatefulLogic):
@@ -52,6 +54,14 @@ class _ShieldLogic(StatefulLogic):
         partition, events, dead, idle = value
         released, letters = self.order.receive(partition, events, dead, idle)
         return self._chained([letter.to_json() for letter in letters]) + self._decide(released), StatefulLogic.RETAIN
+
+    def notify_at(self) -> datetime | None:
+        """When the earliest held decision has waited `shield.answer_within`."""
+        due = self.order.next_deadline()
+        return None if due is None else datetime.fromtimestamp(due / 1000, tz=UTC)
+
+    def on_notify(self) -> tuple[list[dict[str, Any]], bool]:
+        return self._decide(self.order.release_due(wall_clock())), StatefulLogic.RETAIN
 
     def on_eof(self) -> tuple[list[dict[str, Any]], bool]:
         if stop_requested():  # stopped, not ended: decisions held for ordering wait in the snapshot
@@ -86,7 +96,10 @@ def build_shield_flow(
     def shield_logic(resume: tuple[EventOrder, ShieldRun, RecordChain] | None) -> _ShieldLogic:
         if resume is not None:
             return _ShieldLogic(*resume)
-        order = EventOrder(partitions, spec.input.lateness, spec.input.max_future, spec.input.max_ahead, plan.letter_record, answered=answered_kinds(spec.shield))  # type: ignore[arg-type]
+        within = None if spec.shield.answer_within is None else round(spec.shield.answer_within * 1000)  # type: ignore[union-attr]
+        order = EventOrder(
+            partitions, spec.input.lateness, spec.input.max_future, spec.input.max_ahead, plan.letter_record, answered=answered_kinds(spec.shield), answer_within=within  # type: ignore[arg-type]
+        )
         return _ShieldLogic(order, ShieldRun(spec.shield, spec.monitor, plan.sha256), RecordChain(f"shield/{spec.monitor}", plan.sha256))  # type: ignore[arg-type]
 
     flow = Dataflow(f"{spec.monitor.replace('.', '_')}-shield")

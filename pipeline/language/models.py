@@ -84,6 +84,13 @@ class ShieldSpec(SpecModel):
         description="false-warning level of the checks of the raw rates and shares against those the bound assumed: on a "
         "stream that keeps them, the probability that any check warns over the whole run, however long",
     )
+    answer_within: float | None = Field(
+        1.0,
+        gt=0,
+        description="seconds of wall clock a decision (or label) waits for the event-time order before it is answered by the "
+        "shield's state then; an event dated at or before it that arrives later is answered marked overtaken (null: wait for "
+        "the order, however long)",
+    )
     label_delay: int = Field(
         0,
         ge=0,

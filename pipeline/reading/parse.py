@@ -16,7 +16,7 @@ from fairstream.records.redact import DEFAULT, LetterRecord
 from fairstream.records.timefmt import format_instant, representable, time_parser
 
 REASONS = (
-    "not_json", "not_csv", "bad_encoding", "not_object", "missing_field", "bad_time", "wrong_type", "bad_probabilities", "unknown_kind", "late", "future",
+    "not_json", "not_csv", "bad_encoding", "not_object", "missing_field", "bad_time", "wrong_type", "bad_probabilities", "unknown_kind", "late", "future", "overtaken",
     "key_too_long", "value_too_long", "wrong_partition", "internal",
 )  # fmt: skip
 """Every reason a record can be dead-lettered for."""

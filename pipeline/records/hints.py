@@ -39,6 +39,7 @@ FIXES = {
     "unknown_kind": "input.kinds (or input.kind, the field that names the kind)",
     "late": "input.lateness",
     "future": "input.max_future or input.max_ahead",
+    "overtaken": "shield.answer_within",
     "too_old": "input.max_gap",
     "key_too_long": "input.max_key_chars, or input.key",
     "value_too_long": "input.max_value_chars",

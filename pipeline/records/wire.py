@@ -304,6 +304,7 @@ class Intervention(Envelope, tag_field="type", tag=INTERVENTION, kw_only=True):
     groups: Annotated[list[str], Meta(min_length=2, max_length=1000, description="the compared groups in the member's order")]
     late: Literal[True] | UnsetType = UNSET
     future: Literal[True] | UnsetType = UNSET
+    overtaken: Annotated[Literal[True], Meta(description="dated at or before a decision already answered by the clock (shield.answer_within)")] | UnsetType = UNSET
     rates: Annotated[dict[str, Number], Meta(description="the adaptive shield's estimates of each group's raw rate before this decision")] | UnsetType = UNSET
 
 
@@ -326,6 +327,7 @@ class ShieldStatus(Envelope, tag_field="type", tag=STATUS, kw_only=True):
     running: list[Number] | UnsetType = UNSET
     late: Count | UnsetType = UNSET
     future: Count | UnsetType = UNSET
+    overtaken: Count | UnsetType = UNSET
     criterion: Literal["equal_opportunity"] | UnsetType = UNSET
     pending: Count | UnsetType = UNSET
     dropped: Count | UnsetType = UNSET
@@ -381,6 +383,7 @@ class ShieldDecision(Record, tag_field="type", tag=SHIELDED):
     record: dict[str, Any]
     late: Literal[True] | UnsetType = UNSET
     future: Literal[True] | UnsetType = UNSET
+    overtaken: Annotated[Literal[True], Meta(description="dated at or before a decision already answered by the clock (shield.answer_within)")] | UnsetType = UNSET
 
 
 class Carrier(Record, kw_only=True):

@@ -3,6 +3,10 @@ and the monitor on the shielded topic sees the demographic-parity gap inside its
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
+
 import pytest
 
 from fairstream.connectors.alerts import subscribe
@@ -18,6 +22,12 @@ SPEC = str(SPECS / "hiring_energy_shield.yaml")
 def gap(records):
     rate = {g: [r["hired"] for r in records if r["gender"] == g] for g in ("male", "female")}
     return sum(rate["male"]) / len(rate["male"]) - sum(rate["female"]) / len(rate["female"])
+
+
+def topic_exists(bootstrap, topic):
+    from confluent_kafka.admin import AdminClient
+
+    return topic in AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=10).topics
 
 
 def read_all(bootstrap, topic):
@@ -41,3 +51,22 @@ def test_shielded_decisions_and_interventions_through_kafka(kafka_bootstrap, top
     execute(Job(spec=SPEC, input=KafkaInput(bootstrap=kafka_bootstrap, topics=[f"{topic}.shielded"], tail=False), output=KafkaOutput(bootstrap=kafka_bootstrap, alerts=watched)))
     last = list(subscribe(kafka_bootstrap, f"{watched}.estimates"))[-1]
     assert last["parts"]["selection_rate"]["violated"] is False
+
+
+def test_the_last_decision_before_a_lull_is_answered_through_kafka(kafka_bootstrap, topic):
+    """A shield that tails its topic answers every decision within about `answer_within` (1 s by default), though no
+    decision follows the last one; without the clock the last one waited for the next decision for good."""
+    decisions = hiring_decisions(5, p_male=0.5, p_female=0.2, seed=9)
+    replay(decisions, kafka_bootstrap, topic, fields=EventFields("id", "time"), partitions=1)
+    command = [sys.executable, "-m", "fairstream.cli", "shield", "run", SPEC, "--bootstrap", kafka_bootstrap, "--topic", topic, "--alerts", f"{topic}-alerts"]
+    shield = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    answered: list[dict] = []
+    try:
+        deadline = time.monotonic() + 120  # the start (synthesis, the broker) on a loaded machine; the lull itself is endless
+        while len(answered) < len(decisions) and time.monotonic() < deadline and shield.poll() is None:
+            answered = read_all(kafka_bootstrap, f"{topic}.shielded") if topic_exists(kafka_bootstrap, f"{topic}.shielded") else []
+            time.sleep(0.5)
+    finally:
+        shield.terminate()
+        _, errors = shield.communicate(timeout=30)
+    assert sorted(record["id"] for record in answered) == [d["id"] for d in decisions], errors.decode()[-2000:]

@@ -23,6 +23,8 @@ from fairstream.records.events import RawRecord
 
 WARM_UP = 0.1
 """The share of the earliest answers left out: the job's first decisions wait on its start-up."""
+ANSWER_WAIT = 30.0
+"""Seconds the probe waits after the last decision for answers still to come (a loaded machine answers late)."""
 
 
 def decisions(rate: int, seconds: float, seed: int = 5) -> Iterator[tuple[float, int, bool, bool]]:
@@ -46,10 +48,13 @@ def kafka_latency(
     answered_at: Callable[[dict[str, Any]], int | None],
     rate: int,
     seconds: float,
+    *,
+    one_each: bool = False,
 ) -> list[float]:
     """Start `job` (a command reading `topic`), wait until it is ready (its /readyz: its partitions assigned and read),
     produce `record(index, male, hired, now ms)` at `rate` per second, and read `answers`: each answer's latency is when
-    it was read minus the event time `answered_at` finds in it (None: not an answer)."""
+    it was read minus the event time `answered_at` finds in it (None: not an answer). `one_each`: every decision gets
+    one answer, waited for up to `ANSWER_WAIT` after the last (else 2 s)."""
     from confluent_kafka import Consumer, Producer, TopicPartition
 
     port = free_port()
@@ -76,6 +81,7 @@ def kafka_latency(
         _wait_until_ready(process, port)
         producer = Producer(kafka.client({"linger.ms": "0", **PRODUCER_CONFIG}))
         started = time.perf_counter()
+        produced = 0
         for due, index, male, hired in decisions(rate, seconds):
             pause = started + due - time.perf_counter()
             if pause > 0:
@@ -83,8 +89,11 @@ def kafka_latency(
             body = record(index, male, hired, int(time.time() * 1000))
             producer.produce(topic, orjson.dumps(body), str(index).encode())
             producer.poll(0)
+            produced += 1
         producer.flush(10)
-        time.sleep(2)
+        deadline = time.monotonic() + (ANSWER_WAIT if one_each else 2)
+        while (not one_each or len(latencies) < produced) and time.monotonic() < deadline:  # a loaded machine answers late, not never
+            time.sleep(0.1)
     finally:
         stop.set()
         reader.join()

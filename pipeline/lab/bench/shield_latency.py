@@ -57,4 +57,4 @@ def through_kafka(kafka: KafkaConnection, kafka_config: str | None, spec: str, r
     ensure_topics(kafka, {topic: 1, f"{topic}.shielded": 1, alerts: 1})
     job = [sys.executable, "-m", "fairstream.cli", "shield", "run", spec, "--bootstrap", kafka.bootstrap, "--topic", topic, "--alerts", alerts,
            *(["--kafka-config", kafka_config] if kafka_config else [])]  # fmt: skip
-    return kafka_latency(kafka, job, topic, f"{topic}.shielded", decision, published_at, rate, seconds)
+    return kafka_latency(kafka, job, topic, f"{topic}.shielded", decision, published_at, rate, seconds, one_each=True)

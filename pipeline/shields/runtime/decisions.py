@@ -17,6 +17,7 @@ from fairstream.shields.energy.shields import AdaptiveGroupCounts, AdaptiveGroup
 from fairstream.shields.energy.spread import SpreadCounts, SpreadEnergy, SpreadShield
 from fairstream.shields.runtime.assumptions import AssumptionWatch
 from fairstream.shields.runtime.configured import configure
+from fairstream.shields.runtime.order import OVERTAKEN
 
 UNDECLARED = "undeclared_group"
 """Why a decision passed unshielded: its group is not among the shield's groups."""
@@ -73,6 +74,8 @@ class ShieldRun:
     """Decisions answered though they arrived later than the lateness allows."""
     future: int = 0
     """Decisions answered though dated implausibly far ahead."""
+    overtaken: int = 0
+    """Decisions answered though dated at or before one the clock had already answered (`shield.answer_within`)."""
     pending: OrderedDict[str, tuple[bool, int, int, int]] = field(default_factory=OrderedDict)
     """Equal opportunity: per decision awaiting its label, whether it is of the first group, its shielded decision, its
     number among the decisions (how late its label comes is counted in decisions) and its raw decision."""
@@ -130,13 +133,15 @@ class ShieldRun:
 
     def decide(self, event: Event, arrival: str = "") -> list[dict[str, Any]]:
         """The shielded decision record, plus an intervention record when the decision was flipped; `arrival` says
-        whether the decision came late or dated too far ahead (the records say so, and it is counted)."""
+        whether the decision came late, dated too far ahead or behind one already answered (the records say so, and it is
+        counted)."""
         spec = self.spec
         fields = event.fields
         group = str(fields[spec.group])
         marked = {arrival: True} if arrival else {}
         self.late += arrival == "late"
         self.future += arrival == "future"
+        self.overtaken += arrival == OVERTAKEN
         self.last_time = event.time
         if group not in spec.groups:  # outside the compared groups: passed through unchanged, and counted
             self.watch.stranger(group)
@@ -220,6 +225,7 @@ class ShieldRun:
             "interventions": self.flips,
             "late": self.late,
             "future": self.future,
+            "overtaken": self.overtaken,
             "groups": _group_counts(counts, self.spec.groups),
         }
         if self.opportunity:  # the fairness value and the groups' counts are of the qualified
