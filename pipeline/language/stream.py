@@ -23,6 +23,12 @@ class InputSchema(SpecModel):
     max_value_chars: int = Field(
         256, ge=1, description="a longer string in a declared field is a dead letter (value_too_long): a group name is in every record that counts it"
     )
+    max_record_bytes: int = Field(
+        262_144,
+        ge=1,
+        description="a longer record (its JSON text; a CSV row's text values together) is a dead letter (record_too_large): "
+        "a shield writes each decision record back whole, and Kafka refuses messages over 1 MB by default",
+    )
     kind: FieldPath | None = Field(None, description="field holding the event kind; omit it when every record is of the one kind in kinds")
     kinds: dict[str, dict[FieldPath, FieldType]] = Field(
         description="per event kind, the fields (or dotted paths) it must carry and their types", min_length=1

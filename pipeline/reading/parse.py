@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -17,7 +18,7 @@ from fairstream.records.timefmt import format_instant, representable, time_parse
 
 REASONS = (
     "not_json", "not_csv", "bad_encoding", "not_object", "missing_field", "bad_time", "wrong_type", "bad_probabilities", "unknown_kind", "late", "future", "overtaken",
-    "key_too_long", "value_too_long", "wrong_partition", "internal",
+    "key_too_long", "value_too_long", "record_too_large", "not_finite", "null_field", "wrong_partition", "internal",
 )  # fmt: skip
 """Every reason a record can be dead-lettered for."""
 
@@ -202,6 +203,7 @@ class RecordParser:
         self._key_field, self._key = key_name(schema.key), key_getter(schema.key)
         self._max_key = schema.max_key_chars
         self._max_value = schema.max_value_chars
+        self._max_record = schema.max_record_bytes
         self._kind_field = schema.kind
         self._kind = field_getter(schema.kind) if schema.kind is not None else None
         self._only_kind = next(iter(schema.kinds)) if schema.kind is None else None
@@ -226,14 +228,16 @@ class RecordParser:
         payload = raw.payload
         try:
             if isinstance(payload, dict):
+                self._check_size(sum(len(value) for value in payload.values() if type(value) is str))
                 record = dict(payload) if self._strings or self._nested else payload  # converted in place: keep the row as it came
             elif type(payload) is Unreadable:
                 return DeadLetter(payload.reason, payload.detail, self._letter_record(payload.text), raw.partition, raw.offset, topic=raw.topic)
             else:
+                self._check_size(len(payload))
                 try:
                     record = orjson.loads(payload)
                 except orjson.JSONDecodeError as err:
-                    raise _BadRecord("not_json", "an empty record" if not payload or not payload.strip() else str(err)) from None
+                    raise _not_json(payload, err) from None
                 if not isinstance(record, dict):
                     raise _BadRecord("not_object", f"expected a JSON object; got {type(record).__name__}")
             return self._event(record, raw)
@@ -242,9 +246,14 @@ class RecordParser:
         except Exception as err:  # nothing a record holds may stop the pipeline: what no check foresaw is a dead letter too
             return DeadLetter("internal", _excerpt(f"{type(err).__name__}: {err}", 500), self._letter_record(payload), raw.partition, raw.offset, topic=raw.topic)
 
+    def _check_size(self, size: int) -> None:
+        if size > self._max_record:
+            raise _BadRecord("record_too_large", f"the record has {size:,} bytes; at most input.max_record_bytes = {self._max_record:,}")
+
     def _event(self, record: dict[str, Any], raw: RawRecord) -> Event:
         key = record.get(self._key_field) if self._plain_key else self._key(record)
         if key is None or key == "":
+            _refuse_null(self._key_field, key, record, "dependence key")
             if self._composite:
                 raise _BadRecord("missing_field", f"dependence key {self._key_field}: a part is missing, empty, or not a string or an integer")
             raise _BadRecord("missing_field", f"missing dependence key {self._key_field!r}{_near(self._key_field, record)}")
@@ -256,6 +265,7 @@ class RecordParser:
             raise _BadRecord("key_too_long", f"key {self._key_field!r} has {len(key):,} characters; at most input.max_key_chars = {self._max_key:,}")
         kind = record.get(self._kind_field) if self._plain_kind else self._only_kind if self._kind is None else self._kind(record)
         if kind is None or kind == "":
+            _refuse_null(self._kind_field, kind, record, "event kind")
             raise _BadRecord("missing_field", f"missing event kind {self._kind_field!r}{_near(self._kind_field, record)}")
         if type(kind) is not str:
             raise _BadRecord("wrong_type", f"event kind {self._kind_field!r} must be a string; got {_excerpt(kind)}")
@@ -264,6 +274,7 @@ class RecordParser:
             raise _BadRecord("unknown_kind", f"unknown event kind {_excerpt(kind)}; known kinds: {', '.join(sorted(self._kinds))}")
         stamp = record.get(self._time_field) if self._plain_time else self._time(record)
         if stamp is None or stamp == "":
+            _refuse_null(self._time_field, stamp, record, "event time")
             raise _BadRecord("missing_field", f"missing event time {self._time_field!r}{_near(self._time_field, record)}")
         try:
             time = self._parse_time(stamp)
@@ -280,6 +291,7 @@ class RecordParser:
                     raise self._too_long(name, value)
                 continue
             if value is None or value == "":
+                _refuse_null(name, value, record, f"field of {kind} events")
                 raise _BadRecord("missing_field", f"{kind} events need field {name!r}{_near(name, record) if value is None else ''}")
             checked = check(value)
             if type(checked) is str and len(checked) > self._max_value:
@@ -291,6 +303,47 @@ class RecordParser:
 
     def _too_long(self, name: str, value: str) -> _BadRecord:
         return _BadRecord("value_too_long", f"field {name!r} has {len(value):,} characters; at most input.max_value_chars = {self._max_value:,}")
+
+
+def _not_json(payload: Any, err: orjson.JSONDecodeError) -> _BadRecord:
+    """Why a payload is not JSON: empty, a number JSON cannot write (NaN, Infinity) in a named field, or the parser's
+    own words."""
+    if not payload or not payload.strip():
+        return _BadRecord("not_json", "an empty record")
+    text = payload.decode("utf-8", errors="replace") if isinstance(payload, bytes) else str(payload)
+    if any(token in text for token in ("NaN", "Infinity")):
+        try:
+            lenient = json.loads(text)
+        except (ValueError, RecursionError):
+            lenient = None
+        where = _non_finite(lenient)
+        if where is not None:
+            path, value = where
+            return _BadRecord("not_finite", f"field {path!r} is {value}: JSON has no NaN or Infinity (write null, or leave the field out)")
+    return _BadRecord("not_json", str(err))
+
+
+def _non_finite(value: Any, path: str = "") -> tuple[str, float] | None:
+    """The dotted path and value of the first NaN or infinite number in a decoded record, if any."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return path or "(the record)", value
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for name, item in items:
+        found = _non_finite(item, f"{path}.{name}" if path else str(name))
+        if found is not None:
+            return found
+    return None
+
+
+def _refuse_null(name: str, value: Any, record: dict[str, Any], what: str) -> None:
+    """A field that is there but null is `null_field`, not missing: the record names it, its value is what is wrong."""
+    if value is not None:
+        return
+    holder: Any = record
+    for step in name.split(".")[:-1]:
+        holder = holder.get(step) if isinstance(holder, dict) else None
+    if isinstance(holder, dict) and name.split(".")[-1] in holder:
+        raise _BadRecord("null_field", f"{what} {name!r} is null; it needs a value")
 
 
 def _near(name: str, record: dict[str, Any]) -> str:

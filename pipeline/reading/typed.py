@@ -124,6 +124,7 @@ class TypedParser:
         self._keys = [schema.key] if isinstance(schema.key, str) else list(schema.key)
         self._composite = not isinstance(schema.key, str)
         self._max_key = schema.max_key_chars
+        self._max_record = schema.max_record_bytes
         self._parse_time = time_parser(schema.time_format)
         key = Annotated[str, msgspec.Meta(min_length=1, max_length=schema.max_key_chars)] | _INTEGER
         common = [(f"k{index}", key) for index in range(len(self._keys))] + [("t", _time_type(schema.time_format))]
@@ -157,13 +158,15 @@ class TypedParser:
         markers: list[RawRecord] = []
         keep_event, keep_letter = events.append, dead.append
         decode, loads, parse_time, kind_of, fallback = self._decode, orjson.loads, self._parse_time, self._kind_of, self._fallback
-        general = self._general
+        general, largest = self._general, self._max_record
         for raw in raws:
             if raw.offset < 0:
                 markers.append(raw)
                 continue
             payload = raw.payload
             try:  # a dict (a CSV row) or bytes the structs, orjson or the time parser refuse: the fallback says what it is
+                if len(payload) > largest:
+                    raise ValueError  # record_too_large
                 typed = decode(payload)
                 record = loads(payload)
                 time = parse_time(typed.t)
@@ -193,6 +196,8 @@ class TypedParser:
         """The block decoded at once; None where a line is no event as the structs see it (or the scan cannot rule out
         that the record parser would refuse one): then each line is parsed on its own and says why."""
         text = block.text
+        if len(text) > self._max_record and any(len(line) > self._max_record for line in block.lines):
+            return None
         checked = scan(text)
         if checked != PLAIN:
             if checked != NOT_ASCII:

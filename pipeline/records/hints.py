@@ -43,6 +43,9 @@ FIXES = {
     "too_old": "input.max_gap",
     "key_too_long": "input.max_key_chars, or input.key",
     "value_too_long": "input.max_value_chars",
+    "record_too_large": "input.max_record_bytes",
+    "not_finite": "nothing in the spec: the producer writes NaN or Infinity, which JSON has not (null, or the field left out)",
+    "null_field": "nothing in the spec: the producer leaves a declared field null",
     "wrong_partition": "input.partitioner, or input.keyed: false",
     "internal": "nothing in the spec: please report it",
 }
