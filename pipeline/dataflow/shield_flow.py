@@ -15,66 +15,39 @@ from bytewax.outputs import Sink
 
 from fairstream.compiler.plan import Plan
 from fairstream.dataflow.flow import parsed_stream
-from fairstream.language.models import ShieldSpec
 from fairstream.process.lifecycle import stop_requested
 from fairstream.process.telemetry import SILENT, Telemetry
-from fairstream.records.chain import RecordChain
-from fairstream.records.envelope import SHIELDED
 from fairstream.records.errors import SpecError
-from fairstream.shields.runtime.decisions import ShieldRun
-from fairstream.shields.runtime.order import EventOrder, Released
+from fairstream.shields.runtime.step import ShieldStep
 from fairstream.trials.clock import wall_clock
 
 
 class _ShieldLogic(StatefulLogic):
-    """The shield step: orders events, shields decisions, and chains every record it writes but the shielded decisions
-    (the decision maker's own records) in one hash chain."""
+    """The shield step (`ShieldStep`) in the dataflow: a batch at a time, and by the wall clock when a decision is due."""
 
-    def __init__(self, order: EventOrder, run: ShieldRun, chain: RecordChain):
-        self.order = order
-        self.run = run
-        self.chain = chain
-
-    def _decide(self, released: list[Released]) -> list[dict[str, Any]]:
-        return self._chained([record for event, arrival in released for record in self.run.receive(event, arrival)])
-
-    def _chained(self, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Link every record but the shielded decisions, checkpoint seals where they are due."""
-        linked = []
-        for record in records:
-            if record["type"] != SHIELDED:
-                checkpoint = self.chain.checkpoint()
-                if checkpoint is not None:
-                    linked.append(checkpoint)
-                self.chain.link(record)
-            linked.append(record)
-        return linked
+    def __init__(self, step: ShieldStep):
+        self.step = step
 
     def on_item(self, value) -> tuple[list[dict[str, Any]], bool]:
-        partition, events, dead, idle = value
-        released, letters = self.order.receive(partition, events, dead, idle)
-        return self._chained([letter.to_json() for letter in letters]) + self._decide(released), StatefulLogic.RETAIN
+        return self.step.take(*value), StatefulLogic.RETAIN
 
     def notify_at(self) -> datetime | None:
         """When the earliest held decision has waited `shield.answer_within`."""
-        due = self.order.next_deadline()
+        due = self.step.next_deadline()
         return None if due is None else datetime.fromtimestamp(due / 1000, tz=UTC)
 
     def on_notify(self) -> tuple[list[dict[str, Any]], bool]:
-        return self._decide(self.order.release_due(wall_clock())), StatefulLogic.RETAIN
+        return self.step.due(wall_clock()), StatefulLogic.RETAIN
 
     def on_eof(self) -> tuple[list[dict[str, Any]], bool]:
         if stop_requested():  # stopped, not ended: decisions held for ordering wait in the snapshot
             return [], StatefulLogic.RETAIN
-        return [*self._decide(self.order.finish()), *self._chained(self.run.closing()), self.chain.seal(final=True)], StatefulLogic.RETAIN
+        return self.step.finish(), StatefulLogic.RETAIN
 
-    def snapshot(self) -> tuple[EventOrder, ShieldRun, RecordChain]:
-        return copy.deepcopy((self.order, self.run, self.chain))
+    def snapshot(self) -> ShieldStep:
+        return copy.deepcopy(self.step)
 
 
-def answered_kinds(shield: ShieldSpec) -> frozenset[str]:
-    """The kinds the shield acts on whenever they arrive: decisions, and the labels equal opportunity counts by."""
-    return frozenset(kind for kind in (shield.decisions, shield.labels) if kind is not None)
 
 
 def build_shield_flow(
@@ -93,14 +66,11 @@ def build_shield_flow(
     if spec.shield is None:
         raise SpecError(spec.monitor, [("shield", "the spec has no shield section")])
 
-    def shield_logic(resume: tuple[EventOrder, ShieldRun, RecordChain] | None) -> _ShieldLogic:
+    def shield_logic(resume: ShieldStep | None) -> _ShieldLogic:
         if resume is not None:
-            return _ShieldLogic(*resume)
+            return _ShieldLogic(resume)
         within = None if spec.shield.answer_within is None else round(spec.shield.answer_within * 1000)  # type: ignore[union-attr]
-        order = EventOrder(
-            partitions, spec.input.lateness, spec.input.max_future, spec.input.max_ahead, plan.letter_record, answered=answered_kinds(spec.shield), answer_within=within  # type: ignore[arg-type]
-        )
-        return _ShieldLogic(order, ShieldRun(spec.shield, spec.monitor, plan.sha256), RecordChain(f"shield/{spec.monitor}", plan.sha256))  # type: ignore[arg-type]
+        return _ShieldLogic(ShieldStep.start(spec, plan.sha256, plan.letter_record, partitions=partitions, answer_within=within))
 
     flow = Dataflow(f"{spec.monitor.replace('.', '_')}-shield")
     parsed = parsed_stream(flow, plan, source, strings=strings)  # ("p<partition>", PartitionBatch)
