@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 from typing import Any
 
 import click
@@ -10,7 +9,7 @@ import click
 from fairstream.cli import console
 from fairstream.cli.console import reports_errors
 from fairstream.cli.kafka_options import file_or_kafka, kafka_options
-from fairstream.records.errors import ConnectorError
+from fairstream.process.listening import listen
 
 
 @click.command()
@@ -38,7 +37,7 @@ def dashboard(
     kafka = file_or_kafka(directory, bootstrap, kafka_config, file_option="an output DIR")
     source = DirectorySource(directory) if kafka is None else KafkaSource(kafka, alerts_topic)
     console.show_errors("fairstream.dashboard")
-    listener = _listen(host, port)
+    listener = listen(host, port)
     feed = Feed(source, metrics_url=metrics_url, max_points=max_points)
     app = create_app(feed)
     shown = f"[{host}]" if ":" in host else host
@@ -50,17 +49,3 @@ def dashboard(
             super().handle_exit(sig, frame)
 
     Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])
-
-
-def _listen(host: str, port: int) -> socket.socket:
-    """The server's socket, bound before anything starts, so a port in use is one clear error."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    listener = socket.socket(family, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        listener.bind((host, port))
-    except OSError as err:
-        listener.close()
-        raise ConnectorError(f"cannot serve on {host}:{port}: {err.strerror}") from None
-    listener.listen(128)
-    return listener

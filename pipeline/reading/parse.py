@@ -291,7 +291,7 @@ class RecordParser:
                     raise self._too_long(name, value)
                 continue
             if value is None or value == "":
-                _refuse_null(name, value, record, f"field of {kind} events")
+                _refuse_null(name, value, record, "field")
                 raise _BadRecord("missing_field", f"{kind} events need field {name!r}{_near(name, record) if value is None else ''}")
             checked = check(value)
             if type(checked) is str and len(checked) > self._max_value:

@@ -70,3 +70,18 @@ def test_the_last_decision_before_a_lull_is_answered_through_kafka(kafka_bootstr
         shield.terminate()
         _, errors = shield.communicate(timeout=30)
     assert sorted(record["id"] for record in answered) == [d["id"] for d in decisions], errors.decode()[-2000:]
+
+
+def test_a_served_shield_writes_its_records_to_the_shield_topics(kafka_bootstrap, topic):
+    """`shield serve --bootstrap`: each answer is the record on `<topic>.shielded`, every flip on the alert topic."""
+    from tests.serving.server import serving
+
+    decisions = hiring_decisions(200, p_male=0.6, p_female=0.3, seed=5)
+    alerts = f"{topic}-alerts"
+    with serving("--bootstrap", kafka_bootstrap, "--topic", topic, "--alerts", alerts) as server:
+        answers = [server.decide(decision) for decision in decisions]
+    assert server.returncode == 0, server.output
+    assert read_all(kafka_bootstrap, f"{topic}.shielded") == answers
+    flips = [record for record in subscribe(kafka_bootstrap, alerts) if record["type"] == "shield.intervention"]
+    assert [flip["decision_id"] for flip in flips] == [answer["id"] for answer in answers if answer["fairstream_shield"]["flipped"]]
+    assert list(subscribe(kafka_bootstrap, f"{alerts}.estimates"))[-1]["decisions"] == 200

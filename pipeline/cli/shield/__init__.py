@@ -100,6 +100,7 @@ def _one_group(options: dict[str, Any]) -> dict[str, Any]:
 @click.group(
     cls=LazyGroup,
     lazy={
+        "serve": ("fairstream.cli.shield.serve:serve_command", "Serve the spec's shield over HTTP: POST a decision to /decisions, get the shielded decision back; records as shield run writes them."),
         "compare": ("fairstream.lab.cli.shield_compare:compare_command", "Run classifier-recommended decisions through every shield and report demographic parity, utility loss and how often fairness holds."),
         "tables": ("fairstream.lab.cli.shield_tables:tables_command", "The fairness-shield paper's Tables 2 and 3 regenerated in its setup (five classifiers, periods of 50, κ 0.05–0.2), beside its numbers."),
         "experiments": ("fairstream.lab.cli.shield_experiments:experiments", "The energy-shield paper's Figs. 1–4 and Table 1: energy functions vs idle and deterministic shields, two groups with the raw gap told, estimated and changing, the horizon vs the tail bound, naive and periodic baselines, and Static-Fair and Dynamic on real data."),
