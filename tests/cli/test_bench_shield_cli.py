@@ -1,6 +1,7 @@
 """`fairstream bench shield` on a small stream: exit code, both flows' rows, an overhead and ratio that follow from
 the rows, a synthesis time for every horizon (timings vary, so they are not compared), the two-group synthesis's
-member and bound, and FinHzn's largest horizon within 10 s."""
+member and bound, FinHzn's largest horizon within 10 s, and every decision's answer in process, over HTTP and through
+Kafka."""
 
 from __future__ import annotations
 
@@ -32,8 +33,12 @@ def test_prints_both_flows_and_the_overhead_and_ratio_their_rows_give():
     assert members == 8 and 0 < alpha < 1 and bound <= 0.05
     assert float(rows["20"][0]) > 0 and float(rows["40"][0]) > 0
     assert "largest T filled within 10 s: 40" in result.output
-    p50, p99, answered = rows["in process"]
-    assert 0 < float(p50) <= float(p99) and answered == "450"  # 500 decisions, the first tenth left out
+    for path in ("in process", "over HTTP"):
+        p50, p99, answered, _target = rows[path]
+        assert 0 < float(p50) <= float(p99) and answered == "450", path  # 500 decisions, the first tenth left out
+    assert rows["over HTTP"][3] == "≤ 10 ms (quiet machine)"
+    reached = re.search(r"over HTTP as fast as 8 callers get answers: ([\d,]+) decisions/s", result.output)
+    assert reached is not None and int(reached[1].replace(",", "")) > 0
 
 
 def test_horizons_that_are_not_whole_numbers_are_refused_with_the_option_named():
@@ -47,5 +52,5 @@ def test_the_latency_through_kafka_is_measured_on_every_answer(kafka_bootstrap):
     result = CliRunner().invoke(cli, args, env=ENV)
     assert result.exit_code == 0, result.output
     rows = {cells[0]: cells[1:] for cells in ([c.strip() for c in line.split("│")] for line in result.output.splitlines() if "│" in line)}
-    p50, p99, answered = rows["through Kafka"]
-    assert 0 < float(p50) <= float(p99) and 350 <= int(answered) <= 360  # 400 produced, the first tenth left out
+    p50, p99, answered, target = rows["through Kafka"]
+    assert 0 < float(p50) <= float(p99) and answered == "360" and target == "≤ 100 ms (quiet machine)"  # every one of 400 answered, the first tenth left out

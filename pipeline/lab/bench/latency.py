@@ -78,7 +78,7 @@ def kafka_latency(
     reader = threading.Thread(target=read)
     reader.start()
     try:
-        _wait_until_ready(process, port)
+        wait_until_ready(process, port)
         producer = Producer(kafka.client({"linger.ms": "0", **PRODUCER_CONFIG}))
         started = time.perf_counter()
         produced = 0
@@ -102,7 +102,7 @@ def kafka_latency(
     return after_warm_up(latencies)
 
 
-def _wait_until_ready(process: subprocess.Popen, port: int, timeout: float = 120.0) -> None:
+def wait_until_ready(process: subprocess.Popen, port: int, timeout: float = 120.0) -> None:
     """Wait for the job's readiness (not a guess of how long it starts: a loaded machine takes longer)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and process.poll() is None:

@@ -52,7 +52,9 @@ class ShieldBench:
     """Per horizon, seconds to fill FinHzn's value table for `FINHZN_MODEL`, κ = 0.1, and the table's bytes."""
     latency_rate: int = 0
     latency_ms: dict[str, list[float]] = field(default_factory=dict)
-    """Per path ("in process", "through Kafka"), each decision's wait for its shielded record at `latency_rate` per second."""
+    """Per path ("in process", "over HTTP", "through Kafka"), each decision's wait for its shielded record at `latency_rate` per second."""
+    http_rate: float | None = None
+    """Decisions per second answered over HTTP to callers that call as fast as they can."""
 
     @property
     def overhead_us(self) -> float:
@@ -126,8 +128,13 @@ def measure_shield(
     if probe is not None:
         on_step(f"shield latency in process at {probe.rate:,} decisions/s for {probe.seconds:g} s")
         latency["in process"] = shield_latency.in_process(plan, probe.rate, probe.seconds)
+        on_step(f"shield latency over HTTP at {probe.rate:,} decisions/s for {probe.seconds:g} s, then as fast as it answers")
+        latency["over HTTP"], http_rate = shield_latency.over_http(str(SPEC), probe.rate, probe.seconds)
         if probe.kafka is not None:
             on_step(f"shield latency through Kafka at {probe.rate:,} decisions/s for {probe.seconds:g} s")
             latency["through Kafka"] = shield_latency.through_kafka(probe.kafka, probe.kafka_config, str(SPEC), probe.rate, probe.seconds)
     rate = probe.rate if probe is not None else 0
-    return ShieldBench(decisions, statistics.median(times["passthrough"]), statistics.median(times["shield"]), synthesis, groups, finhzn, rate, latency)
+    return ShieldBench(
+        decisions, statistics.median(times["passthrough"]), statistics.median(times["shield"]), synthesis, groups, finhzn, rate, latency,
+        http_rate if probe is not None else None,
+    )  # fmt: skip
