@@ -19,6 +19,7 @@ from fairstream.lab.cli.bench.proxies import proxies
 from fairstream.lab.cli.bench.scale import scale
 from fairstream.lab.cli.bench.shield import shield
 from fairstream.lab.cli.bench.throughput import throughput
+from fairstream.lab.cli.placement import placement
 
 
 @click.group()
@@ -26,5 +27,5 @@ def bench() -> None:
     """Measure throughput and detection behaviour."""
 
 
-for command in (throughput, scale, kafka, database, monitors, hiring, detection, guarantees, evidence, means, proxies, changes, alarms, shield, assumptions):
+for command in (throughput, scale, kafka, database, monitors, hiring, detection, guarantees, evidence, means, proxies, changes, alarms, shield, assumptions, placement):
     bench.add_command(command)
