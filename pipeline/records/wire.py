@@ -283,6 +283,13 @@ class Member(Record, kw_only=True):
     scale: Number | UnsetType = UNSET
 
 
+class FlipPlacement(Record, kw_only=True):
+    """Where a two-group shield's flips go first (see Shields, deciding a decision again)."""
+
+    smaller: str
+    rates: dict[str, Probability]
+
+
 class Intervention(Envelope, tag_field="type", tag=INTERVENTION, kw_only=True):
     """A decision the shield flipped, with the probability it was flipped with and the fairness before and after. On <alerts>, or alerts.jsonl."""
 
@@ -306,6 +313,7 @@ class Intervention(Envelope, tag_field="type", tag=INTERVENTION, kw_only=True):
     future: Literal[True] | UnsetType = UNSET
     overtaken: Annotated[Literal[True], Meta(description="dated at or before a decision already answered by the clock (shield.answer_within)")] | UnsetType = UNSET
     rates: Annotated[dict[str, Number], Meta(description="the adaptive shield's estimates of each group's raw rate before this decision")] | UnsetType = UNSET
+    placement: Annotated[FlipPlacement, Meta(description="with uneven groups: the smaller group, whose flips come first, and the raw rates the flips are weighed by")] | UnsetType = UNSET
 
 
 class GroupDecisions(Record, kw_only=True):

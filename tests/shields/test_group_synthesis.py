@@ -65,18 +65,19 @@ def test_the_simulated_streams_are_the_runtime_shields_draw_for_draw(stepped, ra
     problem = GroupProblem(*rates, 0.45, target, delay)
     energy = MonotoneEnergy(problem.raw_gap, target.settled(0.01), 0.3, domain=(-1.0, 1.0))
     streams = group_runs(energy, problem, runs=40, horizon=300, seed=5)  # past a block of draws
-    expected = decided_streams(GroupShield(energy, target), problem, runs=40, horizon=300, seed=5)
+    expected = decided_streams(GroupShield(energy, target, placement=problem.placement), problem, runs=40, horizon=300, seed=5)
     assert streams.flips.any() and (streams.violated.any() or rates == (0.51, 0.5))
     for name, values in expected.items():
         np.testing.assert_allclose(getattr(streams, name), values, err_msg=name)
 
 
+@pytest.mark.parametrize("share", [0.5, 0.15, 0.8], ids=["even", "first smaller", "second smaller"])
 @pytest.mark.parametrize("delay", [0, 12])
 @pytest.mark.parametrize("alpha", [0.0, 0.37, 1.0])
-def test_the_kernel_and_numpy_take_the_same_decisions_and_held_draws_are_the_drawn_ones(monkeypatch, alpha, delay):
+def test_the_kernel_and_numpy_take_the_same_decisions_and_held_draws_are_the_drawn_ones(monkeypatch, alpha, delay, share):
     if group_simulation.group_kernel is None:
         pytest.skip("the C kernel is not built here")
-    problem = GroupProblem(0.6, 0.3, 0.5, Target(50, (-0.1, 0.1), (-0.05, 0.05)), delay)
+    problem = GroupProblem(0.6, 0.3, share, Target(50, (-0.1, 0.1), (-0.05, 0.05)), delay)
     energy = member(problem, alpha, 0.01)
     held = GroupDraws(problem, 500, 700, 3).hold()
     compiled = group_runs(energy, problem, 500, 700, 3, held)
@@ -117,7 +118,7 @@ def test_the_synthesized_bound_holds_on_independent_streams_through_the_runtime_
     problem = GroupProblem(0.55, 0.25, 0.35, target)
     result = synthesize_groups(problem, lam=0.1, horizon=400, runs=2000, tol=0.05)
     assert result.method == "monte carlo" and result.bound <= 0.1
-    shield = GroupShield(member(problem, result.alpha, 0.01), target)
+    shield = GroupShield(member(problem, result.alpha, 0.01), target, placement=problem.placement)
     checked = decided_streams(shield, problem, runs=2000, horizon=400, seed=1234)
     rate = float((checked["first_violation"] > 0).mean())
     assert 0 < rate <= result.bound + 2 * math.sqrt(result.bound * (1 - result.bound) / 2000)

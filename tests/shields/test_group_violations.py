@@ -11,6 +11,7 @@ import pytest
 
 from fairstream.shields import GroupCounts, GroupShield, MonotoneEnergy, ShieldError, Target
 from fairstream.shields.energy.group_violations import group_violations
+from fairstream.shields.energy.placement import Placement
 
 
 def enumerated(shield: GroupShield, p_a: float, p_b: float, share_a: float, horizon: int) -> tuple[float, float]:
@@ -47,7 +48,7 @@ def test_the_programme_equals_every_path_of_the_shield_enumerated(p_a, p_b, shar
     target = Target(3, (-0.25, 0.25), (-0.1, 0.1))
     energy = MonotoneEnergy(p_a - p_b, target, alpha, domain=(-1.0, 1.0))
     exact = group_violations(energy, p_a, p_b, share_a, target, 9)
-    probability, expected = enumerated(GroupShield(energy, target), p_a, p_b, share_a, 9)
+    probability, expected = enumerated(GroupShield(energy, target, placement=Placement.of(share_a, (p_a, p_b))), p_a, p_b, share_a, 9)
     assert (exact.probability, exact.expected) == pytest.approx((probability, expected), rel=1e-12, abs=1e-15)
     assert 0 < exact.probability < 1
 

@@ -1,7 +1,8 @@
 """An auditor written from the Shields page's "Deciding a decision again" alone (no fairstream shield code): from the
 raw decisions, the labels and the shielded records, it decides every decision of four `fairstream shield run`
-outputs again — the synthesized two-group shield with decisions arriving late, the adaptive one, equal opportunity
-with labels five decisions later, and three groups — and gets each one back."""
+outputs again — the synthesized two-group shield with decisions arriving late and with uneven groups (its flips placed
+in the smaller group first), the adaptive one, equal opportunity with labels five decisions later, and three groups —
+and gets each one back."""
 
 from __future__ import annotations
 
@@ -52,14 +53,30 @@ def two_group_energy(member: dict, x: float) -> tuple[float, float]:
     return (alpha * ramp(c - x, c - s_lo, k) if x < c else alpha * ramp(x - c, s_hi - c, k)), c
 
 
-def decide_two(raw: int, group: str, member: dict, groups: list[str], counts: dict[str, list[int]], u: float) -> int:
+def placed(zeta: float, below: bool, group: str, groups: list[str], placement: dict | None) -> float:
+    """The page's rule 5: the flip probability of `group`'s unfavoured decisions."""
+    if placement is None:
+        return zeta
+    p1, p2 = (placement["rates"][name] for name in groups)
+    unfavoured = {groups[0]: 1 - p1 if below else p1, groups[1]: p2 if below else 1 - p2}
+    small_group = placement["smaller"]
+    large_group = groups[1] if small_group == groups[0] else groups[0]
+    small, large = unfavoured[small_group], unfavoured[large_group]
+    push = zeta * (small + large)
+    q_small = min(1.0, push / small) if small > 0 else 0.0
+    if group == small_group:
+        return q_small
+    return min(1.0, max(0.0, push - q_small * small) / large) if large > 0 else 0.0
+
+
+def decide_two(raw: int, group: str, facts: dict, groups: list[str], counts: dict[str, list[int]], u: float) -> int:
     rate = {name: counts[name][1] / counts[name][0] if counts[name][0] else 0.0 for name in groups}
     gap = rate[groups[0]] - rate[groups[1]]
-    zeta, c = two_group_energy(member, gap)
+    zeta, c = two_group_energy(facts["member"], gap)
     if gap == c:
         return raw
     favoured = int((gap < c) == (group == groups[0]))
-    return favoured if raw != favoured and u < zeta else raw
+    return favoured if raw != favoured and u < placed(zeta, gap < c, group, groups, facts.get("placement")) else raw
 
 
 def decide_spread(raw: int, group: str, member: dict, counts: dict[str, list[int]], u: float) -> int:
@@ -111,7 +128,7 @@ def redecided(spec: dict, events: list[dict], shielded: list[dict]) -> list[int]
         if len(groups) > 2:
             value = decide_spread(value, group, facts["member"], counts, u)
         else:
-            value = decide_two(value, group, facts["member"], facts["groups"], counts, u)
+            value = decide_two(value, group, facts, facts["groups"], counts, u)
         decided.append(value)
         if shield.get("criterion") == "equal_opportunity":
             pending[record["id"]] = (group, value)
@@ -126,6 +143,10 @@ def scenario(name: str) -> tuple[dict, list[dict]]:
         spec = read_yaml(SPECS / "hiring_energy_shield.yaml")
         events = hiring_decisions(2000, p_male=0.6, p_female=0.3, seed=9)
         return spec, [*events[:500], *events[520:700], *events[500:520], *events[700:]]
+    if name == "synthesized, uneven groups":
+        spec = read_yaml(SPECS / "hiring_energy_shield.yaml")
+        spec["shield"] |= {"share": 0.2, "burn_in": 300}
+        return spec, hiring_decisions(3000, p_male=0.6, p_female=0.3, seed=5, share_male=0.2)
     if name == "adaptive":
         spec = read_yaml(SPECS / "hiring_energy_shield.yaml")
         del spec["shield"]["rates"]
@@ -138,7 +159,7 @@ def scenario(name: str) -> tuple[dict, list[dict]]:
     return spec, group_decisions(3000, {"north": 0.6, "south": 0.45, "east": 0.3}, seed=6, shares={"north": 0.4, "south": 0.35, "east": 0.25})
 
 
-@pytest.mark.parametrize("name", ["synthesized, late decisions", "adaptive", "equal opportunity, labels later", "three groups"])
+@pytest.mark.parametrize("name", ["synthesized, late decisions", "synthesized, uneven groups", "adaptive", "equal opportunity, labels later", "three groups"])
 def test_every_decision_comes_back_from_the_pages_rules(tmp_path, name):
     spec, events = scenario(name)
     shielded = shield_run(tmp_path, spec, events)
@@ -148,3 +169,4 @@ def test_every_decision_comes_back_from_the_pages_rules(tmp_path, name):
     assert got == [int(record[decision]) for record in shielded]
     flips = sum(record[FACTS]["flipped"] for record in shielded)
     assert flips > 30, flips
+    assert all(("placement" in record[FACTS]) == (name == "synthesized, uneven groups") for record in shielded if "member" in record[FACTS])

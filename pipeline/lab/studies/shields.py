@@ -152,7 +152,7 @@ def build_shields(data: Dataset, recommendations: Recommendations, horizon: int)
     model = ArrivalModel.estimate(groups.tolist(), decisions.tolist(), pair=data.groups)
     return {
         "naive": NaiveParityShield((-KAPPA, KAPPA), groups=data.groups),
-        "energy": GroupShield(member(problem, alpha, 0.01), target, groups=data.groups),
+        "energy": GroupShield(member(problem, alpha, 0.01), target, groups=data.groups, placement=problem.placement),
         "energy-adaptive": AdaptiveGroupShield(target, alpha, groups=data.groups),
         "static-fair": StaticFair(model, PERIOD, KAPPA, groups=data.groups),
         "static-bw": StaticBW(model, PERIOD, KAPPA, groups=data.groups),
@@ -194,7 +194,7 @@ def build_opportunity_shields(data: Dataset, recommendations: Recommendations, h
     rates = qualified_rates(data, recommendations)
     return {
         "naive": OpportunityShield(NaiveParityShield((-KAPPA, KAPPA), groups=data.groups)),
-        "energy": OpportunityShield(GroupShield(member(problem, alpha, 0.01), target, groups=data.groups)),
+        "energy": OpportunityShield(GroupShield(member(problem, alpha, 0.01), target, groups=data.groups, placement=problem.placement)),
         "energy-adaptive": OpportunityShield(AdaptiveGroupShield(target, alpha, groups=data.groups)),
         **{kind: OpportunityPeriodic(model, rates, PERIOD, KAPPA, kind, groups=data.groups) for kind in ("static-fair", "static-bw", "dynamic")},
     }

@@ -51,6 +51,27 @@ cdef class MonotoneZeta:
         return self.value(x)
 
 
+cdef inline double _placed(double zeta, bint below, bint in_a, int smaller, double p_a, double p_b) noexcept nogil:
+    """`Placement.chance`: ζ itself for the even rule (`smaller` < 0), else the smaller group's flips first (1: group a
+    is the smaller, 0: group b), with numpy's arithmetic in the same order."""
+    cdef double unfavoured_a, unfavoured_b, small, large, push, in_small
+    if smaller < 0:
+        return zeta
+    if below:
+        unfavoured_a, unfavoured_b = 1 - p_a, p_b
+    else:
+        unfavoured_a, unfavoured_b = p_a, 1 - p_b
+    if smaller == 1:
+        small, large = unfavoured_a, unfavoured_b
+    else:
+        small, large = unfavoured_b, unfavoured_a
+    push = zeta * (small + large)
+    in_small = fmin(1.0, push / small) if small > 0 else 0.0
+    if in_a == (smaller == 1):
+        return in_small
+    return fmin(1.0, fmax(0.0, push - in_small * small) / large) if large > 0 else 0.0
+
+
 def draw_bits(const double[:, :, ::1] draws, double share, double p_a, double p_b, unsigned char[:, ::1] bits, double[:, ::1] u):
     """A block of draws (steps × (arrival, raw draw, u) × streams) as bits (1: group a, 2: raw acceptance) and u."""
     cdef Py_ssize_t step, run
@@ -66,6 +87,9 @@ def draw_bits(const double[:, :, ::1] draws, double share, double p_a, double p_
 def run_block(
     MonotoneZeta zeta,
     double pivot,
+    int smaller,
+    double p_a,
+    double p_b,
     const unsigned char[:, ::1] bits,
     const double[:, ::1] u,
     long long start,
@@ -88,7 +112,8 @@ def run_block(
 ):
     """Advance streams `first_run` to `end_run` by the block's steps (rows: steps from `start`, columns: streams), in
     place: `counts` holds per stream (seen a, accepted a, seen b, accepted b), `rates` the two groups' rates and `gap`
-    D. The shield decides by `known_gap`: D over the decisions whose label is known, all but the last `delay` (held in
+    D. An unfavoured decision is flipped with `_placed` of ζ (`smaller`, `p_a`, `p_b`: the problem's `Placement`).
+    The shield decides by `known_gap`: D over the decisions whose label is known, all but the last `delay` (held in
     `waiting` as bits, group a and accepted, by step modulo `delay`); with no delay, D itself."""
     cdef Py_ssize_t step, run, group, slot
     cdef long long t
@@ -105,7 +130,7 @@ def run_block(
                 in_a = drawn & 1
                 decided = drawn >> 1
                 favoured = (d < pivot) == in_a  # below the pivot acceptance is favoured in group a, rejection in b
-                flip = (decided != favoured) & (d != pivot) & (u[step, run] < zeta.value(d))
+                flip = (decided != favoured) & (d != pivot) & (u[step, run] < _placed(zeta.value(d), d < pivot, in_a, smaller, p_a, p_b))
                 decided ^= flip
                 flips[run] += flip
                 group = 0 if in_a else 1  # only the rate of the decision's group changes

@@ -21,6 +21,7 @@ import numpy as np
 
 from fairstream.shields.energy.drift import TWO_GROUPS
 from fairstream.shields.energy.functions import Energy, MonotoneEnergy
+from fairstream.shields.energy.placement import Placement
 from fairstream.shields.energy.target import Target
 from fairstream.shields.errors import ShieldError
 
@@ -65,6 +66,11 @@ class GroupProblem:
     def raw_gap(self) -> float:
         """p_a − p_b: the gap the decision maker keeps without a shield, the p of the two-group energy family."""
         return round(self.p_a - self.p_b, 12)
+
+    @property
+    def placement(self) -> Placement:
+        """Where the shield's flips go between the groups: the smaller group's first where the shares are uneven."""
+        return Placement.of(self.share, (self.p_a, self.p_b))
 
 
 @dataclass(frozen=True)
@@ -209,13 +215,15 @@ def _compiled_steps(energy: Energy, problem: GroupProblem) -> Steps | None:
     (s_lo, s_hi), (lo, hi) = energy.target.running, energy.domain
     zeta = group_kernel.MonotoneZeta(energy.side, energy.alpha, energy.k, energy.pivot, energy.level, energy.limit_point, s_lo, s_hi, lo, hi)
     (run_lo, run_hi), burn_in = problem.target.running, problem.target.burn_in
+    placement = problem.placement
+    smaller = -1 if placement.first_smaller is None else int(placement.first_smaller)
 
     def steps(block: Block, start: int, state: _Streams) -> None:
         runs = len(state.gap)
         shares = min(len(_CORES), max(1, runs // 1000))
         edges = [runs * share // shares for share in range(shares + 1)]
         pool = _pool()  # the kernel releases the GIL: streams apart are stepped at once
-        for done in [pool.submit(group_kernel.run_block, zeta, energy.pivot, *block, start, burn_in, run_lo, run_hi, first, end, *state.arrays()) for first, end in pairwise(edges)]:
+        for done in [pool.submit(group_kernel.run_block, zeta, energy.pivot, smaller, problem.p_a, problem.p_b, *block, start, burn_in, run_lo, run_hi, first, end, *state.arrays()) for first, end in pairwise(edges)]:
             done.result()
 
     return steps
@@ -232,7 +240,7 @@ def _pool() -> ThreadPoolExecutor:
 
 def _numpy_steps(energy: Energy, problem: GroupProblem) -> Steps:
     """The same steps with numpy, one step of every stream at a time."""
-    (s_lo, s_hi), burn_in, pivot = problem.target.running, problem.target.burn_in, energy.pivot
+    (s_lo, s_hi), burn_in, pivot, placement = problem.target.running, problem.target.burn_in, energy.pivot, problem.placement
 
     def steps(block: Block, start: int, state: _Streams) -> None:
         counts, delay = state.counts, state.delay
@@ -241,7 +249,7 @@ def _numpy_steps(energy: Energy, problem: GroupProblem) -> Steps:
             first, raw, known = (bits & 1).astype(bool), (bits >> 1).astype(bool), state.known_gap
             # Below the pivot the favoured decision is 1 in group a and 0 in group b; above it the reverse.
             favoured = (known < pivot) == first
-            flip = (known != pivot) & (raw != favoured) & (u < np.asarray(energy(known)))
+            flip = (known != pivot) & (raw != favoured) & (u < placement.chances(np.asarray(energy(known)), known < pivot, first))
             shielded = np.where(flip, favoured, raw)
             state.flips += flip
             counts += _added(first, shielded)

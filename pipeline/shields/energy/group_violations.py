@@ -14,6 +14,7 @@ import numpy as np
 from fairstream.shields.energy import states
 from fairstream.shields.energy.drift import TWO_GROUPS
 from fairstream.shields.energy.functions import Energy
+from fairstream.shields.energy.placement import Placement
 from fairstream.shields.energy.target import Target
 from fairstream.shields.energy.violations import Violations
 from fairstream.shields.errors import ShieldError
@@ -33,7 +34,8 @@ def _gaps(t: int) -> tuple[np.ndarray, ...]:
 
 
 def group_violations(energy: Energy, p_a: float, p_b: float, share_a: float, target: Target, horizon: int) -> Violations:
-    """P(∃ t ∈ [τ, T]: D_t ∉ S), Σ_{t=τ..T} P(D_t ∉ S) and the expected share of decisions flipped over the first T.
+    """P(∃ t ∈ [τ, T]: D_t ∉ S), Σ_{t=τ..T} P(D_t ∉ S) and the expected share of decisions flipped over the first T,
+    the flips placed as the shield places them (`Placement`: the smaller group's first where the shares are uneven).
 
     >>> from fairstream.shields.energy.functions import MonotoneEnergy
     >>> target = Target(10, (-0.2, 0.2), (-0.1, 0.1))
@@ -47,7 +49,7 @@ def group_violations(energy: Energy, p_a: float, p_b: float, share_a: float, tar
         raise ShieldError(BAD_RATES.format(p_a=p_a, p_b=p_b, share=share_a))
     if isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < target.burn_in:
         raise ShieldError(BAD_HORIZON.format(burn_in=target.burn_in, horizon=horizon))
-    pivot = energy.pivot
+    pivot, placement = energy.pivot, Placement.of(share_a, (p_a, p_b))
     mass = np.ones((2, 1))  # row 0: the distribution of the counts; row 1: the same with violating mass absorbed
     probability = expected = flips = 0.0
     layer = _gaps(0)
@@ -55,10 +57,11 @@ def group_violations(energy: Energy, p_a: float, p_b: float, share_a: float, tar
         seen_a, ones_a, ones_b, gap = layer
         zeta = np.asarray(energy(gap), dtype=float)
         below, above = gap < pivot, gap > pivot
-        accept_a = np.where(below, p_a + (1 - p_a) * zeta, np.where(above, p_a * (1 - zeta), p_a))
-        accept_b = np.where(below, p_b * (1 - zeta), np.where(above, p_b + (1 - p_b) * zeta, p_b))
-        flip_a = np.where(below, (1 - p_a) * zeta, np.where(above, p_a * zeta, 0.0))
-        flip_b = np.where(below, p_b * zeta, np.where(above, (1 - p_b) * zeta, 0.0))
+        zeta_a, zeta_b = placement.chances(zeta, below, np.bool_(True)), placement.chances(zeta, below, np.bool_(False))
+        accept_a = np.where(below, p_a + (1 - p_a) * zeta_a, np.where(above, p_a * (1 - zeta_a), p_a))
+        accept_b = np.where(below, p_b * (1 - zeta_b), np.where(above, p_b + (1 - p_b) * zeta_b, p_b))
+        flip_a = np.where(below, (1 - p_a) * zeta_a, np.where(above, p_a * zeta_a, 0.0))
+        flip_b = np.where(below, p_b * zeta_b, np.where(above, (1 - p_b) * zeta_b, 0.0))
         flips += float(mass[0] @ (share_a * flip_a + (1 - share_a) * flip_b))
         after = np.zeros((2, (t + 2) * (t + 3) * (t + 4) // 6))  # layer t + 1 has C(t + 4, 3) states
         for rank, weight in (

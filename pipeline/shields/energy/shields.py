@@ -9,12 +9,14 @@ an unfavoured decision is flipped when u < ζ(fairness), i.e. with probability �
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
 from fairstream.shields.checks import check_decision, check_draw, check_groups, is_first
 from fairstream.shields.energy.drift import ONE_GROUP, TWO_GROUPS
 from fairstream.shields.energy.functions import Energy, MonotoneEnergy
+from fairstream.shields.energy.placement import EVEN, Placement
 from fairstream.shields.energy.target import Target
 from fairstream.shields.errors import ShieldError
 
@@ -27,6 +29,7 @@ AT_PIVOT = "kept: {name} = {before:.4g} is at the pivot, where ζ = 0"
 FAVOURED = "kept: {name} = {before:.4g} {relation} pivot {pivot:.4g} favours {favoured}{whom}, the proposed decision"
 FLIPPED = "flipped: {name} = {before:.4g} {relation} pivot {pivot:.4g} favours {favoured}{whom}; u = {u:.4g} < ζ = {zeta:.4g}"
 SPARED = "kept: {name} = {before:.4g} {relation} pivot {pivot:.4g} favours {favoured}{whom}; u = {u:.4g} ≥ ζ = {zeta:.4g}"
+PLACED = " (ζ(D) = {energy:.4g}, placed: the smaller group's flips first)"
 
 
 def uniform(seed: int, decision_id: str) -> float:
@@ -87,8 +90,9 @@ Act = tuple[int, float, str, dict[str, object]]
 """What the energy rule returns: the output decision, its flip probability, and the reason's template and words."""
 
 
-def _act(decision: int, before: float, energy: Energy, u: float, rising: int, name: str, whom: str = "") -> Act:
-    """Apply the energy rule: `rising` is the decision that raises the fairness value `name`."""
+def _act(decision: int, before: float, energy: Energy, u: float, rising: int, name: str, whom: str = "", place: Callable[[float, bool], float] | None = None) -> Act:
+    """Apply the energy rule: `rising` is the decision that raises the fairness value `name`; `place` turns ζ into the
+    flip probability of this decision's group (`Placement`), given whether the value is below the pivot."""
     pivot = energy.pivot
     if before == pivot:
         return decision, 0.0, AT_PIVOT, {"name": name, "before": before}
@@ -97,10 +101,13 @@ def _act(decision: int, before: float, energy: Energy, u: float, rising: int, na
     if decision == favoured:
         return decision, 0.0, FAVOURED, words
     zeta = float(energy(before))
-    words.update(u=u, zeta=zeta)
-    if u < zeta:
-        return favoured, zeta, FLIPPED, words
-    return decision, zeta, SPARED, words
+    chance = zeta if place is None else place(zeta, before < pivot)
+    words.update(u=u, zeta=chance)
+    if place is not None:
+        words["energy"] = zeta
+    if u < chance:
+        return favoured, chance, FLIPPED if place is None else FLIPPED + PLACED, words
+    return decision, chance, SPARED if place is None else SPARED + PLACED, words
 
 
 @dataclass(frozen=True)
@@ -211,6 +218,8 @@ class GroupShield:
     energy: Energy
     target: Target
     groups: tuple[str, str] = ("a", "b")
+    placement: Placement = EVEN
+    """Where the flips go between the groups (`Placement`): the even rule unless the shares are uneven and the rates known."""
 
     def __post_init__(self) -> None:
         if tuple(self.energy.domain) != TWO_GROUPS:
@@ -221,12 +230,15 @@ class GroupShield:
         """The state before any decision."""
         return GroupCounts()
 
-    def decide(self, decision: int, state: GroupCounts, u: float, group: str) -> Verdict:
-        """Shield one raw decision for a member of `group` given the counts so far and the draw u."""
+    def decide(self, decision: int, state: GroupCounts, u: float, group: str, rates: tuple[float, float] | None = None) -> Verdict:
+        """Shield one raw decision for a member of `group` given the counts so far and the draw u; `rates`: the raw
+        rates the placement weighs by, where they are estimated as the shield goes."""
         _check_decision(decision, u)
         first = is_first(self.groups, group)
         before = state.gap
-        shielded, probability, why, words = _act(decision, before, self.energy, u, rising=1 if first else 0, name="D_t", whom=" in group " + group)
+        placement = self.placement
+        place = None if placement.even else (lambda zeta, below: placement.chance(zeta, below, first, rates))
+        shielded, probability, why, words = _act(decision, before, self.energy, u, rising=1 if first else 0, name="D_t", whom=" in group " + group, place=place)
         after = state.gap_after(first, shielded)
         seen = state.seen_a + state.seen_b + 1
         violation = seen >= self.target.burn_in and self.target.outside(after)

@@ -115,9 +115,9 @@ def configure(spec: ShieldSpec) -> ConfiguredShield:
         return ConfiguredShield(GroupShield(energy, target, groups), spec.steepness, "set by hand for the raw gap")  # type: ignore[arg-type]
     if spec.steepness is None:
         result = cached_synthesis(problem, spec.max_violation, spec.horizon, "probability", spec.settle_margin, spec.confidence)
-        shield = GroupShield(result.energy, target, groups)  # type: ignore[arg-type]
+        shield = GroupShield(result.energy, target, groups, problem.placement)  # type: ignore[arg-type]
         return ConfiguredShield(shield, result.alpha, f"synthesized for λ = {spec.max_violation:g}", result.assessment, result.method, result.confidence)
     assessment, method = assess(problem, spec.steepness, spec.horizon, settle_margin=spec.settle_margin, confidence=spec.confidence)
-    shield = GroupShield(member(problem, spec.steepness, spec.settle_margin), target, groups)  # type: ignore[arg-type]
+    shield = GroupShield(member(problem, spec.steepness, spec.settle_margin), target, groups, problem.placement)  # type: ignore[arg-type]
     confidence = None if method == "exact" else spec.confidence
     return ConfiguredShield(shield, spec.steepness, "set by hand in the spec", assessment, method, confidence)

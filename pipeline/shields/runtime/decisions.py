@@ -13,6 +13,7 @@ from fairstream.language.models import ShieldSpec
 from fairstream.records.envelope import INTERVENTION, SHIELDED, STATUS, stamp
 from fairstream.records.events import Event
 from fairstream.shields.energy.functions import MonotoneEnergy
+from fairstream.shields.energy.placement import EVEN
 from fairstream.shields.energy.shields import AdaptiveGroupCounts, AdaptiveGroupShield, GroupCounts, GroupShield, uniform
 from fairstream.shields.energy.spread import SpreadCounts, SpreadEnergy, SpreadShield
 from fairstream.shields.runtime.assumptions import AssumptionWatch
@@ -196,14 +197,18 @@ class ShieldRun:
     def replay_facts(self, draw: float) -> dict[str, Any]:
         """What an auditor needs to decide this decision again from its raw value and the shielded decisions before it:
         the member (its energy's parameters), the groups in the member's order (its raw gap is the first's rate minus
-        the second's), the seed and the draw it gives, the spec's hash, and for the adaptive shield the rate estimates
-        the member was chosen by."""
+        the second's), the seed and the draw it gives, the spec's hash, for the adaptive shield the rate estimates
+        the member was chosen by, and where the flips go first with uneven groups (`placement`)."""
         adaptive = isinstance(self.shield, AdaptiveGroupShield)
         energy = self.shield.energy(self.state) if adaptive else self.shield.energy  # type: ignore[arg-type, union-attr]
         facts: dict[str, Any] = {"member": member_of(energy), "groups": self.spec.groups, "seed": self.spec.seed, "draw": draw, "spec_sha256": self.spec_sha256}
         if adaptive:
             first, second = self.spec.groups
             facts["rates"] = {first: self.state.rate_a, second: self.state.rate_b}  # type: ignore[union-attr]
+        placement = getattr(self.shield, "placement", EVEN)
+        if not placement.even:
+            first, second = self.spec.groups
+            facts["placement"] = {"smaller": first if placement.first_smaller else second, "rates": dict(zip((first, second), placement.rates))}
         return facts
 
     @property

@@ -1,0 +1,70 @@
+"""Where a two-group shield's flips go: first to the smaller group, where one flip moves the gap most (pure).
+
+The even rule flips an unfavoured decision of either group with probability ζ(D). Its push on the gap per decision is
+ζ·(P_a + P_b), P_g the chance that a decision of group g is unfavoured (above the pivot a's acceptance and b's
+rejection: p_a and 1 − p_b; below it 1 − p_a and p_b). A flip in a group of share s moves that group's rate by about
+1/(s·t), so the push of a group's flips does not depend on its share, but their number does: the smaller group gets
+the same push from fewer flips. Placed, the smaller group's unfavoured decisions are flipped with probability
+c_small = min(1, ζ·(P_a + P_b)/P_small), and the larger group's with what is left, c_large = (ζ·(P_a + P_b) −
+c_small·P_small)/P_large. The push is the even rule's at every D, so the drift, and with it the point the gap settles
+at, are unchanged; a bound synthesized for the placed rule simulates it. With equal shares, or without the raw rates,
+the rule is the even one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Placement:
+    """The smaller group (`first_smaller`: group a; None: equal shares, the even rule) and the raw rates p_a, p_b."""
+
+    first_smaller: bool | None = None
+    rates: tuple[float, float] | None = None
+
+    @classmethod
+    def of(cls, share: float, rates: tuple[float, float] | None) -> Placement:
+        """The placement for group a's `share` of the decisions and the raw rates (None: unknown, the even rule)."""
+        if rates is None or share == 0.5:
+            return EVEN
+        return cls(share < 0.5, (float(rates[0]), float(rates[1])))
+
+    @property
+    def even(self) -> bool:
+        return self.first_smaller is None
+
+    def chance(self, zeta: float, below: bool, first: bool, rates: tuple[float, float] | None = None) -> float:
+        """The probability an unfavoured decision of group a (`first`) or b is flipped at energy ζ, the gap `below` the
+        pivot or above it; `rates` overrides the placement's (an adaptive shield's estimates)."""
+        if self.first_smaller is None:
+            return zeta
+        p_a, p_b = rates if rates is not None else self.rates  # type: ignore[misc]
+        unfavoured_a, unfavoured_b = (1 - p_a, p_b) if below else (p_a, 1 - p_b)
+        small, large = (unfavoured_a, unfavoured_b) if self.first_smaller else (unfavoured_b, unfavoured_a)
+        push = zeta * (small + large)
+        in_small = min(1.0, push / small) if small > 0 else 0.0
+        if first == self.first_smaller:
+            return in_small
+        return min(1.0, max(0.0, push - in_small * small) / large) if large > 0 else 0.0
+
+    def chances(self, zeta: np.ndarray, below: np.ndarray, first: np.ndarray, p_a: np.ndarray | float | None = None, p_b: np.ndarray | float | None = None) -> np.ndarray:
+        """`chance` for arrays of streams (`p_a`, `p_b`: per-stream rates overriding the placement's)."""
+        if self.first_smaller is None:
+            return zeta
+        rate_a = self.rates[0] if p_a is None else p_a  # type: ignore[index]
+        rate_b = self.rates[1] if p_b is None else p_b  # type: ignore[index]
+        unfavoured_a = np.where(below, 1 - rate_a, rate_a)
+        unfavoured_b = np.where(below, rate_b, 1 - rate_b)
+        small, large = (unfavoured_a, unfavoured_b) if self.first_smaller else (unfavoured_b, unfavoured_a)
+        push = zeta * (small + large)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            in_small = np.where(small > 0, np.minimum(1.0, push / small), 0.0)
+            in_large = np.where(large > 0, np.minimum(1.0, np.maximum(0.0, push - in_small * small) / large), 0.0)
+        return np.where(first == self.first_smaller, in_small, in_large)
+
+
+EVEN = Placement()
+"""Every unfavoured decision flipped with probability ζ: equal shares, or the raw rates unknown."""
