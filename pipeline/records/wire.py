@@ -284,10 +284,11 @@ class Member(Record, kw_only=True):
 
 
 class FlipPlacement(Record, kw_only=True):
-    """Where a two-group shield's flips go first (see Shields, deciding a decision again)."""
+    """Where a shield's flips go first with groups of uneven share (see Shields, deciding a decision again)."""
 
-    smaller: str
     rates: dict[str, Probability]
+    smaller: Annotated[str, Meta(description="two groups: the group whose flips come first")] | UnsetType = UNSET
+    shares: Annotated[dict[str, Probability], Meta(description="three or more groups: each group's share of the decisions")] | UnsetType = UNSET
 
 
 class Intervention(Envelope, tag_field="type", tag=INTERVENTION, kw_only=True):

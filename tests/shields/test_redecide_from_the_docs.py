@@ -79,17 +79,30 @@ def decide_two(raw: int, group: str, facts: dict, groups: list[str], counts: dic
     return favoured if raw != favoured and u < placed(zeta, gap < c, group, groups, facts.get("placement")) else raw
 
 
-def decide_spread(raw: int, group: str, member: dict, counts: dict[str, list[int]], u: float) -> int:
+def decide_spread(raw: int, group: str, facts: dict, counts: dict[str, list[int]], u: float) -> int:
+    member, placement = facts["member"], facts.get("placement")
     rates = {name: ones / seen for name, (seen, ones) in counts.items() if seen}
     if group not in rates or len(rates) < 2:
         return raw
     high, low = max(rates.values()), min(rates.values())
-    middle = (high + low) / 2
-    if rates[group] == middle:
+    if high == low or low < rates[group] < high:
         return raw
     zeta = member["alpha"] * min(1.0, ((high - low) / member["scale"]) ** member["k"])
-    favoured = int(rates[group] < middle)
-    return favoured if raw != favoured and u < zeta else raw
+    favoured = int(rates[group] == low)
+    q = zeta
+    if placement is not None:
+        other = next(name for name in counts if name in rates and rates[name] == (low if favoured == 0 else high))
+        p_own, p_other = placement["rates"][group], placement["rates"][other]
+        own_unfavoured, other_unfavoured = (p_own, 1 - p_other) if favoured == 0 else (1 - p_own, p_other)
+        s_own, s_other = placement["shares"][group], placement["shares"][other]
+        if s_own != s_other:
+            push = zeta * (own_unfavoured + other_unfavoured)
+            if s_own < s_other:
+                q = min(1.0, push / own_unfavoured) if own_unfavoured > 0 else 0.0
+            else:
+                q_small = min(1.0, push / other_unfavoured) if other_unfavoured > 0 else 0.0
+                q = min(1.0, max(0.0, push - q_small * other_unfavoured) / own_unfavoured) if own_unfavoured > 0 else 0.0
+    return favoured if raw != favoured and u < q else raw
 
 
 def shield_run(tmp_path, spec: dict, events: list[dict]) -> list[dict]:
@@ -126,7 +139,7 @@ def redecided(spec: dict, events: list[dict], shielded: list[dict]) -> list[int]
         assert u == facts["draw"]
         value, group = int(event[decision_field]), event[group_field]
         if len(groups) > 2:
-            value = decide_spread(value, group, facts["member"], counts, u)
+            value = decide_spread(value, group, facts, counts, u)
         else:
             value = decide_two(value, group, facts, facts["groups"], counts, u)
         decided.append(value)
@@ -169,4 +182,4 @@ def test_every_decision_comes_back_from_the_pages_rules(tmp_path, name):
     assert got == [int(record[decision]) for record in shielded]
     flips = sum(record[FACTS]["flipped"] for record in shielded)
     assert flips > 30, flips
-    assert all(("placement" in record[FACTS]) == (name == "synthesized, uneven groups") for record in shielded if "member" in record[FACTS])
+    assert all(("placement" in record[FACTS]) == (name in ("synthesized, uneven groups", "three groups")) for record in shielded if "member" in record[FACTS])

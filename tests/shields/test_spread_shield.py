@@ -54,7 +54,7 @@ def test_the_simulated_streams_are_the_runtime_shields_draw_for_draw(alpha):
     problem = SpreadProblem((0.62, 0.4, 0.33), (0.5, 0.3, 0.2), Target(30, (0.0, 0.15), (0.0, 0.1)))
     energy = SpreadEnergy(alpha, 0.15)
     simulated = spread_runs(energy, problem, 60, 300, seed=8)
-    assert np.array_equal(simulated, first_violations(SpreadShield(energy, problem.target, GROUPS), problem, 60, 300, seed=8))
+    assert np.array_equal(simulated, first_violations(SpreadShield(energy, problem.target, GROUPS, problem.rates, problem.shares), problem, 60, 300, seed=8))
     assert simulated.any()
 
 
@@ -63,7 +63,7 @@ def test_the_synthesized_bound_holds_on_independent_streams_through_the_runtime_
     result = synthesize_spread(problem, lam=0.1, horizon=300, runs=1500, tol=0.05)
     assert result.bound <= 0.1 and 0 < result.alpha < 1
     runs = 800
-    checked = first_violations(SpreadShield(result.energy, problem.target, GROUPS), problem, runs, 300, seed=4321)
+    checked = first_violations(SpreadShield(result.energy, problem.target, GROUPS, problem.rates, problem.shares), problem, runs, 300, seed=4321)
     rate = float((checked > 0).mean())
     assert 0 < rate <= result.bound + 2 * math.sqrt(result.bound * (1 - result.bound) / runs)
     gentler = spread_runs(SpreadEnergy(max(result.alpha - 0.3, 0.0), 0.16), problem, 1500, 300, seed=99)

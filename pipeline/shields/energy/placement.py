@@ -68,3 +68,25 @@ class Placement:
 
 EVEN = Placement()
 """Every unfavoured decision flipped with probability ζ: equal shares, or the raw rates unknown."""
+
+
+def placed(zeta: float, own_share: float, own_unfavoured: float, other_share: float, other_unfavoured: float) -> float:
+    """The flip probability of an unfavoured decision of one group when the push ζ·(P_own + P_other) is shared with one
+    other group, the smaller share's flips first (ζ itself at equal shares): the spread shield's two extreme groups."""
+    if own_share == other_share:
+        return zeta
+    push = zeta * (own_unfavoured + other_unfavoured)
+    if own_share < other_share:
+        return min(1.0, push / own_unfavoured) if own_unfavoured > 0 else 0.0
+    in_small = min(1.0, push / other_unfavoured) if other_unfavoured > 0 else 0.0
+    return min(1.0, max(0.0, push - in_small * other_unfavoured) / own_unfavoured) if own_unfavoured > 0 else 0.0
+
+
+def placed_array(zeta: np.ndarray, own_share: np.ndarray, own_unfavoured: np.ndarray, other_share: np.ndarray, other_unfavoured: np.ndarray) -> np.ndarray:
+    """`placed` for arrays of streams, with the same arithmetic."""
+    push = zeta * (own_unfavoured + other_unfavoured)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        as_small = np.where(own_unfavoured > 0, np.minimum(1.0, push / own_unfavoured), 0.0)
+        in_small = np.where(other_unfavoured > 0, np.minimum(1.0, push / other_unfavoured), 0.0)
+        as_large = np.where(own_unfavoured > 0, np.minimum(1.0, np.maximum(0.0, push - in_small * other_unfavoured) / own_unfavoured), 0.0)
+    return np.where(own_share == other_share, zeta, np.where(own_share < other_share, as_small, as_large))

@@ -1,9 +1,11 @@
 """Demographic parity over k ≥ 2 groups: the fairness value is the spread D = max_g r_g − min_g r_g of the groups'
 shielded acceptance rates (over the groups seen so far; 0 until two have been), and S = [0, s] bounds it (pure).
 
-A decision of group g is favoured toward the middle: acceptance when r_g lies below the midrange (max + min)/2 of the
-rates, rejection above it, nothing at it (nor before the group has a rate). The unfavoured raw decision is flipped with
-probability ζ_α(D) = α·min(1, (D/s)^k): nothing at D = 0, and the least steep α whose probability of D leaving S over
+Only a decision of a group at an extreme moves the spread, so only those are shielded: acceptance is favoured for a
+group at the lowest rate, rejection for one at the highest; the others are kept (nor is anything done before the
+group has a rate, or while all rates are equal). The unfavoured raw decision is flipped with probability ζ_α(D) =
+α·min(1, (D/s)^k), placed between the two extreme groups as two groups' flips are (`placement.placed`: the smaller
+share's first, the same push): nothing at D = 0, and the least steep α whose probability of D leaving S over
 decisions τ … T stays within λ is synthesized by simulation (a one-sided Clopper–Pearson bound at the stated
 confidence, jointly for the members the bisection may evaluate), as for two groups. Two groups make the two-group
 shield's |D| with this family.
@@ -21,6 +23,7 @@ import numpy as np
 
 from fairstream.shields.energy.functions import STEEPNESS
 from fairstream.shields.energy.group_synthesis import candidates, clopper_pearson_upper, least_steep
+from fairstream.shields.energy.placement import placed, placed_array
 from fairstream.shields.energy.shields import Verdict
 from fairstream.shields.energy.target import Target
 from fairstream.shields.errors import ShieldError
@@ -85,6 +88,9 @@ class SpreadShield:
     energy: SpreadEnergy
     target: Target
     groups: tuple[str, ...]
+    rates: tuple[float, ...] | None = None
+    """The groups' raw rates and shares the flips are placed by (None: ζ itself for every group)."""
+    shares: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         if len(self.groups) < 2 or len(set(self.groups)) != len(self.groups):
@@ -100,7 +106,7 @@ class SpreadShield:
         if favoured is None or decision == favoured:
             shielded, probability = decision, 0.0
         else:
-            probability = self.energy.value(before)
+            probability = self._placed(self.energy.value(before), rates, index, favoured)
             shielded = favoured if u < probability else decision
         after = state.add(index, shielded).gap
         seen = sum(state.seen) + 1
@@ -110,6 +116,16 @@ class SpreadShield:
     def next_state(self, state: SpreadCounts, verdict: Verdict) -> SpreadCounts:
         return state.add(self.groups.index(verdict.group), verdict.shielded)  # type: ignore[arg-type]
 
+    def _placed(self, zeta: float, rates: list[float | None], index: int, favoured: int) -> float:
+        """ζ placed between this group and the first group at the other extreme."""
+        if self.rates is None or self.shares is None:
+            return zeta
+        known = [rate for rate in rates if rate is not None]
+        other = rates.index(min(known) if favoured == 0 else max(known))
+        own_unfavoured = self.rates[index] if favoured == 0 else 1 - self.rates[index]
+        other_unfavoured = 1 - self.rates[other] if favoured == 0 else self.rates[other]
+        return placed(zeta, self.shares[index], own_unfavoured, self.shares[other], other_unfavoured)
+
 
 def _spread(rates: list[float | None]) -> float:
     known = [rate for rate in rates if rate is not None]
@@ -117,13 +133,16 @@ def _spread(rates: list[float | None]) -> float:
 
 
 def _favoured(rates: list[float | None], index: int) -> int | None:
-    """Acceptance below the midrange of the known rates, rejection above it; None at it or without a rate for the group."""
+    """Acceptance for a group at the lowest known rate, rejection at the highest; None for the others, while all rates
+    are equal, or without a rate for the group."""
     known = [rate for rate in rates if rate is not None]
     own = rates[index]
     if own is None or len(known) < 2:
         return None
-    middle = (max(known) + min(known)) / 2
-    return None if own == middle else int(own < middle)
+    high, low = max(known), min(known)
+    if high == low or low < own < high:
+        return None
+    return int(own == low)
 
 
 @dataclass(frozen=True)
@@ -157,7 +176,7 @@ def spread_runs(energy: SpreadEnergy, problem: SpreadProblem, runs: int, horizon
     rng = np.random.default_rng(seed)
     groups = len(problem.rates)
     edges = np.cumsum(problem.shares)[:-1]
-    rates = np.asarray(problem.rates)
+    rates, shares = np.asarray(problem.rates), np.asarray(problem.shares)
     seen, ones = np.zeros((runs, groups), dtype=np.int64), np.zeros((runs, groups), dtype=np.int64)
     first_violation = np.zeros(runs, dtype=np.int64)
     streams = np.arange(runs)
@@ -172,11 +191,13 @@ def spread_runs(energy: SpreadEnergy, problem: SpreadProblem, runs: int, horizon
         group = np.searchsorted(edges, arrival, side="right")
         raw = raw_draw < rates[group]
         own = rate[streams, group]
-        with np.errstate(invalid="ignore"):  # streams with no rate yet: the midrange is nan and nothing acts
-            middle = (high + low) / 2
-        favoured = own < middle
-        acts = (known.sum(axis=1) > 1) & known[streams, group] & (own != middle) & (raw != favoured)
-        shielded = np.where(acts & (u < energy(spread)), favoured, raw)
+        favoured = own == low
+        acts = (known.sum(axis=1) > 1) & known[streams, group] & (high != low) & ((own == high) | (own == low)) & (raw != favoured)
+        other = np.where(favoured, np.where(known, rate, -np.inf).argmax(axis=1), np.where(known, rate, np.inf).argmin(axis=1))
+        own_unfavoured = np.where(favoured, 1 - rates[group], rates[group])
+        other_unfavoured = np.where(favoured, rates[other], 1 - rates[other])
+        chance = placed_array(np.asarray(energy(spread)), shares[group], own_unfavoured, shares[other], other_unfavoured)
+        shielded = np.where(acts & (u < chance), favoured, raw)
         seen[streams, group] += 1
         ones[streams, group] += shielded
     return first_violation

@@ -83,7 +83,7 @@ def configure_spread(spec: ShieldSpec) -> ConfiguredShield:
         probability, bound, runs = spread_bound(energy, problem, spec.horizon, spec.confidence)
         origin = "set by hand in the spec"
     assessment = Assessment(energy.alpha, probability, bound, math.nan, math.nan, math.nan, runs, None)
-    return ConfiguredShield(SpreadShield(energy, target, groups), energy.alpha, origin, assessment, "monte carlo", spec.confidence)
+    return ConfiguredShield(SpreadShield(energy, target, groups, problem.rates, problem.shares), energy.alpha, origin, assessment, "monte carlo", spec.confidence)
 
 
 def configure_adaptive(spec: ShieldSpec) -> ConfiguredShield:

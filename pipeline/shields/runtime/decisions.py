@@ -209,6 +209,10 @@ class ShieldRun:
         if not placement.even:
             first, second = self.spec.groups
             facts["placement"] = {"smaller": first if placement.first_smaller else second, "rates": dict(zip((first, second), placement.rates))}
+        shares = getattr(self.shield, "shares", None)
+        if shares is not None and len(set(shares)) > 1:
+            groups = self.spec.groups
+            facts["placement"] = {"shares": dict(zip(groups, shares)), "rates": dict(zip(groups, self.shield.rates))}  # type: ignore[union-attr]
         return facts
 
     @property
