@@ -66,7 +66,7 @@ def placed(zeta: float, below: bool, group: str, groups: list[str], placement: d
     q_small = min(1.0, push / small) if small > 0 else 0.0
     if group == small_group:
         return q_small
-    return min(1.0, max(0.0, push - q_small * small) / large) if large > 0 else 0.0
+    return min(1.0, (push - small) / large) if push - small > 0 and large > 0 else 0.0
 
 
 def decide_two(raw: int, group: str, facts: dict, groups: list[str], counts: dict[str, list[int]], u: float) -> int:
@@ -100,8 +100,7 @@ def decide_spread(raw: int, group: str, facts: dict, counts: dict[str, list[int]
             if s_own < s_other:
                 q = min(1.0, push / own_unfavoured) if own_unfavoured > 0 else 0.0
             else:
-                q_small = min(1.0, push / other_unfavoured) if other_unfavoured > 0 else 0.0
-                q = min(1.0, max(0.0, push - q_small * other_unfavoured) / own_unfavoured) if own_unfavoured > 0 else 0.0
+                q = min(1.0, (push - other_unfavoured) / own_unfavoured) if push - other_unfavoured > 0 and own_unfavoured > 0 else 0.0
     return favoured if raw != favoured and u < q else raw
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import re
 
+import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -45,3 +46,26 @@ def test_the_bench_prints_a_row_per_setting_whose_ratio_its_columns_give():
         assert abs(float(flips) / float(fewest) - float(ratio.rstrip("×"))) < 0.02
         assert re.fullmatch(r"0\.\d{3} \[0\.\d{3}, [01]\.\d{3}\]", left)
     assert float(rows["two groups, shares 0.5/0.5"][3].rstrip("×")) < 1.2  # even groups: near the oracle already
+
+
+def _rows(runs: int) -> dict[str, list[str]]:
+    result = CliRunner().invoke(cli, ["bench", "placement", "--runs", str(runs)], env={"NO_COLOR": "1", "COLUMNS": "220"})
+    assert result.exit_code == 0, result.output
+    return {cells[0]: cells[1:] for cells in ([c.strip() for c in line.split("│")] for line in result.output.splitlines() if "│" in line)}
+
+
+def _meets(rows: dict[str, list[str]]) -> None:
+    """Flips within the issue's factors of the oracle's, and no setting leaving S significantly more often than λ."""
+    assert float(rows["two groups, shares 0.1/0.9"][3].rstrip("×")) <= 2
+    assert float(rows["three groups, shares 0.5/0.3/0.2"][3].rstrip("×")) <= 1.2
+    for _alpha, _flips, _fewest, _ratio, _target, left, lam in rows.values():
+        assert float(left.split("[")[1].split(",")[0]) <= float(lam)  # the interval's lower end
+
+
+def test_uneven_groups_flip_near_the_oracle_on_a_few_streams():
+    _meets(_rows(20))
+
+
+@pytest.mark.slow
+def test_uneven_groups_flip_near_the_oracle_and_keep_the_bound_over_400_streams():
+    _meets(_rows(400))

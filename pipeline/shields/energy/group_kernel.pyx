@@ -54,7 +54,7 @@ cdef class MonotoneZeta:
 cdef inline double _placed(double zeta, bint below, bint in_a, int smaller, double p_a, double p_b) noexcept nogil:
     """`Placement.chance`: ζ itself for the even rule (`smaller` < 0), else the smaller group's flips first (1: group a
     is the smaller, 0: group b), with numpy's arithmetic in the same order."""
-    cdef double unfavoured_a, unfavoured_b, small, large, push, in_small
+    cdef double unfavoured_a, unfavoured_b, small, large, push, in_small, rest
     if smaller < 0:
         return zeta
     if below:
@@ -69,7 +69,8 @@ cdef inline double _placed(double zeta, bint below, bint in_a, int smaller, doub
     in_small = fmin(1.0, push / small) if small > 0 else 0.0
     if in_a == (smaller == 1):
         return in_small
-    return fmin(1.0, fmax(0.0, push - in_small * small) / large) if large > 0 else 0.0
+    rest = push - small
+    return fmin(1.0, rest / large) if rest > 0 and large > 0 else 0.0
 
 
 def draw_bits(const double[:, :, ::1] draws, double share, double p_a, double p_b, unsigned char[:, ::1] bits, double[:, ::1] u):

@@ -5,8 +5,8 @@ The even rule flips an unfavoured decision of either group with probability ζ(D
 rejection: p_a and 1 − p_b; below it 1 − p_a and p_b). A flip in a group of share s moves that group's rate by about
 1/(s·t), so the push of a group's flips does not depend on its share, but their number does: the smaller group gets
 the same push from fewer flips. Placed, the smaller group's unfavoured decisions are flipped with probability
-c_small = min(1, ζ·(P_a + P_b)/P_small), and the larger group's with what is left, c_large = (ζ·(P_a + P_b) −
-c_small·P_small)/P_large. The push is the even rule's at every D, so the drift, and with it the point the gap settles
+c_small = min(1, ζ·(P_a + P_b)/P_small), and the larger group's with what the smaller cannot take even with all its
+unfavoured decisions flipped: c_large = min(1, (ζ·(P_a + P_b) − P_small)/P_large) where that is positive, else 0. The push is the even rule's at every D, so the drift, and with it the point the gap settles
 at, are unchanged; a bound synthesized for the placed rule simulates it. With equal shares, or without the raw rates,
 the rule is the even one.
 """
@@ -48,7 +48,8 @@ class Placement:
         in_small = min(1.0, push / small) if small > 0 else 0.0
         if first == self.first_smaller:
             return in_small
-        return min(1.0, max(0.0, push - in_small * small) / large) if large > 0 else 0.0
+        rest = push - small  # what the smaller group cannot take with all its unfavoured decisions flipped
+        return min(1.0, rest / large) if rest > 0 and large > 0 else 0.0
 
     def chances(self, zeta: np.ndarray, below: np.ndarray, first: np.ndarray, p_a: np.ndarray | float | None = None, p_b: np.ndarray | float | None = None) -> np.ndarray:
         """`chance` for arrays of streams (`p_a`, `p_b`: per-stream rates overriding the placement's)."""
@@ -62,7 +63,8 @@ class Placement:
         push = zeta * (small + large)
         with np.errstate(divide="ignore", invalid="ignore"):
             in_small = np.where(small > 0, np.minimum(1.0, push / small), 0.0)
-            in_large = np.where(large > 0, np.minimum(1.0, np.maximum(0.0, push - in_small * small) / large), 0.0)
+            rest = push - small
+            in_large = np.where((rest > 0) & (large > 0), np.minimum(1.0, rest / large), 0.0)
         return np.where(first == self.first_smaller, in_small, in_large)
 
 
@@ -78,8 +80,8 @@ def placed(zeta: float, own_share: float, own_unfavoured: float, other_share: fl
     push = zeta * (own_unfavoured + other_unfavoured)
     if own_share < other_share:
         return min(1.0, push / own_unfavoured) if own_unfavoured > 0 else 0.0
-    in_small = min(1.0, push / other_unfavoured) if other_unfavoured > 0 else 0.0
-    return min(1.0, max(0.0, push - in_small * other_unfavoured) / own_unfavoured) if own_unfavoured > 0 else 0.0
+    rest = push - other_unfavoured
+    return min(1.0, rest / own_unfavoured) if rest > 0 and own_unfavoured > 0 else 0.0
 
 
 def placed_array(zeta: np.ndarray, own_share: np.ndarray, own_unfavoured: np.ndarray, other_share: np.ndarray, other_unfavoured: np.ndarray) -> np.ndarray:
@@ -87,6 +89,6 @@ def placed_array(zeta: np.ndarray, own_share: np.ndarray, own_unfavoured: np.nda
     push = zeta * (own_unfavoured + other_unfavoured)
     with np.errstate(divide="ignore", invalid="ignore"):
         as_small = np.where(own_unfavoured > 0, np.minimum(1.0, push / own_unfavoured), 0.0)
-        in_small = np.where(other_unfavoured > 0, np.minimum(1.0, push / other_unfavoured), 0.0)
-        as_large = np.where(own_unfavoured > 0, np.minimum(1.0, np.maximum(0.0, push - in_small * other_unfavoured) / own_unfavoured), 0.0)
+        rest = push - other_unfavoured
+        as_large = np.where((rest > 0) & (own_unfavoured > 0), np.minimum(1.0, rest / own_unfavoured), 0.0)
     return np.where(own_share == other_share, zeta, np.where(own_share < other_share, as_small, as_large))
