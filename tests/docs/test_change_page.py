@@ -35,7 +35,7 @@ def test_the_example_record_is_what_the_run_writes(tmp_path):
 def test_the_benchmark_prints_the_pages_measures(tmp_path):
     printed = bench(
         "changes",
-        "--runs", "10", "--still-runs", "10", "--coverage-runs", "10", "--run-length-streams", "1", "--patience-streams", "1", "--patience-trials", "5000",
+        "--runs", "10", "--still-runs", "10", "--calibration-streams", "200", "--coverage-runs", "10", "--run-length-streams", "1", "--patience-streams", "1", "--patience-trials", "5000",
         "--figure", str(tmp_path / "changes.png"), cwd=tmp_path,
     )  # fmt: skip
     for title in ("Streams that hold still, 10,000 decisions", "Gaps that move from 0 at decision 2,000", "Gaps that move from 0 at decision 20,000"):

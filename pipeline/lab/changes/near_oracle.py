@@ -19,6 +19,8 @@ WITHIN = 5_000
 """Decisions after the move within which a find counts as found."""
 NEAR = 750
 """Decisions from the true move within which a change point counts as dated near it."""
+CALIBRATION = 2000
+"""Streams that hold still the oracle's and the bound's thresholds are set on (the 99th percentile of their maxima)."""
 AFTER = 40_000
 """Decisions read after the move at most: the delay of a move not found by then counts as endless."""
 
@@ -82,14 +84,16 @@ def _one(seed: int, *, gap: float, share: float, change_at: int, shift: float, a
 
 
 @cache
-def _limits(share: float, gap: float, seed: int) -> tuple[float, float]:
-    """The thresholds of the oracle and of the bound."""
-    return oracle.threshold(share, gap, seed=seed), oracle.threshold(share, gap, seed=seed, statistic=oracle.invariant)
+def _limits(share: float, gap: float, seed: int, streams: int) -> tuple[float, float]:
+    """The thresholds of the oracle and of the bound, each set on `streams` streams that hold still."""
+    return oracle.threshold(share, gap, streams, seed), oracle.threshold(share, gap, streams, seed, statistic=oracle.invariant)
 
 
-def compare(runs: int, gap: float, share: float, change_at: int, *, shift: float = 0.1, arl: float = 1e6, seed: int = 0) -> Comparison:
+def compare(
+    runs: int, gap: float, share: float, change_at: int, *, shift: float = 0.1, arl: float = 1e6, seed: int = 0, calibration: int = CALIBRATION
+) -> Comparison:
     """Measure `runs` streams with the detector and the oracle."""
-    one = partial(_one, gap=gap, share=share, change_at=change_at, shift=shift, arl=arl, limits=_limits(share, gap, seed))
+    one = partial(_one, gap=gap, share=share, change_at=change_at, shift=shift, arl=arl, limits=_limits(share, gap, seed, calibration))
     with ProcessPoolExecutor(max_workers=min(os.cpu_count() or 1, 8)) as pool:
         measured = list(pool.map(one, range(seed, seed + runs), chunksize=4))
     return Comparison(

@@ -12,7 +12,7 @@ import click
 from fairstream.cli import console
 from fairstream.cli.console import reports_errors
 from fairstream.lab.changes import oracle
-from fairstream.lab.changes.near_oracle import NEAR, WITHIN, Comparison, compare, false_alarms, split
+from fairstream.lab.changes.near_oracle import CALIBRATION, NEAR, WITHIN, Comparison, compare, false_alarms, split
 from fairstream.lab.changes.records import Coverage, coverage, patience, run_length
 
 MOVES = (0.05, 0.1, 0.2)
@@ -46,6 +46,7 @@ def _ratio(c: Comparison) -> str:
 @click.option("--arl", default=1e6, show_default=True, type=click.FloatRange(100), help="estimator.arl: trials before a false alarm, on average.")
 @click.option("--shift", default=0.1, show_default=True, type=click.FloatRange(0, 1, min_open=True), help="estimator.shift: the scale of the changes sought.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the simulation.")
+@click.option("--calibration-streams", default=CALIBRATION, show_default=True, type=click.IntRange(100), help="Streams that hold still, per setting, that set the oracle's and the bound's thresholds.")
 @click.option("--coverage-runs", default=300, show_default=True, type=click.IntRange(10), help="Streams per setting whose record intervals are checked.")
 @click.option("--run-length-streams", default=20, show_default=True, type=click.IntRange(1), help="Stationary streams of 200,000 decisions per group split, every alarm counted (ARL 10,000).")
 @click.option("--patience-streams", default=5, show_default=True, type=click.IntRange(1), help=f"Streams of {PATIENCE_GROUPS} groups whose every detector's false alarms are counted (ARL {PATIENCE_ARL:,}).")
@@ -53,7 +54,7 @@ def _ratio(c: Comparison) -> str:
 @click.option("--figure", default=None, type=click.Path(dir_okay=False), help="Also draw one stream, where the change points fell and the delays beside the oracle's, to this PNG.")
 @reports_errors
 def changes(
-    runs: int, still_runs: int, arl: float, shift: float, seed: int, coverage_runs: int, run_length_streams: int, patience_streams: int, patience_trials: int,
+    runs: int, still_runs: int, arl: float, shift: float, seed: int, calibration_streams: int, coverage_runs: int, run_length_streams: int, patience_streams: int, patience_trials: int,
     figure: str | None,
 ) -> None:
     """Two groups (1:1 or 1:9), a decision a minute, both approved half the time: streams whose gap holds at 0, and
@@ -71,7 +72,7 @@ def changes(
             progress.advance(task)
         compared = []
         for change_at, gap, share in settings:
-            compared.append(compare(runs, gap, share, change_at, shift=shift, arl=arl, seed=seed))
+            compared.append(compare(runs, gap, share, change_at, shift=shift, arl=arl, seed=seed, calibration=calibration_streams))
             progress.advance(task)
         covered = []
         for gap, share in product(COVERED_MOVES, SHARES):
