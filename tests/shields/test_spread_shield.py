@@ -109,3 +109,12 @@ BASE = {"decisions": "D", "group": "g", "decision": "y", "groups": ["a", "b", "c
 def test_a_spec_that_cannot_have_the_shield_says_why(changes, message):
     with pytest.raises(ValueError, match=message):
         ShieldSpec.model_validate({**BASE, **changes})
+
+
+def test_synthesize_with_a_three_group_spec_says_where_its_shield_is_synthesized():
+    from click.testing import CliRunner
+
+    from fairstream.cli import cli
+
+    result = CliRunner().invoke(cli, ["shield", "synthesize", "--spec", "lending_three_groups_shield"], env={"NO_COLOR": "1", "COLUMNS": "200"})
+    assert result.exit_code == 2 and "has 3 groups" in result.output and "shield run" in result.output

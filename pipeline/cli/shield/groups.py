@@ -44,6 +44,11 @@ def group_request(options: dict[str, Any], defaults: dict[str, Any]) -> GroupReq
         shield = load_plan(options["spec_path"]).spec.shield
         if shield is None:
             raise UsageError(NO_SHIELD.format(spec=options["spec_path"]))
+        if len(shield.groups) > 2:
+            raise UsageError(
+                f"{options['spec_path']} has {len(shield.groups)} groups: its spread shield is synthesized by "
+                f"`fairstream shield run` and `fairstream shield serve`, which print its member and bound first"
+            )
         problem = problem_of(shield)
         if problem is None:
             raise UsageError(SPEC_NO_RATES.format(spec=options["spec_path"]))
