@@ -22,7 +22,7 @@ GOOD = {"event": "SCREEN", "id": "1", "date": "2014-01-10", "race": "Other", "se
 BAD = [
     (b"{not json", "not_json"),
     (b"[1, 2]", "not_object"),
-    (orjson.dumps({**GOOD, "id": None}), "missing_field"),
+    (orjson.dumps({**GOOD, "id": None}), "null_field"),
     (orjson.dumps({**GOOD, "id": "2", "date": "yesterday"}), "bad_time"),
     (orjson.dumps({**GOOD, "id": "3", "decile_score": "high"}), "wrong_type"),
     (orjson.dumps({**GOOD, "id": "4", "event": "APPEAL"}), "unknown_kind"),
@@ -97,7 +97,7 @@ def test_huge_records_leave_small_dead_letters_and_the_run_finishes(kafka_bootst
     )  # fmt: skip
     assert run.returncode == 0, run.stderr.decode()[-2000:]
     letters = dead_letters(kafka_bootstrap, dead_letter_topic(alerts))
-    assert [letter["reason"] for letter in letters] == ["not_json", "not_json"]
+    assert [letter["reason"] for letter in letters] == ["record_too_large", "record_too_large"]  # past input.max_record_bytes, unread
     assert all(len(orjson.dumps(letter)) < 8_000 for letter in letters)
     assert [letter["record"] for letter in letters] == [dead_letter_shows(b'"' * 700_000), dead_letter_shows(b"\xff" * 700_000)]  # not JSON: only a hash
 

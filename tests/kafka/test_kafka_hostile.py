@@ -35,7 +35,7 @@ def hostile_records(day: str) -> list[tuple[bytes, str]]:
         (orjson.dumps({**SCREEN, "id": "year-9999", "date": "9999-12-31"}), "future"),
         (orjson.dumps({**SCREEN, "id": "months-ahead", "date": ahead}), "future"),
         (orjson.dumps({**SCREEN, "id": "k" * 10_000, "date": day}), "key_too_long"),
-        (b'"' * 700_000, "not_json"),
+        (b'"' * 700_000, "record_too_large"),
         (b"", "not_json"),
     ]
 
