@@ -43,13 +43,8 @@ class Placement:
             return zeta
         p_a, p_b = rates if rates is not None else self.rates  # type: ignore[misc]
         unfavoured_a, unfavoured_b = (1 - p_a, p_b) if below else (p_a, 1 - p_b)
-        small, large = (unfavoured_a, unfavoured_b) if self.first_smaller else (unfavoured_b, unfavoured_a)
-        push = zeta * (small + large)
-        in_small = min(1.0, push / small) if small > 0 else 0.0
-        if first == self.first_smaller:
-            return in_small
-        rest = push - small  # what the smaller group cannot take with all its unfavoured decisions flipped
-        return min(1.0, rest / large) if rest > 0 and large > 0 else 0.0
+        own, other = (unfavoured_a, unfavoured_b) if first else (unfavoured_b, unfavoured_a)
+        return flip_chance(zeta, own, other, first == self.first_smaller)
 
     def chances(self, zeta: np.ndarray, below: np.ndarray, first: np.ndarray, p_a: np.ndarray | float | None = None, p_b: np.ndarray | float | None = None) -> np.ndarray:
         """`chance` for arrays of streams (`p_a`, `p_b`: per-stream rates overriding the placement's)."""
@@ -59,36 +54,42 @@ class Placement:
         rate_b = self.rates[1] if p_b is None else p_b  # type: ignore[index]
         unfavoured_a = np.where(below, 1 - rate_a, rate_a)
         unfavoured_b = np.where(below, rate_b, 1 - rate_b)
-        small, large = (unfavoured_a, unfavoured_b) if self.first_smaller else (unfavoured_b, unfavoured_a)
-        push = zeta * (small + large)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            in_small = np.where(small > 0, np.minimum(1.0, push / small), 0.0)
-            rest = push - small
-            in_large = np.where((rest > 0) & (large > 0), np.minimum(1.0, rest / large), 0.0)
-        return np.where(first == self.first_smaller, in_small, in_large)
+        own, other = np.where(first, unfavoured_a, unfavoured_b), np.where(first, unfavoured_b, unfavoured_a)
+        return flip_chances(zeta, own, other, first == self.first_smaller)
 
 
 EVEN = Placement()
 """Every unfavoured decision flipped with probability ζ: equal shares, or the raw rates unknown."""
 
 
-def placed(zeta: float, own_share: float, own_unfavoured: float, other_share: float, other_unfavoured: float) -> float:
-    """The flip probability of an unfavoured decision of one group when the push ζ·(P_own + P_other) is shared with one
-    other group, the smaller share's flips first (ζ itself at equal shares): the spread shield's two extreme groups."""
-    if own_share == other_share:
-        return zeta
+def flip_chance(zeta: float, own_unfavoured: float, other_unfavoured: float, own_smaller: bool) -> float:
+    """The flip probability of an unfavoured decision of one group when the push ζ·(P_own + P_other) goes first to the
+    smaller group's unfavoured decisions and the rest to the larger's."""
     push = zeta * (own_unfavoured + other_unfavoured)
-    if own_share < other_share:
+    if own_smaller:
         return min(1.0, push / own_unfavoured) if own_unfavoured > 0 else 0.0
-    rest = push - other_unfavoured
+    rest = push - other_unfavoured  # what the smaller group cannot take with all its unfavoured decisions flipped
     return min(1.0, rest / own_unfavoured) if rest > 0 and own_unfavoured > 0 else 0.0
 
 
-def placed_array(zeta: np.ndarray, own_share: np.ndarray, own_unfavoured: np.ndarray, other_share: np.ndarray, other_unfavoured: np.ndarray) -> np.ndarray:
-    """`placed` for arrays of streams, with the same arithmetic."""
+def flip_chances(zeta: np.ndarray, own_unfavoured: np.ndarray, other_unfavoured: np.ndarray, own_smaller: np.ndarray | bool) -> np.ndarray:
+    """`flip_chance` for arrays of streams, with the same arithmetic."""
     push = zeta * (own_unfavoured + other_unfavoured)
     with np.errstate(divide="ignore", invalid="ignore"):
         as_small = np.where(own_unfavoured > 0, np.minimum(1.0, push / own_unfavoured), 0.0)
         rest = push - other_unfavoured
         as_large = np.where((rest > 0) & (own_unfavoured > 0), np.minimum(1.0, rest / own_unfavoured), 0.0)
-    return np.where(own_share == other_share, zeta, np.where(own_share < other_share, as_small, as_large))
+    return np.where(own_smaller, as_small, as_large)
+
+
+def placed(zeta: float, own_share: float, own_unfavoured: float, other_share: float, other_unfavoured: float) -> float:
+    """The flip probability of an unfavoured decision of one group sharing the push with one other group, the smaller
+    share's flips first (ζ itself at equal shares): the spread shield's two extreme groups."""
+    if own_share == other_share:
+        return zeta
+    return flip_chance(zeta, own_unfavoured, other_unfavoured, own_share < other_share)
+
+
+def placed_array(zeta: np.ndarray, own_share: np.ndarray, own_unfavoured: np.ndarray, other_share: np.ndarray, other_unfavoured: np.ndarray) -> np.ndarray:
+    """`placed` for arrays of streams."""
+    return np.where(own_share == other_share, zeta, flip_chances(zeta, own_unfavoured, other_unfavoured, own_share < other_share))
