@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from bytewax.inputs import FixedPartitionedSource, StatefulSourcePartition
-from bytewax.outputs import FixedPartitionedSink, StatefulSinkPartition
 
 from fairstream import metrics
+from fairstream.engine.api import FixedPartitionedSink, FixedPartitionedSource, StatefulSinkPartition, StatefulSourcePartition
 from fairstream.language.table import ROW
 from fairstream.process.lifecycle import stop_requested
 from fairstream.records import wire

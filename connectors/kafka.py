@@ -9,12 +9,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from bytewax.connectors.kafka import KafkaSinkMessage
-from bytewax.outputs import DynamicSink, StatelessSinkPartition
 from confluent_kafka import KafkaException
 
 from fairstream.connectors.broker_watch import gone_message
 from fairstream.connectors.kafka_config import CONNECT_TIMEOUT, ClientErrors, KafkaConnection, as_connection
+from fairstream.engine.api import DynamicSink, KafkaSinkMessage, StatelessSinkPartition
 from fairstream.process.lifecycle import stop_requested
 from fairstream.records import wire
 from fairstream.records.cloudevents import kafka_headers

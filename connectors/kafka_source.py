@@ -8,14 +8,13 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from bytewax.connectors.kafka import KafkaSource
-from bytewax.inputs import StatefulSourcePartition
-from confluent_kafka import OFFSET_BEGINNING, KafkaError, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
 
 from fairstream import metrics
 from fairstream.connectors.broker_watch import BrokerWatch, gone_message
 from fairstream.connectors.kafka import CONSUMER_CONFIG, partition_counts
 from fairstream.connectors.kafka_config import KafkaConnection, as_connection
+from fairstream.engine.api import FixedPartitionedSource, StatefulSourcePartition
 from fairstream.process.lifecycle import stop_requested
 from fairstream.records.errors import ConnectorError, InputError
 from fairstream.records.events import ENDED, IDLE, LineBlock, RawRecord
@@ -27,8 +26,28 @@ TOPIC_SEPARATOR = "+"
 """Joins the topics of a merged input partition's name (`0-screenings+outcomes`): a character no topic name may hold."""
 
 
+class _ConsumerPartition:
+    """One Kafka partition assigned to its own consumer (no consumer group): where the next read starts (the
+    snapshot), and whether the partition's end was reached (read to its end, `enable.partition.eof`)."""
+
+    def __init__(self, config: dict[str, Any], topic: str, part_idx: int, offset: int, batch_size: int):
+        self.consumer = Consumer(config)
+        self.consumer.assign([TopicPartition(topic, part_idx, offset)])
+        self.topic = topic
+        self.part_idx = part_idx
+        self.offset = offset
+        self.batch_size = batch_size
+        self.eof = False
+
+    def snapshot(self) -> int:
+        return self.offset
+
+    def close(self) -> None:
+        self.consumer.close()
+
+
 class _RecordPartition(StatefulSourcePartition[RawRecord, Any]):
-    """Wraps bytewax's Kafka partition, reading its consumer: each message becomes `RawRecord(partition, offset, value,
+    """Reads one Kafka partition's consumer: each message becomes `RawRecord(partition, offset, value,
     topic)`, `topic` empty unless the input partition reads several topics.
 
     After `idle_after` seconds without a message it sends one `IDLE` marker, so a partition with no
@@ -36,7 +55,7 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, Any]):
     read to its end (`tail=False`) sends an `ENDED` marker, so the other partitions' evaluations go on.
     """
 
-    def __init__(self, inner: StatefulSourcePartition, partition: int, idle_after: float | None, watch: BrokerWatch | None = None, topic: str = ""):
+    def __init__(self, inner: _ConsumerPartition, partition: int, idle_after: float | None, watch: BrokerWatch | None = None, topic: str = ""):
         self._inner = inner
         self._partition = partition
         self._topic = topic
@@ -53,11 +72,11 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, Any]):
         """The messages after the last one read, from the high offset the consumer last fetched (no extra request)."""
         inner = self._inner  # bytewax's partition: its consumer, topic and partition index
         try:
-            _low, high = inner._consumer.get_watermark_offsets(TopicPartition(inner._topic, inner._part_idx), cached=True)
+            _low, high = inner.consumer.get_watermark_offsets(TopicPartition(inner.topic, inner.part_idx), cached=True)
         except Exception:  # no fetch answered yet
             return
         if high >= 0 and self._next_offset is not None:
-            metrics.lag(self._partition, max(0, high - self._next_offset), inner._topic)
+            metrics.lag(self._partition, max(0, high - self._next_offset), inner.topic)
 
     def _start_at_first_offset(self) -> None:
         """Assign the partition from its first offset as a number rather than the logical "beginning", with which
@@ -66,30 +85,29 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, Any]):
         inner = self._inner
         self._first_offset_asked = True
         try:
-            low, _high = inner._consumer.get_watermark_offsets(TopicPartition(inner._topic, inner._part_idx), timeout=WATERMARK_TIMEOUT)
+            low, _high = inner.consumer.get_watermark_offsets(TopicPartition(inner.topic, inner.part_idx), timeout=WATERMARK_TIMEOUT)
         except Exception:  # the broker does not answer yet: BrokerWatch reports that
             return
-        inner._consumer.assign([TopicPartition(inner._topic, inner._part_idx, low)])
-        inner._offset = low
+        inner.consumer.assign([TopicPartition(inner.topic, inner.part_idx, low)])
+        inner.offset = low
 
     def _read(self) -> Sequence[RawRecord]:
-        """The next messages of bytewax's consumer, read as bytewax's `next_batch` reads them (end of partition, errors,
-        the offset its snapshot resumes from) but without its message objects of eight fields, which cost several times
-        the consume itself: a `LineBlock` of their values for an input partition that reads one topic, else (or where a
+        """The next messages of the partition's consumer (end of partition, errors, the offset its snapshot resumes from),
+        without message objects of eight fields, which cost several times the consume itself: a `LineBlock` of their values for an input partition that reads one topic, else (or where a
         value cannot be a line) a `RawRecord` each."""
         inner = self._inner
-        if inner._eof:
+        if inner.eof:
             raise StopIteration
-        if inner._offset == OFFSET_BEGINNING and not self._first_offset_asked:
+        if inner.offset == OFFSET_BEGINNING and not self._first_offset_asked:
             self._start_at_first_offset()
-        messages = inner._consumer.consume(inner._batch_size, 0.001)
+        messages = inner.consumer.consume(inner.batch_size, 0.001)
         if any(map(_ERROR, messages)):  # the partition's end or an error: the batch is read message by message
             offsets, values = self._with_errors(messages)
         else:
             offsets, values = list(map(_OFFSET, messages)), list(map(_VALUE, messages))
         if not offsets:
             return []
-        inner._offset = offsets[-1] + 1
+        inner.offset = offsets[-1] + 1
         block = LineBlock.of_records(self._partition, offsets, values) if not self._topic else None
         if block is not None:
             return block
@@ -98,7 +116,7 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, Any]):
 
     def _with_errors(self, messages: list[Any]) -> tuple[list[int], list[Any]]:
         """The offsets and values of a batch holding an error: up to the partition's end, the topic gone ends the
-        run, another error raises or is passed over as bytewax's source does."""
+        run, another error ends it in one line."""
         inner = self._inner
         offsets: list[int] = []
         values: list[Any] = []
@@ -106,12 +124,11 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, Any]):
             error = msg.error()
             if error is not None:
                 if error.code() == KafkaError._PARTITION_EOF:
-                    inner._eof = True  # StopIteration at the next read, after this batch
+                    inner.eof = True  # StopIteration at the next read, after this batch
                     break
                 if error.code() in (KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_TOPIC, KafkaError._UNKNOWN_PARTITION):
-                    raise ConnectorError(gone_message(inner._topic, self._watch.bootstrap if self._watch is not None else "the broker"))
-                if inner._raise_on_errors:
-                    raise RuntimeError(f"error consuming from Kafka topic `{inner._topic!r}`: {error}")
+                    raise ConnectorError(gone_message(inner.topic, self._watch.bootstrap if self._watch is not None else "the broker"))
+                raise ConnectorError(f"error consuming from Kafka topic {inner.topic!r}: {error.str()}")
             offsets.append(msg.offset())
             values.append(msg.value())
         return offsets, values
@@ -142,7 +159,7 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, Any]):
         return batch
 
     def next_awake(self):
-        return self._inner.next_awake()
+        return None
 
     def snapshot(self) -> Any:
         return self._inner.snapshot()
@@ -181,34 +198,39 @@ class _TopicsPartition(StatefulSourcePartition[RawRecord, dict[str, Any]]):
             part.close()
 
 
-class RecordKafkaSource(KafkaSource):
-    """bytewax's `KafkaSource` (offsets kept in the recovery store) yielding `RawRecord`s, with idle markers when
-    tailing. With several topics, input partition i reads partition i of each (their partition counts must agree)."""
+class RecordKafkaSource(FixedPartitionedSource[RawRecord, Any]):
+    """The topics' partitions as `RawRecord`s (each partition's offset kept in the recovery store, never committed to
+    Kafka), with idle markers when tailing. With several topics, input partition i reads partition i of each (their
+    partition counts must agree)."""
 
-    def __init__(self, *args: Any, idle_after: float | None = None, watch: BrokerWatch | None = None, kafka: KafkaConnection | None = None, **kwargs: Any):
-        super().__init__(*args, **kwargs)
+    def __init__(self, kafka: KafkaConnection, topics: list[str], *, tail: bool, batch_size: int, config: dict[str, Any], idle_after: float | None, watch: BrokerWatch | None):
+        self._kafka = kafka
+        self._topics = topics
+        self._tail = tail
+        self._batch_size = batch_size
+        self._config = config
         self._idle_after = idle_after
         self._watch = watch
-        self._kafka = kafka
 
     def list_parts(self) -> list[str]:
-        topics = list(self._topics)
-        if len(topics) == 1 or self._kafka is None:
-            return super().list_parts()
+        topics = self._topics
+        if len(topics) == 1:
+            return [f"{index}-{topics[0]}" for index in range(partition_counts(self._kafka, topics)[topics[0]])]
         count = co_partitioned(self._kafka, topics)
         return [f"{index}-{TOPIC_SEPARATOR.join(topics)}" for index in range(count)]
 
-    def build_part(self, step_id: str, for_part: str, resume_state: Any) -> StatefulSourcePartition:  # type: ignore[override]
+    def build_part(self, step_id: str, for_part: str, resume_state: Any) -> StatefulSourcePartition:
         index, named = for_part.split("-", 1)
         partition = int(index)
         if TOPIC_SEPARATOR not in named:
-            return _RecordPartition(super().build_part(step_id, for_part, resume_state), partition, self._idle_after, self._watch)
+            return _RecordPartition(self._consumer(named, partition, resume_state), partition, self._idle_after, self._watch)
         states = resume_state or {}
-        parts = {}
-        for topic in named.split(TOPIC_SEPARATOR):
-            inner = super().build_part(step_id, f"{partition}-{topic}", states.get(topic))
-            parts[topic] = _RecordPartition(inner, partition, self._idle_after, self._watch, topic)
+        parts = {topic: _RecordPartition(self._consumer(topic, partition, states.get(topic)), partition, self._idle_after, self._watch, topic) for topic in named.split(TOPIC_SEPARATOR)}
         return _TopicsPartition(parts)
+
+    def _consumer(self, topic: str, partition: int, offset: int | None) -> _ConsumerPartition:
+        config = {"group.id": "fairstream-unused", "enable.auto.commit": "false", "enable.partition.eof": str(not self._tail).lower(), **self._config}
+        return _ConsumerPartition(config, topic, partition, OFFSET_BEGINNING if offset is None else offset, self._batch_size)
 
 
 def co_partitioned(kafka: KafkaConnection | str, topics: list[str]) -> int:
@@ -249,12 +271,11 @@ def kafka_source(
     kafka = as_connection(kafka)
     topics = [topics] if isinstance(topics, str) else list(topics)
     return RecordKafkaSource(
-        [kafka.bootstrap],
+        kafka,
         topics,
         tail=tail,
         batch_size=batch_size,
-        add_config=kafka.client(CONSUMER_CONFIG),
+        config=kafka.client(CONSUMER_CONFIG),
         idle_after=idle_after if tail else None,
         watch=BrokerWatch(kafka, topics=topics, give_up_after=give_up_after),
-        kafka=kafka,
     )

@@ -19,8 +19,6 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from bytewax.recovery import init_db_dir
-
 from fairstream.process.lifecycle import panic_reports_hidden
 from fairstream.process.ownership import LOCK
 from fairstream.records.errors import ConnectorError, UsageError
@@ -104,6 +102,8 @@ def prepare_store(store: Path) -> int:
 
 def _make_partition(store: Path) -> None:
     """bytewax's one partition, or nothing where SQLite cannot make it whole (bytewax panics then: a full disk)."""
+    from bytewax.recovery import init_db_dir  # only a recovery store needs bytewax: the plain engine runs without one
+
     try:
         with panic_reports_hidden():
             init_db_dir(store, 1)

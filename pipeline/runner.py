@@ -16,10 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from bytewax.dataflow import Dataflow
-from bytewax.inputs import FixedPartitionedSource
-from bytewax.recovery import RecoveryConfig
-from bytewax.testing import cluster_main, run_main
 
 from fairstream import metrics
 from fairstream.compiler.load import load_plans
@@ -57,6 +53,7 @@ from fairstream.connectors.notify import UNDELIVERED_FILE, Undelivered, Undelive
 from fairstream.connectors.recovery import claim_store, prepare_store, resume_epoch, store_failure
 from fairstream.dataflow import collector
 from fairstream.dataflow.flow import build_flow
+from fairstream.engine.api import Dataflow, FixedPartitionedSource, RecoveryConfig, cluster_main, run_main
 from fairstream.jobs import Cluster, FileInput, FileOutput, InputFormat, Job, KafkaInput, KafkaOutput
 from fairstream.process.lifecycle import die_with_parent, panic_reports_hidden, stopping
 from fairstream.process.ownership import holding

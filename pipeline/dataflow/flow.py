@@ -8,15 +8,10 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import bytewax.operators as op
-from bytewax.dataflow import Dataflow, Stream
-from bytewax.inputs import FixedPartitionedSource
-from bytewax.operators import StatefulLogic
-from bytewax.outputs import Sink
-
 from fairstream.compiler.plan import Plan
 from fairstream.dataflow.job import job_alarm, joining
 from fairstream.dataflow.local import WorkingSource
+from fairstream.engine.api import Dataflow, FixedPartitionedSource, Sink, StatefulLogic, Stream, op
 from fairstream.monitor import Monitor
 from fairstream.process.lifecycle import stop_requested
 from fairstream.process.telemetry import SILENT, Telemetry

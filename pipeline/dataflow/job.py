@@ -7,11 +7,8 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-import bytewax.operators as op
-from bytewax.dataflow import Stream
-from bytewax.operators import StatefulLogic
-
 from fairstream.compiler.plan import Plan
+from fairstream.engine.api import StatefulLogic, Stream, op
 from fairstream.records.chain import RecordChain, combined_hash
 from fairstream.records.envelope import EVIDENCE, JOB_MERGED, stamp
 from fairstream.verdicts.many_pairs.job import JobEvidence

@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from bytewax.inputs import FixedPartitionedSource, StatefulSourcePartition
-
+from fairstream.engine.api import FixedPartitionedSource, StatefulSourcePartition
 from fairstream.process import readiness
 from fairstream.process.lifecycle import stop_requested
 

@@ -7,14 +7,9 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-import bytewax.operators as op
-from bytewax.dataflow import Dataflow
-from bytewax.inputs import Source
-from bytewax.operators import StatefulLogic
-from bytewax.outputs import Sink
-
 from fairstream.compiler.plan import Plan
 from fairstream.dataflow.flow import parsed_stream
+from fairstream.engine.api import Dataflow, Sink, Source, StatefulLogic, op
 from fairstream.process.lifecycle import stop_requested
 from fairstream.process.telemetry import SILENT, Telemetry
 from fairstream.records.errors import SpecError
@@ -46,8 +41,6 @@ class _ShieldLogic(StatefulLogic):
 
     def snapshot(self) -> ShieldStep:
         return copy.deepcopy(self.step)
-
-
 
 
 def build_shield_flow(
