@@ -281,9 +281,33 @@ class DeliveredKafkaSink(DynamicSink[KafkaSinkMessage]):
         self._inputs = inputs
 
     def build(self, step_id: str, worker_index: int, worker_count: int) -> _DeliveredPartition:
-        from confluent_kafka import Producer
+        return _DeliveredPartition(granted_producer(self._config), self._topic, self._kafka, self._give_up_after, self._inputs)
 
-        return _DeliveredPartition(Producer(self._config), self._topic, self._kafka, self._give_up_after, self._inputs)
+
+PRODUCER_ID_WAIT = 10.0
+"""Seconds a sink waits, as it starts, for its producer id; a broker that has not granted one by then is reported by the
+first batch's wait for acknowledgements."""
+
+
+def granted_producer(config: dict[str, Any]) -> Any:
+    """An idempotent producer that holds its producer id. librdkafka asks for the id only after it replaced its bootstrap
+    connection by the broker's own, about 0.5 s after it starts, and a record waits until then: a sink that waits here
+    answers its first records, while the job starts, as fast as the rest."""
+    from confluent_kafka import Producer
+
+    if str(config.get("enable.idempotence")).lower() != "true":  # turned off in the client settings: no id to wait for
+        return Producer(config)
+    granted = threading.Event()
+
+    def statistics(report: str) -> None:
+        if '"idemp_state": "Assigned"' in report:
+            granted.set()
+
+    producer = Producer({**config, "statistics.interval.ms": "100", "stats_cb": statistics})
+    deadline = time.monotonic() + PRODUCER_ID_WAIT
+    while not granted.is_set() and time.monotonic() < deadline and not stop_requested():
+        producer.poll(0.02)
+    return producer
 
 
 def kafka_sink(kafka: KafkaConnection | str, alerts_topic: str, give_up_after: float | None = None, inputs: Inputs | None = None) -> DeliveredKafkaSink:

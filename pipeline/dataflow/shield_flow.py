@@ -13,6 +13,7 @@ from fairstream.engine.api import Dataflow, Sink, Source, StatefulLogic, op
 from fairstream.process.lifecycle import stop_requested
 from fairstream.process.telemetry import SILENT, Telemetry
 from fairstream.records.errors import SpecError
+from fairstream.shields.runtime.configured import configure
 from fairstream.shields.runtime.step import ShieldStep
 from fairstream.trials.clock import wall_clock
 
@@ -58,6 +59,7 @@ def build_shield_flow(
     spec = plan.spec
     if spec.shield is None:
         raise SpecError(spec.monitor, [("shield", "the spec has no shield section")])
+    configure(spec.shield)  # synthesized now, while the job starts, not when its first decision waits for an answer
 
     def shield_logic(resume: ShieldStep | None) -> _ShieldLogic:
         if resume is not None:

@@ -9,10 +9,11 @@ import subprocess
 import sys
 import textwrap
 import time
+import urllib.request
 
 import pytest
 
-from fairstream.connectors.broker import LocalBroker
+from fairstream.connectors.broker import LocalBroker, free_port
 from fairstream.connectors.compas import compas_events
 from fairstream.connectors.kafka import ensure_topics
 from fairstream.connectors.replay import replay
@@ -46,7 +47,17 @@ def test_a_broker_replaced_by_a_fresh_one_stops_a_tailing_run_in_one_line(compas
     assert "Traceback" not in stderr
 
 
+def ready(port: int) -> bool:
+    """Whether the job's /readyz says ready: its sink holds its producer id and its partitions are read."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as answer:
+            return answer.status == 200
+    except OSError:
+        return False
+
+
 def test_sigterm_stops_a_run_whose_output_waits_within_10_s_naming_what_was_not_delivered(compas_csv, tmp_path):
+    port = free_port()
     with LocalBroker() as source, LocalBroker() as sink:
         ensure_topics(source.bootstrap, {"decisions": 1})
         script = textwrap.dedent(f"""
@@ -56,11 +67,11 @@ def test_sigterm_stops_a_run_whose_output_waits_within_10_s_naming_what_was_not_
 
             console.show_warnings()
             job = Job(spec="compas_equalized_odds", input=KafkaInput(bootstrap={source.bootstrap!r}, topics=["decisions"]),
-                      output=KafkaOutput(bootstrap={sink.bootstrap!r}, alerts="alerts"), recovery={str(tmp_path / "store")!r})
+                      output=KafkaOutput(bootstrap={sink.bootstrap!r}, alerts="alerts"), recovery={str(tmp_path / "store")!r}, metrics_port={port})
             reports_errors(lambda: execute(job, own_process=True))()
         """)
         running = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        wait_until(lambda: "alerts.estimates" in topics_on(sink.bootstrap))
+        wait_until(lambda: ready(port))
         sink.process.send_signal(signal.SIGSTOP)  # the output broker stops answering
         try:
             replay(compas_events(compas_csv), source.bootstrap, "decisions")

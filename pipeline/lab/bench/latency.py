@@ -77,9 +77,9 @@ def kafka_latency(
 
     reader = threading.Thread(target=read)
     reader.start()
+    producer = Producer(kafka.client({"linger.ms": "5", **PRODUCER_CONFIG}))  # its producer id is granted while the job starts
     try:
         wait_until_ready(process, port)
-        producer = Producer(kafka.client({"linger.ms": "0", **PRODUCER_CONFIG}))
         started = time.perf_counter()
         produced = 0
         for due, index, male, hired in decisions(rate, seconds):
