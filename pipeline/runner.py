@@ -53,7 +53,8 @@ from fairstream.connectors.notify import UNDELIVERED_FILE, Undelivered, Undelive
 from fairstream.connectors.recovery import claim_store, prepare_store, resume_epoch, store_failure
 from fairstream.dataflow import collector
 from fairstream.dataflow.flow import build_flow
-from fairstream.engine.api import Dataflow, FixedPartitionedSource, RecoveryConfig, cluster_main, run_main
+from fairstream.engine.api import ENGINE, Dataflow, FixedPartitionedSource, RecoveryConfig, cluster_main, run_main
+from fairstream.engine.run import check_plain
 from fairstream.jobs import Cluster, FileInput, FileOutput, InputFormat, Job, KafkaInput, KafkaOutput
 from fairstream.process.lifecycle import die_with_parent, panic_reports_hidden, stopping
 from fairstream.process.ownership import holding
@@ -283,6 +284,8 @@ def execute(job: Job, *, workers: int = 1, processes: int = 1, own_process: bool
 
 def _execute(job: Job, workers: int, processes: int, own_process: bool, cluster: Cluster | None, first: bool, locks: tuple[int, ...]) -> RunTally:
     """`execute` with the run's directories held (`locks`: their descriptors, which its worker processes hold too)."""
+    if ENGINE == "plain":
+        check_plain(processes=processes if cluster is None else len(cluster.addresses), recovery=job.recovery is not None)
     tally = metrics.start_tally()
     if not prepare(job, first=first):
         return tally

@@ -20,10 +20,17 @@ class EngineLimit(UsageError):
     """What only bytewax does was asked of the plain engine (exit code 2, as a usage error)."""
 
 
+def check_plain(*, processes: int = 1, recovery: bool = False) -> None:
+    """Refuse, before anything starts, a run the plain engine cannot do: several processes or a recovery store."""
+    if processes > 1:
+        raise EngineLimit("several processes need bytewax, which does not install on this Python (3.11 or 3.12 has it)")
+    if recovery:
+        raise EngineLimit("a recovery store and resuming need bytewax, which does not install on this Python (3.11 or 3.12 has it)")
+
+
 def run_main(flow: Dataflow, *, epoch_interval: Any = None, recovery_config: Any = None) -> None:
     """Run `flow` to the end of its inputs (bytewax's `run_main`; `epoch_interval` is accepted and unused)."""
-    if recovery_config is not None:
-        raise EngineLimit("a recovery store needs bytewax, which does not install on this Python (3.11 or 3.12 has it)")
+    check_plain(recovery=recovery_config is not None)
     sinks = [_sink_writer(step_id, sink, stream) for step_id, sink, stream in flow.outputs]
     parts = [(source, source.build_part(step_id, name, None), stream) for step_id, source, stream in flow.inputs for name in source.list_parts()]
     try:
@@ -39,8 +46,7 @@ def run_main(flow: Dataflow, *, epoch_interval: Any = None, recovery_config: Any
 
 def cluster_main(flow: Dataflow, addresses: list[str], proc_id: int, *, epoch_interval: Any = None, recovery_config: Any = None, worker_count_per_proc: int = 1) -> None:
     """bytewax's `cluster_main` for a cluster of one process: its workers become one (their records are the same)."""
-    if len(addresses) > 1:
-        raise EngineLimit("several processes need bytewax, which does not install on this Python (3.11 or 3.12 has it)")
+    check_plain(processes=len(addresses))
     run_main(flow, epoch_interval=epoch_interval, recovery_config=recovery_config)
 
 
