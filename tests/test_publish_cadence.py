@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 import yaml
-from bytewax.testing import TestingSink, run_main
 
 from fairstream.compiler.load import load_plans, parse_spec
 from fairstream.compiler.plan import Plan, build_plan
 from fairstream.connectors.files import RecordSource
 from fairstream.connectors.synthetic.seminar import seminar_events
 from fairstream.dataflow.flow import build_flow, count_groups
+from fairstream.engine.api import run_main
 from fairstream.lab.bench.database import ALGORITHM, SPEC
 from fairstream.lab.studies.runs import monitor_records, tuned_plan
 from fairstream.language.yaml_file import read_yaml
@@ -28,6 +28,7 @@ from fairstream.records.timefmt import DAY, time_parser
 from fairstream.runner import FileInput, FileOutput, FileRun, Job, execute
 from tests.conftest import SPECS
 from tests.docs.markdown import ROOT, blocks
+from tests.list_sink import ListSink
 
 ESTIMATE = "fairness.estimate"
 
@@ -189,8 +190,8 @@ def test_closes_judged_a_batch_at_once_write_what_closes_judged_one_by_one_write
     cadenced = application_plans(every)
     assert count_groups(cadenced) == [[0, 1, 2]] and runs_closes([plan.monitor for plan in cadenced])
     full, few = [], []
-    run_main(build_flow(application_plans(None), RecordSource(lambda: events, batch_size=500), TestingSink(full)))
-    run_main(build_flow(cadenced, RecordSource(lambda: events, batch_size=500), TestingSink(few)))
+    run_main(build_flow(application_plans(None), RecordSource(lambda: events, batch_size=500), ListSink(full)))
+    run_main(build_flow(cadenced, RecordSource(lambda: events, batch_size=500), ListSink(few)))
     for plan in cadenced:
         name = plan.spec.monitor
         every_close, written = check_subset([r for r in full if r.get("monitor") == name], [r for r in few if r.get("monitor") == name])

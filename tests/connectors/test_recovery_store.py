@@ -8,13 +8,17 @@ import pickle
 import sqlite3
 from datetime import timedelta
 
-import bytewax.operators as op
-from bytewax.dataflow import Dataflow
-from bytewax.inputs import AbortExecution, FixedPartitionedSource, StatefulSourcePartition
-from bytewax.recovery import RecoveryConfig
-from bytewax.testing import TestingSink, run_main
+import pytest
 
-from fairstream.connectors.recovery import prepare_store, resume_epoch
+pytest.importorskip("bytewax", reason="a recovery store is bytewax's: it installs on Python 3.11 and 3.12")
+
+import bytewax.operators as op  # noqa: E402
+from bytewax.dataflow import Dataflow  # noqa: E402
+from bytewax.inputs import AbortExecution, FixedPartitionedSource, StatefulSourcePartition  # noqa: E402
+from bytewax.recovery import RecoveryConfig  # noqa: E402
+from bytewax.testing import TestingSink, run_main  # noqa: E402
+
+from fairstream.connectors.recovery import prepare_store, resume_epoch  # noqa: E402
 
 CRASH = "crash"
 """A batch that ends the execution abruptly: no end-of-input snapshot, as after a SIGKILL."""

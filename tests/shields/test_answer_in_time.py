@@ -8,13 +8,11 @@ import time
 from datetime import UTC, datetime, timedelta
 
 import yaml
-from bytewax.inputs import FixedPartitionedSource, StatefulSourcePartition
-from bytewax.outputs import DynamicSink, StatelessSinkPartition
-from bytewax.testing import run_main
 
 from fairstream.compiler.load import load_plan
 from fairstream.connectors.synthetic.hiring import hiring_decisions
 from fairstream.dataflow.shield_flow import build_shield_flow
+from fairstream.engine.api import DynamicSink, FixedPartitionedSource, StatefulSourcePartition, StatelessSinkPartition, run_main
 from fairstream.language.yaml_file import read_yaml
 from fairstream.records.envelope import SHIELDED, STATUS
 from fairstream.records.events import RawRecord

@@ -9,11 +9,11 @@ from __future__ import annotations
 import math
 
 import pytest
-from bytewax.testing import TestingSink, run_main
 
 from fairstream.compiler.load import load_plan
 from fairstream.connectors.files import RecordSource
 from fairstream.dataflow.shield_flow import build_shield_flow
+from fairstream.engine.api import run_main
 from fairstream.language.models import ShieldSpec
 from fairstream.records.envelope import SHIELDED
 from fairstream.records.events import Event
@@ -21,6 +21,7 @@ from fairstream.records.timefmt import time_parser
 from fairstream.shields.runtime.configured import configure
 from fairstream.shields.runtime.decisions import SHIELD_FIELD, ShieldRun
 from tests.conftest import SPECS
+from tests.list_sink import ListSink
 from tests.streams import labelled_decisions
 
 _parse = time_parser("iso")
@@ -39,7 +40,7 @@ def test_the_shipped_shield_brings_the_tpr_gap_into_l_with_labels_arriving_later
     plan = load_plan(SPECS / "hiring_equal_opportunity_shield.yaml")
     events = labelled_decisions(6000, qualified=(0.5, 0.5), tpr=(0.8, 0.5), fpr=(0.2, 0.1), seed=3, delay=5)
     out: list = []
-    run_main(build_shield_flow(plan, RecordSource(lambda: [dict(e) for e in events]), TestingSink(out)))
+    run_main(build_shield_flow(plan, RecordSource(lambda: [dict(e) for e in events]), ListSink(out)))
     labels = {e["id"]: e["qualified"] for e in events if e["event"] == "LABEL"}
     raw = [e for e in events if e["event"] == "DECISION"]
     shielded = [r["record"] for r in out if r["type"] == SHIELDED]

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import yaml
-from bytewax.testing import TestingSink, run_main
 
 from fairstream.compiler.load import load_plan
 from fairstream.connectors.files import RecordSource
 from fairstream.connectors.synthetic.hiring import hiring_decisions
 from fairstream.dataflow.shield_flow import build_shield_flow
+from fairstream.engine.api import run_main
 from fairstream.language.yaml_file import read_yaml
 from fairstream.records.envelope import INTERVENTION, SHIELDED
 from tests.conftest import SPECS
+from tests.list_sink import ListSink
 
 SHIELD = {
     "decisions": "DECISION", "group": "gender", "decision": "hired", "groups": ["male", "female"],
@@ -29,7 +30,7 @@ def shield_spec(tmp_path, **changes):
 
 def run(plan, events):
     out: list = []
-    run_main(build_shield_flow(plan, RecordSource(lambda: [dict(e) for e in events]), TestingSink(out)))
+    run_main(build_shield_flow(plan, RecordSource(lambda: [dict(e) for e in events]), ListSink(out)))
     return out
 
 

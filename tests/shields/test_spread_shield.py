@@ -8,11 +8,11 @@ import math
 
 import numpy as np
 import pytest
-from bytewax.testing import TestingSink, run_main
 
 from fairstream.compiler.load import load_plan
 from fairstream.connectors.files import RecordSource
 from fairstream.dataflow.shield_flow import build_shield_flow
+from fairstream.engine.api import run_main
 from fairstream.language.models import ShieldSpec
 from fairstream.records.envelope import INTERVENTION, SHIELDED
 from fairstream.shields import Target
@@ -20,6 +20,7 @@ from fairstream.shields.energy.spread import SpreadEnergy, SpreadProblem, Spread
 from fairstream.shields.runtime.configured import configure
 from fairstream.shields.runtime.decisions import SHIELD_FIELD
 from tests.conftest import SPECS
+from tests.list_sink import ListSink
 from tests.streams import group_decisions
 
 GROUPS = ("north", "south", "east")
@@ -76,7 +77,7 @@ def test_the_shipped_three_group_shield_keeps_the_spread_in_s_on_the_decision_pa
     assert configured.assessment.probability_bound <= 0.05 and "spread of the 3 groups' rates" in configured.summary(plan.spec.shield)  # type: ignore[arg-type]
     events = group_decisions(4000, {"north": 0.6, "south": 0.45, "east": 0.3}, seed=6, shares={"north": 0.4, "south": 0.35, "east": 0.25})
     out: list = []
-    run_main(build_shield_flow(plan, RecordSource(lambda: [dict(e) for e in events]), TestingSink(out)))
+    run_main(build_shield_flow(plan, RecordSource(lambda: [dict(e) for e in events]), ListSink(out)))
     shielded = [r["record"] for r in out if r["type"] == SHIELDED]
     assert [r["id"] for r in shielded] == [e["id"] for e in events]
 

@@ -10,16 +10,17 @@ from typing import Any
 
 import orjson
 import pytest
-from bytewax.testing import TestingSink, run_main
 
 from fairstream.compiler.load import load_plan
 from fairstream.connectors.files import RecordSource, jsonl_blocks, jsonl_lines
 from fairstream.connectors.synthetic.compas_like import compas_like_events
 from fairstream.connectors.synthetic.seminar import seminar_events
 from fairstream.dataflow.flow import build_flow
+from fairstream.engine.api import run_main
 from fairstream.lab.bench.database import ALGORITHM
 from fairstream.reading.typed import EventColumns
 from fairstream.records.events import LineBlock
+from tests.list_sink import ListSink
 from tests.test_compas_reference import without_emitted_at
 
 
@@ -42,7 +43,7 @@ CASES = {
 
 def records(spec: str, source: RecordSource) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    run_main(build_flow(load_plan(spec), source, TestingSink(out)))
+    run_main(build_flow(load_plan(spec), source, ListSink(out)))
     return without_emitted_at(out)
 
 

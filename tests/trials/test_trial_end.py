@@ -7,13 +7,14 @@ import random
 
 import pandas as pd
 import pytest
-from bytewax.testing import TestingSink, run_main
 
 from fairstream.compiler.load import check_spec
 from fairstream.connectors.files import RecordSource
 from fairstream.dataflow.flow import build_flow
+from fairstream.engine.api import run_main
 from fairstream.lab.studies.runs import unsuppressed
 from fairstream.trials.bucket import PackedTrials
+from tests.list_sink import ListSink
 
 DAY = 86400
 
@@ -67,7 +68,7 @@ def test_the_counts_do_not_depend_on_batching_and_match_pandas(with_number):
     expected = reference(events)
     for batch in (1, 7, 1000):
         records = []
-        run_main(build_flow(plan, RecordSource(lambda: events, batch_size=batch), TestingSink(records)))
+        run_main(build_flow(plan, RecordSource(lambda: events, batch_size=batch), ListSink(records)))
         last = [record for record in records if record.get("type") == "fairness.estimate"][-1]
         got = {group: (cell["hits"], cell["trials"]) for group, cell in last["parts"]["selection_rate"]["groups"].items()}
         assert got == expected, batch
