@@ -24,19 +24,31 @@ class Stream:
                 listener(items)
 
 
+@dataclass(frozen=True)
+class Step:
+    """A step as bytewax names it: `<flow id>.<step id>`."""
+
+    step_id: str
+
+
 @dataclass
 class Dataflow:
-    """A named graph of steps: its inputs (each a source), its stateful steps and its outputs (each a sink)."""
+    """A named graph of steps (`substeps`, in the order made): its inputs (each a source), its stateful steps and its
+    outputs (each a sink)."""
 
     flow_id: str
+    substeps: list[Step] = field(default_factory=list)
     inputs: list[tuple[str, Any, Stream]] = field(default_factory=list)
     stateful: list[Any] = field(default_factory=list)
     outputs: list[tuple[str, Any, Stream]] = field(default_factory=list)
-    step_ids: set[str] = field(default_factory=set)
 
     def stream(self, step_id: str) -> Stream:
-        """A new step's output stream; a step id used twice is the same mistake bytewax refuses."""
-        if step_id in self.step_ids:
-            raise ValueError(f"step id {step_id!r} is used twice in dataflow {self.flow_id!r}")
-        self.step_ids.add(step_id)
+        """A new step and its output stream; a step id used twice is the same mistake bytewax refuses."""
+        self.step(step_id)
         return Stream(self, step_id)
+
+    def step(self, step_id: str) -> None:
+        full = f"{self.flow_id}.{step_id}"
+        if any(step.step_id == full for step in self.substeps):
+            raise ValueError(f"step id {step_id!r} is used twice in dataflow {self.flow_id!r}")
+        self.substeps.append(Step(full))

@@ -61,7 +61,8 @@ class BranchOut:
 
 
 def branch(step_id: str, up: Stream, predicate: Callable[[Any], bool]) -> BranchOut:
-    trues, falses = up.flow.stream(f"{step_id}.trues"), up.flow.stream(f"{step_id}.falses")
+    up.flow.step(step_id)
+    trues, falses = Stream(up.flow, f"{step_id}.trues"), Stream(up.flow, f"{step_id}.falses")
 
     def split(items: list[Any]) -> None:
         decided = [(bool(predicate(item)), item) for item in items]
@@ -82,4 +83,5 @@ def stateful(step_id: str, up: Stream, builder: Callable[[Any], Any]) -> Stream:
 
 
 def output(step_id: str, up: Stream, sink: Any) -> None:
+    up.flow.step(step_id)
     up.flow.outputs.append((step_id, sink, up))

@@ -35,12 +35,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
-from bytewax.testing import TestingSink, run_main
 
 from fairstream.compiler.plan import Plan
 from fairstream.connectors.files import RecordSource
 from fairstream.connectors.synthetic.seminar import seminar_events
 from fairstream.dataflow.flow import build_flow
+from fairstream.engine.api import run_main
+from fairstream.lab.bench.sink import CountingSink
 from fairstream.lab.studies.runs import tuned_plan, unsuppressed
 from fairstream.paths import SPECS_DIR
 from fairstream.records.envelope import ESTIMATE, RECOVERED, VIOLATION
@@ -109,7 +110,7 @@ def json_lines(events: Sequence[dict[str, Any]]) -> list[bytes]:
 def monitor_records(plan: Plan, blocks: list[bytes]) -> list[dict[str, Any]]:
     """Every record the monitor emits over the JSON lines, read a block at a time (every cell's counts published)."""
     records: list[dict[str, Any]] = []
-    run_main(build_flow(unsuppressed(plan), RecordSource(lambda: blocks, blocks=True), TestingSink(records)))
+    run_main(build_flow(unsuppressed(plan), RecordSource(lambda: blocks, blocks=True), CountingSink(lambda _counts, item: records.append(item))))
     return records
 
 

@@ -3,11 +3,7 @@
 import sys
 import time
 
-import bytewax.operators as op
 import orjson
-from bytewax.connectors.kafka import KafkaSinkMessage
-from bytewax.dataflow import Dataflow
-from bytewax.testing import run_main
 
 from fairstream.compiler.load import load_plan
 from fairstream.connectors.kafka import CONSUMER_CONFIG, kafka_sink
@@ -15,6 +11,7 @@ from fairstream.connectors.kafka_config import KafkaConnection, load_connection
 from fairstream.connectors.kafka_source import kafka_source
 from fairstream.dataflow import collector
 from fairstream.dataflow.flow import parsed_stream
+from fairstream.engine.api import Dataflow, KafkaSinkMessage, op, run_main
 from fairstream.runner import Job, KafkaInput, KafkaOutput, job_flow, prepare
 
 

@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 import orjson
-from bytewax.inputs import FixedPartitionedSource, StatefulSourcePartition
 
 from fairstream.connectors.broker import free_port
 from fairstream.connectors.kafka import CONSUMER_CONFIG, PRODUCER_CONFIG
 from fairstream.connectors.kafka_config import KafkaConnection
+from fairstream.engine.api import FixedPartitionedSource, StatefulSourcePartition
 from fairstream.records.events import RawRecord
 
 WARM_UP = 0.1

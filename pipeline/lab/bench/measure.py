@@ -14,10 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-import bytewax.operators as op
 import orjson
-from bytewax.dataflow import Dataflow
-from bytewax.testing import run_main
 
 from fairstream.compiler.load import load_plan
 from fairstream.compiler.plan import Plan
@@ -25,6 +22,7 @@ from fairstream.connectors.files import RecordSource, jsonl_blocks
 from fairstream.dataflow import collector
 from fairstream.dataflow.flow import build_flow
 from fairstream.dataflow.local import WorkingSource
+from fairstream.engine.api import Dataflow, op, run_main
 from fairstream.lab.bench.hand_loop import daily_gaps
 from fairstream.lab.bench.sink import CountingSink
 from fairstream.reading.parse import RecordParser

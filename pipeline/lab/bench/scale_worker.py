@@ -13,10 +13,9 @@ import time
 from typing import Any
 
 import orjson
-from bytewax.inputs import FixedPartitionedSource, StatefulSourcePartition
-from bytewax.testing import cluster_main
 
 from fairstream.dataflow import collector
+from fairstream.engine.api import FixedPartitionedSource, StatefulSourcePartition, cluster_main
 from fairstream.runner import Job, job_flow
 
 

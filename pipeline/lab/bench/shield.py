@@ -10,16 +10,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import bytewax.operators as op
-from bytewax.dataflow import Dataflow
-from bytewax.testing import run_main
-
 from fairstream.compiler.load import load_plan
 from fairstream.connectors.files import RecordSource, jsonl_lines, write_jsonl
 from fairstream.connectors.kafka_config import KafkaConnection
 from fairstream.connectors.synthetic.hiring import hiring_decisions
 from fairstream.dataflow.flow import parsed_stream
 from fairstream.dataflow.shield_flow import build_shield_flow
+from fairstream.engine.api import Dataflow, op, run_main
 from fairstream.lab.bench import shield_latency
 from fairstream.lab.bench.sink import CountingSink
 from fairstream.lab.periodic.arrivals import ArrivalModel

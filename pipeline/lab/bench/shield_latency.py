@@ -14,13 +14,13 @@ import time
 from typing import Any
 
 import orjson
-from bytewax.testing import run_main
 
 from fairstream.compiler.plan import Plan
 from fairstream.connectors.broker import free_port
 from fairstream.connectors.kafka import ensure_topics
 from fairstream.connectors.kafka_config import KafkaConnection
 from fairstream.dataflow.shield_flow import build_shield_flow
+from fairstream.engine.api import run_main
 from fairstream.lab.bench.latency import PacedSource, after_warm_up, decisions, kafka_latency, wait_until_ready
 from fairstream.lab.bench.sink import CountingSink
 from fairstream.records.envelope import SHIELDED

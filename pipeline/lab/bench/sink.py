@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from bytewax.outputs import DynamicSink, StatelessSinkPartition
+from fairstream.engine.api import DynamicSink, StatelessSinkPartition
 
 Tally = Callable[[Counter, Any], None]
 """Adds one item to the counters."""

@@ -8,13 +8,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bytewax.testing import TestingSink, run_main
 from scipy import stats
 
 from fairstream.compiler.load import parse_spec
 from fairstream.compiler.plan import Plan, build_plan
 from fairstream.connectors.files import RecordSource
 from fairstream.dataflow.flow import build_flow
+from fairstream.engine.api import run_main
+from fairstream.lab.bench.sink import CountingSink
 from fairstream.language.yaml_file import read_yaml
 
 
@@ -42,7 +43,7 @@ def monitor_records(plan: Plan, events: Sequence[dict[str, Any]]) -> list[dict[s
     """Every record the monitor flow emits over `events`, run in this process, with every cell's counts (a study
     publishes nothing, so no cell is suppressed)."""
     records: list[dict[str, Any]] = []
-    run_main(build_flow(unsuppressed(plan), RecordSource(lambda: events, batch_size=1000), TestingSink(records)))
+    run_main(build_flow(unsuppressed(plan), RecordSource(lambda: events, batch_size=1000), CountingSink(lambda _counts, item: records.append(item))))
     return records
 
 
