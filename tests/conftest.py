@@ -6,8 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from fairstream.engine.api import ENGINE
 from fairstream.paths import SHARED_DATA
 from fairstream.paths import SPECS_DIR as SPECS
+
+needs_bytewax = pytest.mark.skipif(ENGINE == "plain", reason="several processes and recovery stores need bytewax, which installs on Python 3.11 and 3.12")
+"""A test of what only bytewax does: skipped on the plain engine (Python 3.13, or `FAIRSTREAM_ENGINE=plain`)."""
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,10 @@ from pathlib import Path
 import pytest
 
 from fairstream.runner import run_file
+from tests.conftest import needs_bytewax
 from tests.test_compas_reference import without_emitted_at
+
+pytestmark = needs_bytewax
 
 SPEC = "compas_equalized_odds.yaml"
 LAYOUTS = {"one worker": {}, "again": {}, "two threads": {"workers": 2}, "two processes": {"processes": 2}}

@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from fairstream.connectors.files import write_jsonl
+from fairstream.engine.api import ENGINE
 from fairstream.estimators.betting import GapBet
 from fairstream.estimators.pairing import RatioPairs
 from fairstream.runner import run_file
@@ -19,6 +20,8 @@ LAYOUTS = {
     "trial buckets, one worker": ({"keyed": False}, {}),
     "trial buckets, two processes": ({"keyed": False}, {"processes": 2}),
 }
+if ENGINE == "plain":  # several processes need bytewax
+    del LAYOUTS["trial buckets, two processes"]
 
 
 @pytest.fixture(scope="module")

@@ -14,8 +14,11 @@ from fairstream.connectors.files import write_jsonl
 from fairstream.connectors.split import split_records
 from fairstream.runner import FileInput, FileOutput, FileRun, Job, execute, run_file
 from fairstream.trials.placement import crc32_partitions, murmur2, murmur2_partitions
+from tests.conftest import needs_bytewax
 from tests.helpers import dead_letter_shows, under_any_spec
 from tests.test_compas_reference import without_emitted_at
+
+pytestmark = needs_bytewax
 
 SPEC = "compas_equalized_odds"
 FAMILIES = ("alerts.jsonl", "estimates.jsonl", "dead_letters.jsonl")

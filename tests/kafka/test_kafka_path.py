@@ -9,7 +9,7 @@ from fairstream.connectors.compas import compas_events
 from fairstream.connectors.kafka import dead_letter_topic, estimates_topic
 from fairstream.connectors.replay import replay
 from fairstream.runner import Job, KafkaInput, KafkaOutput, execute, run_file
-from tests.conftest import SPECS
+from tests.conftest import SPECS, needs_bytewax
 
 pytestmark = pytest.mark.kafka
 SPEC = SPECS / "compas_equalized_odds.yaml"
@@ -25,7 +25,7 @@ def file_path_records(compas_csv, tmp_path_factory):
     return without_wall_clock(result.read("alerts.jsonl")), without_wall_clock(result.read("estimates.jsonl"))
 
 
-@pytest.mark.parametrize(("partitions", "processes"), [(1, 1), (2, 2)])
+@pytest.mark.parametrize(("partitions", "processes"), [(1, 1), pytest.param(2, 2, marks=needs_bytewax)])
 def test_compas_through_kafka_equals_the_file_path(kafka_bootstrap, topic, compas_csv, file_path_records, partitions, processes):
     replay(compas_events(compas_csv), kafka_bootstrap, topic, partitions=partitions)
     alerts = f"{topic}-alerts"
