@@ -11,7 +11,7 @@ X = TypeVar("X")
 S = TypeVar("S")
 
 
-class StatefulLogic(Generic[X]):
+class StatefulLogic:
     """One key's state in a stateful step; each method returns the items to emit and whether to drop the state."""
 
     RETAIN = False
@@ -105,7 +105,7 @@ class DynamicSink(Sink, Generic[X]):
 
 
 @dataclass(frozen=True)
-class KafkaSinkMessage(Generic[X, S]):
+class KafkaSinkMessage:
     """A record for a Kafka sink: bytewax's message of the same name."""
 
     key: Any

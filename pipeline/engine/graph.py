@@ -7,8 +7,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-Push = Callable[[list[Any]], None]
-
 
 @dataclass
 class Stream:
