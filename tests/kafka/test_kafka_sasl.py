@@ -72,5 +72,5 @@ def test_the_dataflows_source_and_sink_get_the_settings(kafka_bootstrap, topic, 
     flow = job_flow(job)
     steps = {step.step_id.rsplit(".", 1)[-1]: step for step in flow.substeps}
     source, sink = steps["read"].source.source, steps["write"].sink  # the Kafka source inside the partition-local one
-    for config in (source._add_config, sink._config):  # bytewax also gives add_config to its admin client
+    for config in (source._config, sink._config):  # the consumers of every partition, and the producer
         assert config["client.id"] == "fairstream-settings-probe" and config["socket.keepalive.enable"] == "true"
