@@ -9,6 +9,9 @@ from importlib.util import find_spec
 ENGINE = os.environ.get("FAIRSTREAM_ENGINE") or ("bytewax" if find_spec("bytewax") is not None else "plain")
 """The engine of this process: `bytewax` or `plain`."""
 
+INSTALLED = ("bytewax", "plain") if find_spec("bytewax") is not None else ("plain",)
+"""The engines a job can be run on here (`FAIRSTREAM_ENGINE`)."""
+
 if ENGINE == "bytewax":
     import bytewax.operators as op
     from bytewax.connectors.kafka import KafkaSinkMessage
@@ -37,6 +40,6 @@ else:
     from fairstream.engine.run import cluster_main, run_main
 
 __all__ = [
-    "ENGINE", "DynamicSink", "FixedPartitionedSink", "FixedPartitionedSource", "KafkaSinkMessage", "RecoveryConfig", "Sink", "Source",
+    "ENGINE", "INSTALLED", "DynamicSink", "FixedPartitionedSink", "FixedPartitionedSource", "KafkaSinkMessage", "RecoveryConfig", "Sink", "Source",
     "StatefulLogic", "StatefulSinkPartition", "StatefulSourcePartition", "StatelessSinkPartition", "Dataflow", "Stream", "cluster_main", "op", "run_main",
 ]  # fmt: skip

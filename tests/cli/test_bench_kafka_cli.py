@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from fairstream.cli import cli
+from fairstream.engine.api import INSTALLED
 from fairstream.lab.bench.kafka import FlowRate, rate_past_startup
 
 ENV = {"NO_COLOR": "1", "COLUMNS": "200"}
@@ -32,6 +33,7 @@ def test_prints_every_figure(kafka_bootstrap):
         "monitor past start-up (from 3,000 and 6,000 events)",
         "plain consumer past start-up",
         "monitor / plain consumer past start-up (target ≥ 0.50)",
+        *(f"verdicts measured, {engine} engine" for engine in INSTALLED),
     ):
         assert measure in figures, result.output
     assert float(figures["monitor / plain consumer (target ≥ 0.80)"]) > 0

@@ -21,6 +21,7 @@ from fairstream.connectors.kafka import ensure_topics, estimates_topic
 from fairstream.connectors.kafka_config import KafkaConnection
 from fairstream.connectors.replay import EventFields, replay
 from fairstream.connectors.synthetic.compas_like import compas_like_events
+from fairstream.engine.api import INSTALLED
 from fairstream.lab.bench.latency import kafka_latency
 from fairstream.paths import SPECS_DIR
 from fairstream.records.errors import FairstreamError
@@ -69,7 +70,8 @@ class KafkaBenchResult:
     longer_consumer: FlowRate
     """The monitor and the plain consumer over a topic with twice the events: with the shorter runs, their rates past start-up."""
     latency_rate: float
-    latency_ms: list[float]
+    latency_ms: dict[str, list[float]]
+    """Per engine the job ran on (every one installed), each verdict's latency."""
 
     @property
     def ratio(self) -> float:
@@ -93,8 +95,9 @@ class KafkaBenchResult:
         """Monitor over plain consumer once both are running: what a long backlog or a steady stream sees."""
         return self.monitor_past_startup / self.consumer_past_startup
 
-    def latency_quantile(self, q: float) -> float:
-        return float(np.quantile(self.latency_ms, q)) if self.latency_ms else float("nan")
+    def latency_quantile(self, q: float, engine: str) -> float:
+        latencies = self.latency_ms[engine]
+        return float(np.quantile(latencies, q)) if latencies else float("nan")
 
 
 def measure_kafka(
@@ -126,8 +129,10 @@ def measure_kafka(
         for flow in ("consumer", "monitor"):
             on_step(f"{flow} over {2 * flow_events:,} events")
             flows[f"longer {flow}"] = _run_child(flow, servers.bootstrap, kafka_config, longer, 2 * flow_events)
-        on_step(f"verdict latency at {rate:,} decisions/s for {seconds:.0f} s")
-        latencies = _latency(servers, kafka_config, suffix, rate, seconds)
+        latencies = {}
+        for engine in INSTALLED:
+            on_step(f"verdict latency at {rate:,} decisions/s for {seconds:.0f} s, {engine} engine")
+            latencies[engine] = _latency(servers, kafka_config, f"{suffix}-{engine}", rate, seconds, engine)
     return KafkaBenchResult(
         events, replayed.rate, flows["passthrough"], flows["monitor"], flows["consumer"], flows["longer monitor"], flows["longer consumer"], rate, latencies
     )
@@ -143,8 +148,9 @@ def _run_child(flow: str, bootstrap: str, kafka_config: str | None, topic: str, 
     return FlowRate(flow, found["events"], found["seconds"])
 
 
-def _latency(kafka: KafkaConnection, kafka_config: str | None, suffix: str, rate: int, seconds: float) -> list[float]:
-    """Decisions produced at `rate` per second with event time = now; latency = when its verdict is readable − event time."""
+def _latency(kafka: KafkaConnection, kafka_config: str | None, suffix: str, rate: int, seconds: float, engine: str) -> list[float]:
+    """Decisions produced at `rate` per second with event time = now, the job on `engine`; latency = when its verdict is
+    readable − event time."""
     topic, alerts = f"bench-latency-{suffix}", f"bench-latency-alerts-{suffix}"
     ensure_topics(kafka, {topic: 2, alerts: 1, estimates_topic(alerts): 1, f"{alerts}.dlq": 1})
     parse = time_parser("iso")
@@ -157,4 +163,4 @@ def _latency(kafka: KafkaConnection, kafka_config: str | None, suffix: str, rate
         def record(index: int, male: bool, hired: bool, now: int) -> dict[str, Any]:
             return {"event": "DECISION", "id": str(index), "time_ms": now, "gender": "male" if male else "female", "hired": hired}
 
-        return kafka_latency(kafka, job, topic, estimates_topic(alerts), record, lambda estimate: parse(estimate["event_time"]), rate, seconds)
+        return kafka_latency(kafka, job, topic, estimates_topic(alerts), record, lambda estimate: parse(estimate["event_time"]), rate, seconds, engine=engine)

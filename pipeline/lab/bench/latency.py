@@ -4,6 +4,7 @@ topic, or in this process from a dataflow's sink."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import threading
 import time
@@ -50,15 +51,18 @@ def kafka_latency(
     seconds: float,
     *,
     one_each: bool = False,
+    engine: str | None = None,
 ) -> list[float]:
     """Start `job` (a command reading `topic`), wait until it is ready (its /readyz: its partitions assigned and read),
     produce `record(index, male, hired, now ms)` at `rate` per second, and read `answers`: each answer's latency is when
     it was read minus the event time `answered_at` finds in it (None: not an answer). `one_each`: every decision gets
-    one answer, waited for up to `ANSWER_WAIT` after the last (else 2 s)."""
+    one answer, waited for up to `ANSWER_WAIT` after the last (else 2 s). `engine`: the job's (`FAIRSTREAM_ENGINE`), else
+this process's."""
     from confluent_kafka import Consumer, Producer, TopicPartition
 
     port = free_port()
-    process = subprocess.Popen([*job, "--metrics-port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = {**os.environ, "FAIRSTREAM_ENGINE": engine} if engine else None
+    process = subprocess.Popen([*job, "--metrics-port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     latencies: list[float] = []
     stop = threading.Event()
 

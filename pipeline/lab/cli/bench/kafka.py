@@ -40,9 +40,15 @@ def kafka(bootstrap: str | None, kafka_config: str | None, events: int, flow_eve
             (f"monitor past start-up (from {result.monitor.events:,} and {result.longer_monitor.events:,} events)", _measured(result.monitor_past_startup, "{:,.0f} ev/s", STARTUP)),
             ("plain consumer past start-up", _measured(result.consumer_past_startup, "{:,.0f} ev/s", STARTUP)),
             ("monitor / plain consumer past start-up (target ≥ 0.50)", _measured(result.consumer_ratio_past_startup, "{:.2f}", STARTUP)),
-            (f"verdict latency p50 at {result.latency_rate:,} decisions/s", _measured(result.latency_quantile(0.5), "{:,.0f} ms", NO_VERDICTS)),
-            ("verdict latency p99", _measured(result.latency_quantile(0.99), "{:,.0f} ms", NO_VERDICTS)),
-            ("verdicts measured", f"{len(result.latency_ms):,}"),
+            *(
+                row
+                for engine, latencies in result.latency_ms.items()
+                for row in (
+                    (f"verdict latency p50 at {result.latency_rate:,} decisions/s, {engine} engine", _measured(result.latency_quantile(0.5, engine), "{:,.0f} ms", NO_VERDICTS)),
+                    (f"verdict latency p99, {engine} engine (target ≤ 100 ms)", _measured(result.latency_quantile(0.99, engine), "{:,.0f} ms", NO_VERDICTS)),
+                    (f"verdicts measured, {engine} engine", f"{len(latencies):,}"),
+                )
+            ),
         ],
         right=(1,),
     )
