@@ -70,7 +70,7 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, Any]):
 
     def _report_lag(self) -> None:
         """The messages after the last one read, from the high offset the consumer last fetched (no extra request)."""
-        inner = self._inner  # bytewax's partition: its consumer, topic and partition index
+        inner = self._inner
         try:
             _low, high = inner.consumer.get_watermark_offsets(TopicPartition(inner.topic, inner.part_idx), cached=True)
         except Exception:  # no fetch answered yet
@@ -92,9 +92,10 @@ class _RecordPartition(StatefulSourcePartition[RawRecord, Any]):
         inner.offset = low
 
     def _read(self) -> Sequence[RawRecord]:
-        """The next messages of the partition's consumer (end of partition, errors, the offset its snapshot resumes from),
-        without message objects of eight fields, which cost several times the consume itself: a `LineBlock` of their values for an input partition that reads one topic, else (or where a
-        value cannot be a line) a `RawRecord` each."""
+        """The next messages of the partition's consumer (end of partition, errors, the offset its snapshot resumes
+        from), without message objects of eight fields, which cost several times the consume itself: a `LineBlock` of
+        their values for an input partition that reads one topic, else (or where a value cannot be a line) a
+        `RawRecord` each."""
         inner = self._inner
         if inner.eof:
             raise StopIteration
