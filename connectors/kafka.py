@@ -90,31 +90,32 @@ BROKER_DEFAULT = -1
 
 
 def ensure_topics(
-    kafka: KafkaConnection | str, topics: dict[str, int], timeout: float = CONNECT_TIMEOUT, *, replication_factor: int | None = None
+    kafka: KafkaConnection | str, topics: dict[str, int], timeout: float = CONNECT_TIMEOUT, *, replication_factor: int | None = None, configs: dict[str, dict[str, str]] | None = None
 ) -> dict[str, int]:
-    """Create missing topics with the given partition counts, replicated `replication_factor` times (None: the broker's
-    default where the broker can apply it, else 1); return every topic's actual partition count."""
+    """Create missing topics with the given partition counts and topic `configs` (by name), replicated
+    `replication_factor` times (None: the broker's default where the broker can apply it, else 1); return every topic's
+    actual partition count."""
     kafka = as_connection(kafka)
     admin, errors = _admin(kafka)
     existing = _metadata(kafka, admin, errors, None, timeout).topics
     missing = {name: count for name, count in topics.items() if name not in existing}
-    failed = _create(kafka, admin, missing, BROKER_DEFAULT if replication_factor is None else replication_factor, timeout)
+    failed = _create(kafka, admin, missing, BROKER_DEFAULT if replication_factor is None else replication_factor, timeout, configs or {})
     if failed and replication_factor is None:  # a broker older than Kafka 2.4 cannot apply its default
-        failed = _create(kafka, admin, {name: missing[name] for name in failed}, 1, timeout)
+        failed = _create(kafka, admin, {name: missing[name] for name in failed}, 1, timeout, configs or {})
     if failed:
         name, err = next(iter(failed.items()))
         raise ConnectorError(f"cannot create topic {name!r} on {kafka.bootstrap}: {err}")
     return _partition_counts(kafka, admin, errors, list(topics), timeout)
 
 
-def _create(kafka: KafkaConnection, admin: Any, topics: dict[str, int], replication_factor: int, timeout: float) -> dict[str, Any]:
+def _create(kafka: KafkaConnection, admin: Any, topics: dict[str, int], replication_factor: int, timeout: float, configs: dict[str, dict[str, str]]) -> dict[str, Any]:
     """Create `topics`; return those that failed (a topic made meanwhile by another client is not a failure)."""
     from confluent_kafka.admin import NewTopic
 
     if not topics:
         return {}
     failed = {}
-    new = [NewTopic(name, num_partitions=count, replication_factor=replication_factor) for name, count in topics.items()]
+    new = [NewTopic(name, num_partitions=count, replication_factor=replication_factor, config=configs.get(name, {})) for name, count in topics.items()]
     for name, future in admin.create_topics(new, request_timeout=timeout).items():
         try:
             future.result(timeout)

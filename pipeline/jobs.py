@@ -12,6 +12,7 @@ from fairstream.paths import RUNBOOK_URL
 InputFormat = Literal["compas", "csv", "jsonl"]
 FORMATS: tuple[InputFormat, ...] = ("compas", "csv", "jsonl")
 
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -76,6 +77,9 @@ class Job(_Model):
     """The runbook Alertmanager alerts point to: each alert's `runbook_url` is its section of it."""
     signing_key: str | None = None
     """An Ed25519 private key (PEM): every record's chain hash is signed with it (see `records.signing`)."""
+    group: str | None = None
+    """Run as one member of this Kafka consumer group: processes with the same group share the input's partitions and
+    may join or leave at any time (state in the group's topics, see `connectors.group`)."""
 
 
 class Cluster(_Model):

@@ -53,7 +53,7 @@ from fairstream.connectors.notify import UNDELIVERED_FILE, Undelivered, Undelive
 from fairstream.connectors.recovery import claim_store, prepare_store, resume_epoch, store_failure
 from fairstream.dataflow import collector
 from fairstream.dataflow.flow import build_flow
-from fairstream.engine.api import ENGINE, Dataflow, FixedPartitionedSource, RecoveryConfig, cluster_main, run_main
+from fairstream.engine.api import ENGINE, Dataflow, FixedPartitionedSource, RecoveryConfig, Sink, cluster_main, run_main
 from fairstream.engine.run import check_plain
 from fairstream.jobs import Cluster, FileInput, FileOutput, InputFormat, Job, KafkaInput, KafkaOutput
 from fairstream.process.lifecycle import die_with_parent, panic_reports_hidden, stopping
@@ -147,14 +147,7 @@ def job_flow(job: Job, wrap_source: Callable[[FixedPartitionedSource], FixedPart
         kafka = kafka_of(job, job.input)
         source = kafka_source(kafka, job.input.topics, tail=job.input.tail, give_up_after=job.input.give_up_after)
         partitions, strings, topics = co_partitioned(kafka, job.input.topics), False, job.input.topics
-    if isinstance(job.output, FileOutput):
-        sink, encode = output_sink(job.output.out_dir), FileEncoder(job.output.out_dir, plans[0].spec.dead_letters.max_file_bytes)
-    else:
-        shielded = f"{job.input.topics[0]}.shielded" if isinstance(job.input, KafkaInput) else "decisions.shielded"
-        give_up_after = job.input.give_up_after if isinstance(job.input, KafkaInput) else None
-        inputs = (kafka_of(job, job.input), job.input.topics) if isinstance(job.input, KafkaInput) else None
-        sink = kafka_sink(kafka_of(job, job.output), job.output.alerts, give_up_after=give_up_after, inputs=inputs)
-        encode = record_encoder(job.output.alerts, shielded)
+    sink, encode = job_output(job, plans)
     if wrap_source is not None:
         source = wrap_source(source)
     if job.shield:
@@ -162,6 +155,16 @@ def job_flow(job: Job, wrap_source: Callable[[FixedPartitionedSource], FixedPart
 
         return build_shield_flow(plans[0], source, sink, partitions=partitions, strings=strings, encode=encode, telemetry=JOB_TELEMETRY)
     return build_flow(plans, source, sink, partitions=partitions, strings=strings, encode=encode, topics=topics, telemetry=JOB_TELEMETRY)
+
+
+def job_output(job: Job, plans: list[Plan]) -> tuple[Sink, Callable[[dict[str, Any]], Any]]:
+    """Where the job's records go, and what turns each into the sink's item."""
+    if isinstance(job.output, FileOutput):
+        return output_sink(job.output.out_dir), FileEncoder(job.output.out_dir, plans[0].spec.dead_letters.max_file_bytes)
+    shielded = f"{job.input.topics[0]}.shielded" if isinstance(job.input, KafkaInput) else "decisions.shielded"
+    give_up_after = job.input.give_up_after if isinstance(job.input, KafkaInput) else None
+    inputs = (kafka_of(job, job.input), job.input.topics) if isinstance(job.input, KafkaInput) else None
+    return kafka_sink(kafka_of(job, job.output), job.output.alerts, give_up_after=give_up_after, inputs=inputs), record_encoder(job.output.alerts, shielded)
 
 
 class JobTelemetry:

@@ -14,6 +14,7 @@ from fairstream.cli.kafka_options import file_or_kafka, kafka_options
 from fairstream.compiler.load import load_plans
 from fairstream.jobs import FORMATS, Cluster, FileInput, FileOutput, Job, KafkaInput, KafkaOutput
 from fairstream.language.metric import tests_ratio
+from fairstream.membership import run_member
 from fairstream.paths import RUNBOOK_URL
 from fairstream.process.lifecycle import stopped_by
 from fairstream.records.errors import InputError, UsageError
@@ -207,6 +208,7 @@ def print_run(tally: RunTally, monitors: list[str]) -> None:
 @click.option("--processes", default=1, show_default=True, type=click.IntRange(1, 256), help="Cooperating worker processes (at most 256).")
 @click.option("--addresses", metavar="HOST:PORT;HOST:PORT…", help="Run one process of a job spread over machines: every process's address, in process order, the same on each machine (with --process-id).")
 @click.option("--process-id", type=click.IntRange(0), help="With --addresses: this process's place in the list (0 makes the outputs ready; the others wait for it).")
+@click.option("--group", metavar="NAME", help="With --bootstrap: run as one member of this Kafka consumer group; members on any machines share the topic's partitions and may join or leave at any time.")
 @reports_errors
 def run(
     specs: tuple[str, ...],
@@ -235,6 +237,7 @@ def run(
     processes: int,
     addresses: str | None,
     process_id: int | None,
+    group: str | None,
 ) -> None:
     """Monitor SPECS over an input file (--input) or a Kafka topic (--bootstrap).
 
@@ -242,6 +245,8 @@ def run(
     input, their alerts and estimates in the same outputs (each record names its monitor).
     """
     spec = specs[0] if len(specs) == 1 else list(specs)
+    if group is not None and (processes > 1 or addresses or workers > 1):
+        raise UsageError("--group runs one process a member: start more members instead of --processes, --addresses or --workers")
     cluster = cluster_of(addresses, process_id, processes)
     kafka = file_or_kafka(input_paths[0] if input_paths else None, bootstrap, kafka_config)
     started = time.perf_counter()
@@ -270,10 +275,11 @@ def run(
             snapshot_seconds=snapshot_every,
             kafka_config=kafka_config,
             metrics_port=metrics_port, metrics_host=metrics_host, alertmanager=alertmanager, webhooks=list(webhooks), runbook_url=runbook_url, signing_key=signing_key,
+            group=group,
         )
         if not until_end:
             console.console.print(f"monitoring {topic} on {kafka}; alerts to {alerts_topic!r} (Ctrl-C to stop)", soft_wrap=True)
-    tally = execute(job, workers=workers, processes=processes, own_process=True, cluster=cluster)
+    tally = run_member(job) if group is not None else execute(job, workers=workers, processes=processes, own_process=True, cluster=cluster)
     if stopped_by():
         console.stopped(stopped_by(), recovery, resume_blocker(job))
         return
@@ -286,6 +292,9 @@ def run(
         console.console.print(f"process {cluster.process_id} of {len(cluster.addresses)}: the counts below are of the input partitions it read", soft_wrap=True)
     print_run(tally, [plan.spec.monitor for plan in job_plans(job)])
     console.console.print(done, soft_wrap=True)
+    if tally.group is not None:
+        console.console.print(member_line(group, tally.group), soft_wrap=True)
+        return  # a member may have been given no partition: the group's records are on the topics
     if not tally.accepted and not tally.resumed and not allow_empty:  # a resumed run may find nothing new
         raise InputError(nothing_accepted(tally, "the input" if kafka is None else f"topics {topic} (are their names right?)" if len(read) > 1 else f"topic {topic} (is its name right?)"))
 
@@ -340,3 +349,9 @@ def job_line(record: dict[str, Any]) -> str:
     leading = ", ".join(f"{entry['monitor']} ({entry['share_of_evidence']:.0%})" for entry in record["monitors"][:3])
     return f"violated somewhere in the job: the monitors' merged evidence reached 1/α (α = {record['alpha']:g}) at {record['event_time']}; carried by {leading}"
 
+
+def member_line(group: str | None, outcome: dict[str, Any]) -> str:
+    """What a member of a consumer group did beyond what it read: partitions and the merge it took over from others."""
+    took = f"took {outcome['partitions_taken']} partition(s) and the merge {outcome['merges_taken']} time(s) over from other members"
+    dropped = f"; its merge dropped {outcome['duplicate_steps']:,} step(s) merged before" if outcome["duplicate_steps"] else ""
+    return f"member of consumer group {group!r}: {took}{dropped}"

@@ -154,9 +154,7 @@ def build_flow(
     the co-partitioned topics each source partition reads where there are several (their events are merged in event time);
     `telemetry` hears what is read, the open trials and every output record.
     """
-    plans = [plans] if isinstance(plans, Plan) else list(plans)
-    members = joining(plans)
-    plans = [dataclasses.replace(plan, monitor=dataclasses.replace(plan.monitor, joins_job=True)) if index in members else plan for index, plan in enumerate(plans)]
+    plans = job_members([plans] if isinstance(plans, Plan) else list(plans))
     flow = Dataflow(plans[0].spec.monitor.replace(".", "_"))
     if plans[0].spec.input.keyed:
         reports, dead = _partition_local(flow, plans, source, partitions, strings, topics, telemetry)
@@ -174,6 +172,18 @@ def build_flow(
         out = op.filter_map("encode", out, encode)
     op.output("write", out, sink)
     return flow
+
+
+def job_members(plans: Sequence[Plan]) -> list[Plan]:
+    """The job's plans, those whose merged evidence joins the job's alarm (`joining`) told so."""
+    members = joining(plans)
+    return [dataclasses.replace(plan, monitor=dataclasses.replace(plan.monitor, joins_job=True)) if index in members else plan for index, plan in enumerate(plans)]
+
+
+def merged_monitor(plans: Sequence[Plan], reporters: int) -> Monitor:
+    """The merge of monitors whose counts agree (see `count_groups`), waiting for `reporters` reports of each tick."""
+    config, *sharing = (dataclasses.replace(plan.monitor, reporters=reporters) for plan in plans)
+    return Monitor(config, tuple(sharing))
 
 
 def trial_groups(plans: Sequence[Plan]) -> list[list[int]]:
@@ -275,10 +285,8 @@ def _bucketed(
 def _merge(plans: list[Plan], reports: Stream[Report], reporters: int, suffix: str) -> Stream[dict[str, Any]]:
     """The merge of the reports of monitors whose counts agree (one monitor, or several: see `count_groups`), counted
     once and judged by each; `suffix` keeps the step ids of several merges apart."""
-    config, *sharing = (dataclasses.replace(plan.monitor, reporters=reporters) for plan in plans)
-
     def monitor_logic(resume: Monitor | None) -> MergeStep:
-        return MergeStep(resume or Monitor(config, tuple(sharing)))
+        return MergeStep(resume or merged_monitor(plans, reporters))
 
     keyed = op.map(f"key-monitor{suffix}", reports, lambda report: ("monitor", report))
     return op.key_rm(f"unkey-monitor{suffix}", op.stateful(f"monitor{suffix}", keyed, monitor_logic))  # record dict

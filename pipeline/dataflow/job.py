@@ -42,20 +42,26 @@ class JobStep(StatefulLogic):
         return copy.deepcopy((self.evidence, self.chain))
 
 
-def job_alarm(plans: Sequence[Plan], monitored: Stream[dict[str, Any]]) -> Stream[dict[str, Any]]:
-    """The monitors' records without their evidence, and the job's alarm and seal."""
+def new_job_step(plans: Sequence[Plan], resume: tuple[JobEvidence, RecordChain] | None = None) -> JobStep | None:
+    """The job's alarm over its joining monitors (from a snapshot where `resume` gives one); None where fewer than two join."""
     members = joining(plans)
-    split = op.branch("split-evidence", monitored, lambda record: record["type"] == EVIDENCE)
     if not members:
-        return split.falses
+        return None
     name = job_name(plans)
     alpha = min(plans[index].monitor.rule.alpha for index in members)
     monitors = tuple(plans[index].monitor.name for index in members)
-    digest = combined_hash([plans[index].monitor.spec_sha256 for index in members])
+    evidence, chain = resume or (JobEvidence(monitors, alpha), RecordChain(name, combined_hash([plans[index].monitor.spec_sha256 for index in members])))
+    return JobStep(evidence, chain, name)
+
+
+def job_alarm(plans: Sequence[Plan], monitored: Stream[dict[str, Any]]) -> Stream[dict[str, Any]]:
+    """The monitors' records without their evidence, and the job's alarm and seal."""
+    split = op.branch("split-evidence", monitored, lambda record: record["type"] == EVIDENCE)
+    if not joining(plans):
+        return split.falses
 
     def job_logic(resume: tuple[JobEvidence, RecordChain] | None) -> JobStep:
-        evidence, chain = resume or (JobEvidence(monitors, alpha), RecordChain(name, digest))
-        return JobStep(evidence, chain, name)
+        return new_job_step(plans, resume)  # type: ignore[return-value]
 
     keyed = op.map("key-job", split.trues, lambda item: ("job", item))
     job = op.key_rm("unkey-job", op.stateful("job", keyed, job_logic))

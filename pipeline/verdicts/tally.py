@@ -111,6 +111,10 @@ class RunTally(BaseModel):
     """Where the undelivered alerts are written down."""
     job_alarm: dict[str, Any] | None = None
     """The `fairness.job_violated_somewhere` record: the monitors' merged evidence, averaged, reached 1/α."""
+    group: dict[str, Any] | None = None
+    """A member of a consumer group: partitions it took over from another's checkpoint (`partitions_taken`), times it
+    took the merge over (`merges_taken`), steps its merge dropped as merged before (`duplicate_steps`) and whether the
+    job reached its end (`ended`)."""
 
     @property
     def rejected(self) -> int:

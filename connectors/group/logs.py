@@ -1,0 +1,87 @@
+"""The group's own topics: the steps every partition's owner writes, the checkpoints of the partitions' trials and the
+merge's checkpoints; read back whole when a process takes a partition or the merge over."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from confluent_kafka import Consumer, KafkaError, TopicPartition
+
+from fairstream.connectors.kafka import CONSUMER_CONFIG, ensure_topics
+from fairstream.connectors.kafka_config import KafkaConnection
+from fairstream.records.errors import ConnectorError
+
+READ_TIMEOUT = 30.0
+"""Seconds a read of a group topic to its end may take before the run stops, naming the topic."""
+
+
+class GroupTopics:
+    """The names of a group's topics, all of one partition: `<group>.steps` (every partition's steps, in the order
+    written), `<group>.checkpoints` and `<group>.merge` (compacted: the latest checkpoint of each partition, of the merge)."""
+
+    def __init__(self, group: str):
+        self.group = group
+        self.steps = f"{group}.steps"
+        self.checkpoints = f"{group}.checkpoints"
+        self.merge = f"{group}.merge"
+
+    def ensure(self, kafka: KafkaConnection, replication_factor: int | None) -> None:
+        compacted = {"cleanup.policy": "compact"}
+        ensure_topics(
+            kafka, {self.steps: 1, self.checkpoints: 1, self.merge: 1}, replication_factor=replication_factor,
+            configs={self.steps: {"retention.ms": "-1"}, self.checkpoints: compacted, self.merge: compacted},
+        )  # fmt: skip
+
+
+def read_to_end(kafka: KafkaConnection, topic: str, offset: int, keep: Callable[[bytes | None, bytes], None]) -> int:
+    """Hand each message of the topic's one partition from `offset` to its end to `keep(key, value)`; return the offset
+    after the last. Read by its own consumer (no group), so any process can read it at any time."""
+    consumer = Consumer(
+        kafka.client({**CONSUMER_CONFIG, "group.id": f"{topic}.reader", "enable.auto.commit": "false", "enable.partition.eof": "true"})
+    )
+    try:
+        consumer.assign([TopicPartition(topic, 0, offset)])
+        position = offset
+        stalled = 0.0
+        while True:
+            messages = consumer.consume(1000, 0.5)
+            stalled = 0.0 if messages else stalled + 0.5
+            if stalled >= READ_TIMEOUT:
+                raise ConnectorError(
+                    f"topic {topic!r} of consumer group {topic.rsplit('.', 1)[0]!r} could not be read to its end within {READ_TIMEOUT:.0f} s"
+                )
+            for message in messages:
+                error = message.error()
+                if error is None:
+                    keep(message.key(), message.value())
+                    position = message.offset() + 1
+                elif error.code() == KafkaError._PARTITION_EOF:
+                    return position
+                else:
+                    raise ConnectorError(f"error reading topic {topic!r}: {error.str()}")
+    finally:
+        consumer.close()
+
+
+def latest(kafka: KafkaConnection, topic: str) -> dict[bytes, bytes]:
+    """The last value written under each key of a compacted topic (decoded by the caller, only those it needs)."""
+    found: dict[bytes, bytes] = {}
+
+    def keep(key: bytes | None, value: bytes) -> None:
+        found[key or b""] = value
+
+    read_to_end(kafka, topic, 0, keep)
+    return found
+
+
+def partition_steps(kafka: KafkaConnection, topic: str, offset: int, partition: int) -> tuple[list[bytes], int]:
+    """The steps of input `partition` in the steps topic from `offset` on, in the order written (encoded), and the
+    offset after the topic's last message."""
+    steps: list[bytes] = []
+    wanted = str(partition).encode()
+
+    def keep(key: bytes | None, value: bytes) -> None:
+        if key == wanted:
+            steps.append(value)
+
+    return steps, read_to_end(kafka, topic, offset, keep)

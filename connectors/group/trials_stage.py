@@ -1,0 +1,193 @@
+"""Stage one of a group run: the input partitions the consumer group gives this process, each folding its own trials.
+
+A partition taken over continues from its last checkpoint and re-reads the steps written after it (see
+`dataflow.group.GroupPartition`); a partition given away is checkpointed first. Every step is written to the group's
+steps topic, keyed by its partition, before the partition's next checkpoint names the offset after it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError
+
+from fairstream.compiler.plan import Plan
+from fairstream.connectors.broker_watch import gone_message
+from fairstream.connectors.group.logs import GroupTopics, latest, partition_steps
+from fairstream.connectors.kafka import CONSUMER_CONFIG
+from fairstream.connectors.kafka_config import KafkaConnection
+from fairstream.dataflow.group import GroupPartition, Step, decode, partition_work
+from fairstream.process.telemetry import SILENT, Telemetry
+from fairstream.records.errors import ConnectorError
+from fairstream.records.events import ENDED, IDLE
+
+log = logging.getLogger("fairstream.group")
+
+SESSION_TIMEOUT_MS = 10000
+"""The group members' `session.timeout.ms` unless the Kafka settings give one: a process that stops answering loses
+its partitions to the others after this long."""
+
+_GONE = (KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_TOPIC, KafkaError._UNKNOWN_PARTITION)
+
+
+def member_config(kafka: KafkaConnection, group: str, *, eof: bool) -> dict[str, Any]:
+    """A consumer of the group `group`: offsets live in the checkpoints, partitions move a few at a time."""
+    return kafka.client(
+        {
+            **CONSUMER_CONFIG, "group.id": group, "enable.auto.commit": "false", "auto.offset.reset": "earliest",
+            "enable.partition.eof": str(eof).lower(), "session.timeout.ms": SESSION_TIMEOUT_MS,
+            "partition.assignment.strategy": "cooperative-sticky",
+        }
+    )  # fmt: skip
+
+
+class TrialsStage:
+    """The input partitions this process owns now, their steps written through `producer` (shared with the merge)."""
+
+    def __init__(
+        self,
+        kafka: KafkaConnection,
+        topics: GroupTopics,
+        topic: str,
+        plans: Sequence[Plan],
+        partitions: int,
+        producer: Any,
+        *,
+        tail: bool,
+        idle_after: float | None,
+        batch_size: int = 5000,
+        telemetry: Telemetry = SILENT,
+    ):
+        self._kafka, self._topics, self._topic, self._plans = kafka, topics, topic, list(plans)
+        self._partitions, self._producer, self._idle_after, self._batch_size = partitions, producer, idle_after, batch_size
+        self._telemetry = telemetry
+        self.owned: dict[int, GroupPartition] = {}
+        self._steps_offset: dict[int, int] = {}
+        """Per owned partition: the steps topic's offset after its last step written and acknowledged."""
+        self._checkpointed: dict[int, int] = {}
+        self._heard: dict[int, float] = {}
+        self._quiet: set[int] = set()
+        self._failures: list[str] = []
+        self.taken = 0
+        """Partitions taken over from a checkpoint (another process had them)."""
+        self._consumer = Consumer(member_config(kafka, topics.group, eof=not tail))
+        self._consumer.subscribe([topic], on_assign=self._assigned, on_revoke=self._revoked, on_lost=self._lost)
+
+    def poll(self, timeout: float) -> int:
+        """Read what has come (waiting up to `timeout` s), write its steps; the number of messages read."""
+        messages = self._consumer.consume(self._batch_size, timeout)
+        batches: dict[int, tuple[list[int], list[Any]]] = {}
+        ended: list[int] = []
+        for message in messages:
+            error = message.error()
+            if error is None:
+                offsets, values = batches.setdefault(message.partition(), ([], []))
+                offsets.append(message.offset())
+                values.append(message.value())
+            elif error.code() == KafkaError._PARTITION_EOF:
+                ended.append(message.partition())
+            elif error.code() in _GONE:
+                raise ConnectorError(gone_message(self._topic, self._kafka.bootstrap))
+            else:
+                raise ConnectorError(f"error consuming from Kafka topic {self._topic!r}: {error.str()}")
+        now = time.monotonic()
+        for partition, (offsets, values) in batches.items():
+            if partition in self.owned:
+                self._write(self.owned[partition].messages(offsets, values))
+                self._heard[partition] = now
+                self._quiet.discard(partition)
+        for partition in ended:
+            if partition in self.owned:
+                self._write(self.owned[partition].marker(ENDED))
+        if self._idle_after is not None:
+            for partition, owner in self.owned.items():
+                if partition not in self._quiet and now - self._heard.get(partition, now) >= self._idle_after:
+                    self._quiet.add(partition)
+                    self._write(owner.marker(IDLE))
+        self._producer.poll(0)
+        return len(messages) - len(ended)
+
+    def checkpoint(self, partitions: list[int] | None = None) -> None:
+        """Wait for every step written so far, then checkpoint the `partitions` (default: all owned) that moved on."""
+        self._flush()
+        for partition in self.owned if partitions is None else partitions:
+            owner = self.owned.get(partition)
+            if owner is None or owner.replaying or self._checkpointed.get(partition) == owner.seq:
+                continue
+            checkpoint = owner.checkpoint(self._steps_offset[partition])
+            self._producer.produce(self._topics.checkpoints, checkpoint.encode(), str(partition).encode(), on_delivery=self._delivered)
+            self._checkpointed[partition] = owner.seq
+        self._flush()
+
+    def close(self) -> None:
+        self._consumer.close()  # gives the partitions back: the revocation checkpoints them
+
+    def _write(self, steps: list[Step]) -> None:
+        for step in steps:
+            key = str(step.partition).encode()
+            while True:
+                try:
+                    self._producer.produce(self._topics.steps, step.encode(), key, on_delivery=self._delivered)
+                    break
+                except BufferError:
+                    self._producer.poll(0.1)
+
+    def _delivered(self, err: Any, msg: Any) -> None:
+        if err is not None:
+            self._failures.append(f"{msg.topic()}: {err.str()}")
+        elif msg.topic() == self._topics.steps:
+            partition = int(msg.key())
+            self._steps_offset[partition] = max(self._steps_offset.get(partition, 0), msg.offset() + 1)
+
+    def _flush(self) -> None:
+        while self._producer.flush(1.0):
+            if self._failures:
+                break
+        if self._failures:
+            failures, self._failures = self._failures, []
+            raise ConnectorError(
+                f"the broker did not take {len(failures)} record(s) of consumer group {self._topics.group!r}; first: {failures[0]}"
+            )
+
+    def _assigned(self, consumer: Any, partitions: list[Any]) -> None:
+        if not partitions:
+            return
+        checkpoints = latest(self._kafka, self._topics.checkpoints)
+        now = time.monotonic()
+        for assigned in partitions:
+            partition = assigned.partition
+            found = checkpoints.get(str(partition).encode())
+            checkpoint = None if found is None else decode(found)
+            encoded, end = partition_steps(self._kafka, self._topics.steps, 0 if checkpoint is None else checkpoint.steps_offset, partition)
+            steps = [decode(value) for value in encoded]
+            owner = GroupPartition(partition_work(self._plans, partition, self._partitions, self._telemetry), partition, checkpoint, steps)
+            self.owned[partition], self._steps_offset[partition], self._heard[partition] = owner, end, now
+            self._checkpointed[partition] = owner.seq if checkpoint is not None else -1
+            assigned.offset = OFFSET_BEGINNING if owner.next_offset is None else owner.next_offset
+            if checkpoint is not None or steps:
+                self.taken += 1
+            log.info(
+                "input partition %d taken: from step %d (offset %s), %d step(s) to re-read", partition, owner.seq,
+                "start" if owner.next_offset is None else owner.next_offset, len(owner.pending),
+            )  # fmt: skip
+        consumer.incremental_assign(partitions)
+
+    def _revoked(self, consumer: Any, partitions: list[Any]) -> None:
+        given = [assigned.partition for assigned in partitions if assigned.partition in self.owned]
+        if given:
+            self.checkpoint(given)
+        self._drop(given)
+
+    def _lost(self, consumer: Any, partitions: list[Any]) -> None:
+        """Partitions taken away without a revocation (this process was too long silent): their new owner goes on from
+        their last checkpoint, so nothing of them is written here any more."""
+        self._drop([assigned.partition for assigned in partitions])
+
+    def _drop(self, partitions: list[int]) -> None:
+        for partition in partitions:
+            for held in (self.owned, self._steps_offset, self._checkpointed, self._heard):
+                held.pop(partition, None)
+            self._quiet.discard(partition)
