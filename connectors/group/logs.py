@@ -4,12 +4,23 @@ merge's checkpoints; read back whole when a process takes a partition or the mer
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from fairstream.connectors.kafka import CONSUMER_CONFIG, ensure_topics
 from fairstream.connectors.kafka_config import KafkaConnection
 from fairstream.records.errors import ConnectorError
+
+
+def group_consumer(config: dict[str, Any]) -> Any:
+    """A consumer for the group's work; settings librdkafka refuses (from --kafka-config or FAIRSTREAM_KAFKA_*) end the
+    run in one line."""
+    try:
+        return Consumer(config)
+    except KafkaException as err:
+        raise ConnectorError(f"the Kafka settings do not make a consumer: {err.args[0].str()}") from None
+
 
 READ_TIMEOUT = 30.0
 """Seconds a read of a group topic to its end may take before the run stops, naming the topic."""

@@ -10,10 +10,10 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer
+from confluent_kafka import OFFSET_BEGINNING
 
 from fairstream.compiler.plan import Plan
-from fairstream.connectors.group.logs import GroupTopics, latest
+from fairstream.connectors.group.logs import GroupTopics, group_consumer, latest
 from fairstream.connectors.group.trials_stage import member_config
 from fairstream.connectors.kafka_config import KafkaConnection
 from fairstream.dataflow.group import GroupMerge, decode
@@ -52,7 +52,7 @@ class MergeStage:
         self.ended_written = False
         self.taken = 0
         """Times this process took the merge over from a checkpoint."""
-        self._consumer = Consumer(member_config(kafka, f"{topics.group}.merge", eof=False))
+        self._consumer = group_consumer(member_config(kafka, f"{topics.group}.merge", eof=False))
         self._consumer.subscribe([topics.steps], on_assign=self._assigned, on_revoke=self._revoked, on_lost=self._lost)
 
     def poll(self, timeout: float) -> int:

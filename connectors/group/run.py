@@ -11,10 +11,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, TopicPartition
+from confluent_kafka import KafkaError, TopicPartition
 
 from fairstream.compiler.plan import Plan
-from fairstream.connectors.group.logs import GroupTopics
+from fairstream.connectors.group.logs import GroupTopics, group_consumer
 from fairstream.connectors.group.merge_stage import ENDED_KEY, MergeStage
 from fairstream.connectors.group.trials_stage import TrialsStage
 from fairstream.connectors.kafka import CONSUMER_CONFIG, PRODUCER_CONFIG, granted_producer, partition_counts
@@ -43,7 +43,7 @@ class _EndWatch:
     """Whether the merge (in any process) has written that the job ended: the merge topic read as it grows."""
 
     def __init__(self, kafka: KafkaConnection, topics: GroupTopics):
-        self._consumer = Consumer(kafka.client({**CONSUMER_CONFIG, "group.id": f"{topics.merge}.watch", "enable.auto.commit": "false"}))
+        self._consumer = group_consumer(kafka.client({**CONSUMER_CONFIG, "group.id": f"{topics.merge}.watch", "enable.auto.commit": "false"}))
         self._consumer.assign([TopicPartition(topics.merge, 0, 0)])
         self.ended = False
 

@@ -12,19 +12,24 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError
+from confluent_kafka import OFFSET_BEGINNING, KafkaError, TopicPartition
 
+from fairstream import metrics
 from fairstream.compiler.plan import Plan
 from fairstream.connectors.broker_watch import gone_message
-from fairstream.connectors.group.logs import GroupTopics, latest, partition_steps
+from fairstream.connectors.group.logs import GroupTopics, group_consumer, latest, partition_steps
 from fairstream.connectors.kafka import CONSUMER_CONFIG
 from fairstream.connectors.kafka_config import KafkaConnection
 from fairstream.dataflow.group import GroupPartition, Step, decode, partition_work
+from fairstream.process import readiness
 from fairstream.process.telemetry import SILENT, Telemetry
 from fairstream.records.errors import ConnectorError
 from fairstream.records.events import ENDED, IDLE
 
 log = logging.getLogger("fairstream.group")
+
+LAG_EVERY = 1.0
+"""Seconds between consumer-lag reports of the owned partitions."""
 
 SESSION_TIMEOUT_MS = 10000
 """The group members' `session.timeout.ms` unless the Kafka settings give one: a process that stops answering loses
@@ -71,9 +76,10 @@ class TrialsStage:
         self._heard: dict[int, float] = {}
         self._quiet: set[int] = set()
         self._failures: list[str] = []
+        self._lag_at = 0.0
         self.taken = 0
         """Partitions taken over from a checkpoint (another process had them)."""
-        self._consumer = Consumer(member_config(kafka, topics.group, eof=not tail))
+        self._consumer = group_consumer(member_config(kafka, topics.group, eof=not tail))
         self._consumer.subscribe([topic], on_assign=self._assigned, on_revoke=self._revoked, on_lost=self._lost)
 
     def poll(self, timeout: float) -> int:
@@ -102,6 +108,11 @@ class TrialsStage:
         for partition in ended:
             if partition in self.owned:
                 self._write(self.owned[partition].marker(ENDED))
+        for partition in self.owned:
+            readiness.first_read(self._part(partition))
+        if now - self._lag_at >= LAG_EVERY:
+            self._lag_at = now
+            self._report_lag()
         if self._idle_after is not None:
             for partition, owner in self.owned.items():
                 if partition not in self._quiet and now - self._heard.get(partition, now) >= self._idle_after:
@@ -124,6 +135,20 @@ class TrialsStage:
 
     def close(self) -> None:
         self._consumer.close()  # gives the partitions back: the revocation checkpoints them
+
+    def _part(self, partition: int) -> str:
+        return f"{partition}-{self._topic}"
+
+    def _report_lag(self) -> None:
+        """The messages after the last one read, from the high offset each partition's last fetch answered (no request);
+        as the single-process source measures it (see `kafka_source`)."""
+        for partition, owner in self.owned.items():
+            try:
+                _low, high = self._consumer.get_watermark_offsets(TopicPartition(self._topic, partition), cached=True)
+            except Exception:  # no fetch answered yet
+                continue
+            if high >= 0 and owner.next_offset is not None:
+                metrics.lag(partition, max(0, high - owner.next_offset), self._topic)
 
     def _write(self, steps: list[Step]) -> None:
         for step in steps:
@@ -169,6 +194,7 @@ class TrialsStage:
             assigned.offset = OFFSET_BEGINNING if owner.next_offset is None else owner.next_offset
             if checkpoint is not None or steps:
                 self.taken += 1
+            readiness.built(self._part(partition))
             log.info(
                 "input partition %d taken: from step %d (offset %s), %d step(s) to re-read", partition, owner.seq,
                 "start" if owner.next_offset is None else owner.next_offset, len(owner.pending),
@@ -188,6 +214,7 @@ class TrialsStage:
 
     def _drop(self, partitions: list[int]) -> None:
         for partition in partitions:
+            readiness.given_away(self._part(partition))
             for held in (self.owned, self._steps_offset, self._checkpointed, self._heard):
                 held.pop(partition, None)
             self._quiet.discard(partition)

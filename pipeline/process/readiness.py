@@ -28,6 +28,13 @@ def first_read(part: str) -> None:
         _read.add(part)
 
 
+def given_away(part: str) -> None:
+    """An input partition moved to another member of the consumer group."""
+    with _lock:
+        _built.discard(part)
+        _read.discard(part)
+
+
 def readiness() -> tuple[bool, str]:
     """Whether this process is ready, and one line saying why or why not."""
     with _lock:
