@@ -55,8 +55,8 @@ def read_to_end(kafka: KafkaConnection, topic: str, offset: int, keep: Callable[
         position = offset
         stalled = 0.0
         while True:
-            messages = consumer.consume(1000, 0.5)
-            stalled = 0.0 if messages else stalled + 0.5
+            messages = consumer.consume(1000, 0.05)
+            stalled = 0.0 if messages else stalled + 0.05
             if stalled >= READ_TIMEOUT:
                 raise ConnectorError(
                     f"topic {topic!r} of consumer group {topic.rsplit('.', 1)[0]!r} could not be read to its end within {READ_TIMEOUT:.0f} s"

@@ -50,6 +50,7 @@ class MergeStage:
         self._saved_at = 0.0
         self._saved_position = -1
         self.ended_written = False
+        self._parked: GroupMerge | None = None
         self.taken = 0
         """Times this process took the merge over from a checkpoint."""
         self._consumer = group_consumer(member_config(kafka, f"{topics.group}.merge", eof=False))
@@ -92,24 +93,31 @@ class MergeStage:
         self._sink.close()
 
     def _assigned(self, consumer: Any, partitions: list[Any]) -> None:
+        """Take the merge if the group gives it: from memory where this member gave it back at the rebalance just
+        before, else from its checkpoint."""
+        parked, self._parked = self._parked, None
         if not partitions:
+            consumer.assign(partitions)
             return
-        found = latest(self._kafka, self._topics.merge).get(MERGE_KEY)
-        checkpoint = None if found is None else decode(found)
-        self.merge = GroupMerge(self._plans, self._partitions, checkpoint, self._telemetry)
-        self._position = self._saved_position = 0 if checkpoint is None else checkpoint.steps_offset
-        if checkpoint is not None:
-            self.taken += 1
+        if parked is not None:
+            self.merge = parked
+        else:
+            found = latest(self._kafka, self._topics.merge).get(MERGE_KEY)
+            checkpoint = None if found is None else decode(found)
+            self.merge = GroupMerge(self._plans, self._partitions, checkpoint, self._telemetry)
+            self._position = self._saved_position = 0 if checkpoint is None else checkpoint.steps_offset
+            if checkpoint is not None:
+                self.taken += 1
+            log.info("the merge taken: from offset %d of %s", self._position, self._topics.steps)
         for assigned in partitions:
             assigned.offset = OFFSET_BEGINNING if self._position == 0 else self._position
-        log.info("the merge taken: from offset %d of %s", self._position, self._topics.steps)
-        consumer.incremental_assign(partitions)
+        consumer.assign(partitions)
 
     def _revoked(self, consumer: Any, partitions: list[Any]) -> None:
-        if partitions:
+        """The group rebalances: checkpoint the merge and keep it, in case it comes back."""
+        if partitions and self.merge is not None:
             self.checkpoint()
-            self.merge = None
+            self._parked, self.merge = self.merge, None
 
     def _lost(self, consumer: Any, partitions: list[Any]) -> None:
-        if partitions:
-            self.merge = None
+        self._parked = self.merge = None

@@ -35,18 +35,25 @@ SESSION_TIMEOUT_MS = 10000
 """The group members' `session.timeout.ms` unless the Kafka settings give one: a process that stops answering loses
 its partitions to the others after this long."""
 
+HEARTBEAT_MS = 500
+"""The members' `heartbeat.interval.ms` unless the Kafka settings give one: a member hears that the group is
+rebalancing (a member joined or left) at its next heartbeat, and the partitions wait until then (librdkafka: 3 s)."""
+
+ASSIGNMENT = "roundrobin"
+"""How the group spreads partitions: the eager protocol (every member gives all back, then takes its share), which every
+Kafka-protocol broker answers alike; a member keeps in memory what it gets back."""
+
 _GONE = (KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_TOPIC, KafkaError._UNKNOWN_PARTITION)
 
 
 def member_config(kafka: KafkaConnection, group: str, *, eof: bool) -> dict[str, Any]:
-    """A consumer of the group `group`: offsets live in the checkpoints, partitions move a few at a time."""
+    """A consumer of the group `group`: offsets live in the checkpoints, partitions spread by `ASSIGNMENT`."""
     return kafka.client(
         {
             **CONSUMER_CONFIG, "group.id": group, "enable.auto.commit": "false", "auto.offset.reset": "earliest",
-            "enable.partition.eof": str(eof).lower(), "session.timeout.ms": SESSION_TIMEOUT_MS,
-            "partition.assignment.strategy": "cooperative-sticky",
+            "enable.partition.eof": str(eof).lower(), "session.timeout.ms": SESSION_TIMEOUT_MS, "heartbeat.interval.ms": HEARTBEAT_MS,
         }
-    )  # fmt: skip
+    ) | {"partition.assignment.strategy": ASSIGNMENT}  # fmt: skip
 
 
 class TrialsStage:
@@ -77,6 +84,8 @@ class TrialsStage:
         self._quiet: set[int] = set()
         self._failures: list[str] = []
         self._lag_at = 0.0
+        self._parked: dict[int, tuple[GroupPartition, int, int]] = {}
+        """The partitions given back at the last rebalance: (owner, steps offset, step checkpointed)."""
         self.taken = 0
         """Partitions taken over from a checkpoint (another process had them)."""
         self._consumer = group_consumer(member_config(kafka, topics.group, eof=not tail))
@@ -178,38 +187,51 @@ class TrialsStage:
             )
 
     def _assigned(self, consumer: Any, partitions: list[Any]) -> None:
-        if not partitions:
-            return
-        checkpoints = latest(self._kafka, self._topics.checkpoints)
+        """Take the partitions the group gives: those this member gave back at the rebalance just before go on from
+        memory (no member had them since); the others from their checkpoint and the steps written after it."""
+        parked, self._parked = self._parked, {}
+        wanted = [assigned.partition for assigned in partitions if assigned.partition not in parked]
+        checkpoints = latest(self._kafka, self._topics.checkpoints) if wanted else {}
         now = time.monotonic()
         for assigned in partitions:
             partition = assigned.partition
-            found = checkpoints.get(str(partition).encode())
-            checkpoint = None if found is None else decode(found)
-            encoded, end = partition_steps(self._kafka, self._topics.steps, 0 if checkpoint is None else checkpoint.steps_offset, partition)
-            steps = [decode(value) for value in encoded]
-            owner = GroupPartition(partition_work(self._plans, partition, self._partitions, self._telemetry), partition, checkpoint, steps)
-            self.owned[partition], self._steps_offset[partition], self._heard[partition] = owner, end, now
-            self._checkpointed[partition] = owner.seq if checkpoint is not None else -1
-            assigned.offset = OFFSET_BEGINNING if owner.next_offset is None else owner.next_offset
-            if checkpoint is not None or steps:
-                self.taken += 1
+            if partition in parked:
+                owner, self._steps_offset[partition], self._checkpointed[partition] = parked[partition]
+            else:
+                owner = self._restored(partition, checkpoints.get(str(partition).encode()))
+            self.owned[partition], self._heard[partition] = owner, now
+            start = owner.resume_offset()
+            assigned.offset = OFFSET_BEGINNING if start is None else start
             readiness.built(self._part(partition))
-            log.info(
-                "input partition %d taken: from step %d (offset %s), %d step(s) to re-read", partition, owner.seq,
-                "start" if owner.next_offset is None else owner.next_offset, len(owner.pending),
-            )  # fmt: skip
-        consumer.incremental_assign(partitions)
+        consumer.assign(partitions)
+
+    def _restored(self, partition: int, found: bytes | None) -> GroupPartition:
+        checkpoint = None if found is None else decode(found)
+        encoded, end = partition_steps(self._kafka, self._topics.steps, 0 if checkpoint is None else checkpoint.steps_offset, partition)
+        steps = [decode(value) for value in encoded]
+        owner = GroupPartition(partition_work(self._plans, partition, self._partitions, self._telemetry), partition, checkpoint, steps)
+        self._steps_offset[partition] = end
+        self._checkpointed[partition] = owner.seq if checkpoint is not None else -1
+        if checkpoint is not None or steps:
+            self.taken += 1
+        log.info(
+            "input partition %d taken over: from step %d (offset %s), %d step(s) to re-read", partition, owner.seq,
+            "start" if owner.next_offset is None else owner.next_offset, len(owner.pending),
+        )  # fmt: skip
+        return owner
 
     def _revoked(self, consumer: Any, partitions: list[Any]) -> None:
+        """The group rebalances: checkpoint the partitions given back and keep them, in case they come back."""
         given = [assigned.partition for assigned in partitions if assigned.partition in self.owned]
         if given:
             self.checkpoint(given)
+        self._parked = {partition: (self.owned[partition], self._steps_offset[partition], self._checkpointed[partition]) for partition in given}
         self._drop(given)
 
     def _lost(self, consumer: Any, partitions: list[Any]) -> None:
         """Partitions taken away without a revocation (this process was too long silent): their new owner goes on from
         their last checkpoint, so nothing of them is written here any more."""
+        self._parked = {}
         self._drop([assigned.partition for assigned in partitions])
 
     def _drop(self, partitions: list[int]) -> None:

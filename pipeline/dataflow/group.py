@@ -78,6 +78,11 @@ class GroupPartition:
     def replaying(self) -> bool:
         return bool(self.pending)
 
+    def resume_offset(self) -> int | None:
+        """Where reading goes on (None: the partition's start); messages read beyond it and held are read again."""
+        self._held = []
+        return self.next_offset
+
     def messages(self, offsets: list[int], values: list[Any]) -> list[Step]:
         """The steps a batch of the partition's messages makes: none while it only re-reads steps already written."""
         if self.ended:

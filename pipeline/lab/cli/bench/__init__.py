@@ -20,6 +20,7 @@ from fairstream.lab.cli.bench.scale import scale
 from fairstream.lab.cli.bench.shield import shield
 from fairstream.lab.cli.bench.throughput import throughput
 from fairstream.lab.cli.placement import placement
+from fairstream.lab.groups.command import group
 
 
 @click.group()
@@ -27,5 +28,5 @@ def bench() -> None:
     """Measure throughput and detection behaviour."""
 
 
-for command in (throughput, scale, kafka, database, monitors, hiring, detection, guarantees, evidence, means, proxies, changes, alarms, shield, assumptions, placement):
+for command in (throughput, scale, kafka, group, database, monitors, hiring, detection, guarantees, evidence, means, proxies, changes, alarms, shield, assumptions, placement):
     bench.add_command(command)

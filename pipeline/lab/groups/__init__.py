@@ -1,0 +1,1 @@
+"""Scale-out by Kafka consumer group: members' throughput and the pause a member joining or leaving costs."""
