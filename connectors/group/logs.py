@@ -10,7 +10,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from fairstream.connectors.kafka import CONSUMER_CONFIG, ensure_topics
 from fairstream.connectors.kafka_config import KafkaConnection
-from fairstream.records.errors import ConnectorError
+from fairstream.records.errors import ConnectorError, UsageError
 
 
 def group_consumer(config: dict[str, Any]) -> Any:
@@ -96,3 +96,18 @@ def partition_steps(kafka: KafkaConnection, topic: str, offset: int, partition: 
             steps.append(value)
 
     return steps, read_to_end(kafka, topic, offset, keep)
+
+
+JOB_KEY = b"job"
+"""The merge topic's key of what the group's checkpoints were made for."""
+
+
+def claim_group(kafka: KafkaConnection, topics: GroupTopics, job: str, producer: Any) -> None:
+    """Mark the group as this job's (its specs and input partitions), or stop in one line where it is another's: the
+    checkpoints of other specs cannot be continued."""
+    claimed = latest(kafka, topics.merge).get(JOB_KEY)
+    if claimed is None:
+        producer.produce(topics.merge, job.encode(), JOB_KEY)
+        producer.flush(10.0)
+    elif claimed.decode() != job:
+        raise UsageError(f"consumer group {topics.group!r} holds the checkpoints of another job (other specs or input partitions): give this job a new --group name")

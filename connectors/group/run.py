@@ -14,17 +14,19 @@ from typing import Any
 from confluent_kafka import KafkaError, TopicPartition
 
 from fairstream.compiler.plan import Plan
-from fairstream.connectors.group.logs import GroupTopics, group_consumer
+from fairstream.connectors.group.logs import GroupTopics, claim_group, group_consumer
 from fairstream.connectors.group.merge_stage import ENDED_KEY, MergeStage
 from fairstream.connectors.group.trials_stage import TrialsStage
 from fairstream.connectors.kafka import CONSUMER_CONFIG, PRODUCER_CONFIG, granted_producer, partition_counts
 from fairstream.connectors.kafka_config import KafkaConnection
+from fairstream.dataflow import collector
 from fairstream.process.lifecycle import stop_requested
 from fairstream.process.telemetry import SILENT, Telemetry
+from fairstream.records.chain import combined_hash
 
 log = logging.getLogger("fairstream.group")
 
-POLL_WAIT = 0.02
+POLL_WAIT = 0.01
 """Seconds each stage's read waits for messages when none are there."""
 
 
@@ -78,6 +80,7 @@ def run_group(
     topics.ensure(kafka, replication_factor)
     partitions = partition_counts(kafka, [topic])[topic]
     producer = granted_producer(kafka.client(PRODUCER_CONFIG))
+    claim_group(kafka, topics, f"{combined_hash([plan.sha256 for plan in plans])}/{partitions}", producer)
     trials = TrialsStage(kafka, topics, topic, plans, partitions, producer, tail=tail, idle_after=idle_after, telemetry=telemetry)
     merge = MergeStage(
         kafka,
@@ -91,6 +94,7 @@ def run_group(
         telemetry=telemetry,
     )
     watch = _EndWatch(kafka, topics)
+    collector.settle()  # as a dataflow run does: what is built stays out of the collector's way
     saved_at = time.monotonic()
     ended = False
     try:

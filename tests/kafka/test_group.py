@@ -103,3 +103,17 @@ def test_what_a_member_cannot_do_is_refused_in_one_line(tmp_path, arguments, say
     done = subprocess.run([sys.executable, "-m", "fairstream.cli", "run", str(SPEC), "--group", "g", *arguments], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2, done.stdout + done.stderr
     assert says in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_a_group_belongs_to_one_job(kafka_bootstrap, topic, compas_csv):
+    replay(compas_events(compas_csv)[:200], kafka_bootstrap, topic, partitions=2)
+    group = f"{topic}-group"
+    first = member(kafka_bootstrap, topic, group, "--until-end")
+    _out, err = first.communicate(timeout=120)
+    assert first.returncode == 0, err[-2000:]
+    other = subprocess.run(
+        [sys.executable, "-m", "fairstream.cli", "run", str(SPECS / "compas_demographic_parity_sex.yaml"), "--bootstrap", kafka_bootstrap, "--topic", topic, "--group", group, "--until-end"],
+        env=MEMBER_ENV, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert other.returncode == 2, other.stdout + other.stderr
+    assert "holds the checkpoints of another job" in other.stderr and len(other.stderr.strip().splitlines()) == 1, other.stderr
