@@ -23,6 +23,7 @@ from tests.conftest import SPECS
 
 SPEC = SPECS / "compas_equalized_odds.yaml"
 PARTITIONS = 3
+BAD_LINES = (b'{"event": "SCREEN", "id": "x1", "date": "2014-02-0', b'{"event": "SCREEN", "id": "77", "date": "2014-02-01"}', b'{"event": "SCREEN", "id": "1", "date": "2014-02-01", "race": "Other", "decile_score": 3}')
 
 
 def without_emitted_at(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -32,13 +33,22 @@ def without_emitted_at(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 @pytest.fixture(scope="module")
 def parts(compas_csv, tmp_path_factory) -> list[Path]:
     out = tmp_path_factory.mktemp("parts")
-    return [path for path, _count in split_records(compas_events(compas_csv), lambda event: event.get("id"), out, PARTITIONS)]
+    paths = [path for path, _count in split_records(compas_events(compas_csv), lambda event: event.get("id"), out, PARTITIONS)]
+    for path, bad in zip(paths, BAD_LINES):  # dead letters too: bad JSON, a missing field, a key of another partition
+        lines = path.read_bytes().splitlines()
+        lines.insert(len(lines) // 2, bad)
+        path.write_bytes(b"\n".join(lines) + b"\n")
+    return paths
 
 
 @pytest.fixture(scope="module")
 def file_records(parts, tmp_path_factory) -> dict[str, list[dict[str, Any]]]:
     run = run_file(SPEC, str(parts[0].parent / "*.jsonl"), tmp_path_factory.mktemp("file"))
-    return {"alerts": without_emitted_at(run.read("alerts.jsonl")), "estimates": without_emitted_at(run.read("estimates.jsonl"))}
+    return {
+        "alerts": without_emitted_at(run.read("alerts.jsonl")),
+        "estimates": without_emitted_at(run.read("estimates.jsonl")),
+        "dead_letters": without_emitted_at(run.read("dead_letters.jsonl")),
+    }
 
 
 def owner_steps(plans, partition: int, lines: list[bytes], rng: random.Random, log: list[bytes], crashes: int) -> None:
@@ -129,7 +139,9 @@ def test_group_stages_give_the_file_runs_records(parts, file_records, seed, owne
     assert [record for record in unique if record["type"] == "fairness.estimate"] == file_records["estimates"]
     alert_types = {record["type"] for record in file_records["alerts"]}
     assert [record for record in unique if record["type"] in alert_types] == file_records["alerts"]
-    assert len(file_records["alerts"]) >= 2 and len(file_records["estimates"]) > 700
+    letters = [record for record in unique if record["type"] == "pipeline.dead_letter"]
+    assert sorted(letters, key=lambda letter: (letter["partition"], letter["offset"])) == sorted(file_records["dead_letters"], key=lambda letter: (letter["partition"], letter["offset"]))
+    assert len(file_records["alerts"]) >= 2 and len(file_records["estimates"]) > 700 and len(file_records["dead_letters"]) >= 3
     if repeats:
         assert dropped >= repeats
     if not merge_crashes:  # without a takeover of the merge, no record is written twice
