@@ -129,8 +129,8 @@ class GroupPartition:
                     self.ended = True
             else:
                 cut = next((index for index, (offset, _value) in enumerate(self._held) if offset > step.last_offset), len(self._held))
-                if not self._held or self._held[cut - 1][0] < step.last_offset:
-                    return []  # the step's last message is not read yet
+                if cut == len(self._held) and (not self._held or self._held[-1][0] < step.last_offset):
+                    return []  # the step's last message is not read yet (a message read past it completes it)
                 taken, self._held = self._held[:cut], self._held[cut:]
                 self.trials.receive(_raws(self.partition, [offset for offset, _ in taken], [value for _, value in taken]))
                 self.next_offset = step.last_offset + 1
