@@ -27,7 +27,7 @@ from fairstream.records.chain import combined_hash
 log = logging.getLogger("fairstream.group")
 
 POLL_WAIT = 0.01
-"""Seconds each stage's read waits for messages when none are there."""
+"""Seconds a member that had nothing to do waits for input messages before it looks again."""
 
 
 @dataclass(frozen=True)
@@ -96,11 +96,11 @@ def run_group(
     watch = _EndWatch(kafka, topics)
     collector.settle()  # as a dataflow run does: what is built stays out of the collector's way
     saved_at = time.monotonic()
-    ended = False
+    ended = busy = False
     try:
         while not stop_requested():
-            trials.poll(POLL_WAIT)
-            merge.poll(0 if merge.merge is None else POLL_WAIT)
+            busy = trials.poll(0 if busy else POLL_WAIT) > 0  # only a member with nothing to do waits
+            busy = merge.poll(0) > 0 or busy
             now = time.monotonic()
             if now - saved_at >= snapshot_seconds:
                 saved_at = now
