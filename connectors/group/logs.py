@@ -8,6 +8,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
+from fairstream.connectors.group.chunks import Joiner, chunks, latest_values, part_keys
 from fairstream.connectors.kafka import CONSUMER_CONFIG, ensure_topics
 from fairstream.connectors.kafka_config import KafkaConnection
 from fairstream.records.errors import ConnectorError, UsageError
@@ -74,26 +75,33 @@ def read_to_end(kafka: KafkaConnection, topic: str, offset: int, keep: Callable[
         consumer.close()
 
 
-def latest(kafka: KafkaConnection, topic: str) -> dict[bytes, bytes]:
-    """The last value written under each key of a compacted topic (decoded by the caller, only those it needs)."""
-    found: dict[bytes, bytes] = {}
-
-    def keep(key: bytes | None, value: bytes) -> None:
-        found[key or b""] = value
-
-    read_to_end(kafka, topic, 0, keep)
+def messages_of(kafka: KafkaConnection, topic: str) -> list[tuple[bytes | None, bytes | None]]:
+    """Every (key, value) of the topic's one partition, in order (None: a tombstone)."""
+    found: list[tuple[bytes | None, bytes | None]] = []
+    read_to_end(kafka, topic, 0, lambda key, value: found.append((key, value)))
     return found
 
 
+def latest(kafka: KafkaConnection, topic: str) -> dict[str, tuple[int, int, bytes]]:
+    """The newest whole checkpoint of each name on a compacted topic: (its step, its count of parts, its value)."""
+    return latest_values(messages_of(kafka, topic))
+
+
+def marks(kafka: KafkaConnection, topic: str) -> dict[bytes, bytes]:
+    """The last value of each key that names no checkpoint part (the job's claim, the end mark)."""
+    return {key: value for key, value in messages_of(kafka, topic) if key is not None and value is not None and b"/" not in key}
+
+
 def partition_steps(kafka: KafkaConnection, topic: str, offset: int, partition: int) -> tuple[list[bytes], int]:
-    """The steps of input `partition` in the steps topic from `offset` on, in the order written (encoded), and the
-    offset after the topic's last message."""
+    """The steps of input `partition` in the steps topic from `offset` on, in the order written (whole, encoded), and
+    the offset after the topic's last message."""
     steps: list[bytes] = []
     wanted = str(partition).encode()
+    joiner = Joiner()
 
     def keep(key: bytes | None, value: bytes) -> None:
-        if key == wanted:
-            steps.append(value)
+        if key == wanted and (whole := joiner.add(key, value)) is not None:
+            steps.append(whole)
 
     return steps, read_to_end(kafka, topic, offset, keep)
 
@@ -105,9 +113,33 @@ JOB_KEY = b"job"
 def claim_group(kafka: KafkaConnection, topics: GroupTopics, job: str, producer: Any) -> None:
     """Mark the group as this job's (its specs and input partitions), or stop in one line where it is another's: the
     checkpoints of other specs cannot be continued."""
-    claimed = latest(kafka, topics.merge).get(JOB_KEY)
+    claimed = marks(kafka, topics.merge).get(JOB_KEY)
     if claimed is None:
         producer.produce(topics.merge, job.encode(), JOB_KEY)
         producer.flush(10.0)
     elif claimed.decode() != job:
         raise UsageError(f"consumer group {topics.group!r} holds the checkpoints of another job (other specs or input partitions): give this job a new --group name")
+
+
+def produce(producer: Any, topic: str, value: bytes | None, key: bytes, on_delivery: Callable[[Any, Any], None] | None = None) -> None:
+    """Produce one message, waiting for room in the producer's queue."""
+    while True:
+        try:
+            producer.produce(topic, value, key, on_delivery=on_delivery)
+            return
+        except BufferError:
+            producer.poll(0.1)
+
+
+def write_checkpoint(
+    producer: Any, topic: str, name: str, step: int, value: bytes, before: tuple[int, int] | None, on_delivery: Callable[[Any, Any], None] | None = None
+) -> tuple[int, int]:
+    """Write a checkpoint's parts to a compacted topic, then delete the parts of the one `before` it (its step and
+    count of parts); the new one's (step, count)."""
+    parts = chunks(value)
+    for key, part in zip(part_keys(name, step, len(parts)), parts):
+        produce(producer, topic, part, key, on_delivery)
+    if before is not None and before[0] != step:
+        for key in part_keys(name, *before):
+            produce(producer, topic, None, key, on_delivery)
+    return step, len(parts)

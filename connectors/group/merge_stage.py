@@ -13,7 +13,8 @@ from typing import Any
 from confluent_kafka import OFFSET_BEGINNING
 
 from fairstream.compiler.plan import Plan
-from fairstream.connectors.group.logs import GroupTopics, group_consumer, latest
+from fairstream.connectors.group.chunks import Joiner
+from fairstream.connectors.group.logs import GroupTopics, group_consumer, latest, produce, write_checkpoint
 from fairstream.connectors.group.trials_stage import member_config
 from fairstream.connectors.kafka_config import KafkaConnection
 from fairstream.dataflow.group import GroupMerge, decode
@@ -21,9 +22,10 @@ from fairstream.process.telemetry import SILENT, Telemetry
 
 log = logging.getLogger("fairstream.group")
 
-MERGE_KEY = b"merge"
+MERGE_NAME = "merge"
+"""The name of the merges' checkpoint on the merge topic (its parts: `merge/<offset>/<part>`)."""
 ENDED_KEY = b"ended"
-"""Keys of the merge topic: the merges' checkpoint, and the mark that every input partition has ended (`--until-end`)."""
+"""The merge topic's mark that every input partition has ended (`--until-end`)."""
 
 
 class MergeStage:
@@ -46,7 +48,10 @@ class MergeStage:
         self._producer, self._sink, self._encode = producer, sink, encode
         self._snapshot_seconds, self._telemetry = snapshot_seconds, telemetry
         self.merge: GroupMerge | None = None
-        self._position = 0
+        self._position = self._read = 0
+        self._joiner = Joiner()
+        self._written: tuple[int, int] | None = None
+        """The offset and count of parts of the merges' checkpoint on the topic, deleted once a newer is written."""
         self._saved_at = 0.0
         self._saved_position = -1
         self.ended_written = False
@@ -65,14 +70,18 @@ class MergeStage:
         records: list[dict[str, Any]] = []
         for message in messages:
             if message.error() is None:
-                records.extend(merge.receive(decode(message.value())))
-                self._position = message.offset() + 1
+                whole = self._joiner.add(message.key(), message.value(), message.offset())
+                if whole is not None:
+                    records.extend(merge.receive(decode(whole)))
+                self._read = message.offset() + 1
+        open_from = self._joiner.earliest_open()
+        self._position = self._read if open_from is None else open_from  # a step read in part is read again
         if records:
             self._sink.write_batch([encoded for encoded in map(self._encode, records) if encoded is not None])
         now = time.monotonic()
         if merge.ended and not self.ended_written:
             self.checkpoint()
-            self._producer.produce(self._topics.merge, b"1", ENDED_KEY)
+            produce(self._producer, self._topics.merge, b"1", ENDED_KEY)
             self._producer.flush()
             self.ended_written = True
         elif now - self._saved_at >= self._snapshot_seconds:
@@ -84,7 +93,7 @@ class MergeStage:
         self._saved_at = time.monotonic()
         if self.merge is None or self._saved_position == self._position:
             return
-        self._producer.produce(self._topics.merge, self.merge.checkpoint(self._position), MERGE_KEY)
+        self._written = write_checkpoint(self._producer, self._topics.merge, MERGE_NAME, self._position, self.merge.checkpoint(self._position), self._written)
         self._producer.flush()
         self._saved_position = self._position
 
@@ -102,13 +111,15 @@ class MergeStage:
         if parked is not None:
             self.merge = parked
         else:
-            found = latest(self._kafka, self._topics.merge).get(MERGE_KEY)
-            checkpoint = None if found is None else decode(found)
+            found = latest(self._kafka, self._topics.merge).get(MERGE_NAME)
+            checkpoint = None if found is None else decode(found[2])
+            self._written = None if found is None else found[:2]
             self.merge = GroupMerge(self._plans, self._partitions, checkpoint, self._telemetry)
             self._position = self._saved_position = 0 if checkpoint is None else checkpoint.steps_offset
             if checkpoint is not None:
                 self.taken += 1
             log.info("the merge taken: from offset %d of %s", self._position, self._topics.steps)
+        self._read, self._joiner = self._position, Joiner()
         for assigned in partitions:
             assigned.offset = OFFSET_BEGINNING if self._position == 0 else self._position
         consumer.assign(partitions)

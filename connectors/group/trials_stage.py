@@ -17,7 +17,8 @@ from confluent_kafka import OFFSET_BEGINNING, KafkaError, TopicPartition
 from fairstream import metrics
 from fairstream.compiler.plan import Plan
 from fairstream.connectors.broker_watch import gone_message
-from fairstream.connectors.group.logs import GroupTopics, group_consumer, latest, partition_steps
+from fairstream.connectors.group.chunks import chunks
+from fairstream.connectors.group.logs import GroupTopics, group_consumer, latest, partition_steps, produce, write_checkpoint
 from fairstream.connectors.kafka import CONSUMER_CONFIG
 from fairstream.connectors.kafka_config import KafkaConnection
 from fairstream.dataflow.group import GroupPartition, Step, decode, partition_work
@@ -85,6 +86,8 @@ class TrialsStage:
         self._failures: list[str] = []
         self._lag_at = 0.0
         self._parked: dict[int, tuple[GroupPartition, int, int]] = {}
+        self._written: dict[int, tuple[int, int]] = {}
+        """Per partition: the step and count of parts of its checkpoint on the topic, deleted once a newer is written."""
         """The partitions given back at the last rebalance: (owner, steps offset, step checkpointed)."""
         self.taken = 0
         """Partitions taken over from a checkpoint (another process had them)."""
@@ -137,8 +140,8 @@ class TrialsStage:
             owner = self.owned.get(partition)
             if owner is None or owner.replaying or self._checkpointed.get(partition) == owner.seq:
                 continue
-            checkpoint = owner.checkpoint(self._steps_offset[partition])
-            self._producer.produce(self._topics.checkpoints, checkpoint.encode(), str(partition).encode(), on_delivery=self._delivered)
+            checkpoint = owner.checkpoint(self._steps_offset[partition]).encode()
+            self._written[partition] = write_checkpoint(self._producer, self._topics.checkpoints, str(partition), owner.seq, checkpoint, self._written.get(partition), self._delivered)
             self._checkpointed[partition] = owner.seq
         self._flush()
 
@@ -162,12 +165,8 @@ class TrialsStage:
     def _write(self, steps: list[Step]) -> None:
         for step in steps:
             key = str(step.partition).encode()
-            while True:
-                try:
-                    self._producer.produce(self._topics.steps, step.encode(), key, on_delivery=self._delivered)
-                    break
-                except BufferError:
-                    self._producer.poll(0.1)
+            for part in chunks(step.encode()):
+                produce(self._producer, self._topics.steps, part, key, self._delivered)
 
     def _delivered(self, err: Any, msg: Any) -> None:
         if err is not None:
@@ -198,15 +197,17 @@ class TrialsStage:
             if partition in parked:
                 owner, self._steps_offset[partition], self._checkpointed[partition] = parked[partition]
             else:
-                owner = self._restored(partition, checkpoints.get(str(partition).encode()))
+                owner = self._restored(partition, checkpoints.get(str(partition)))
             self.owned[partition], self._heard[partition] = owner, now
             start = owner.resume_offset()
             assigned.offset = OFFSET_BEGINNING if start is None else start
             readiness.built(self._part(partition))
         consumer.assign(partitions)
 
-    def _restored(self, partition: int, found: bytes | None) -> GroupPartition:
-        checkpoint = None if found is None else decode(found)
+    def _restored(self, partition: int, found: tuple[int, int, bytes] | None) -> GroupPartition:
+        checkpoint = None if found is None else decode(found[2])
+        if found is not None:
+            self._written[partition] = found[:2]
         encoded, end = partition_steps(self._kafka, self._topics.steps, 0 if checkpoint is None else checkpoint.steps_offset, partition)
         steps = [decode(value) for value in encoded]
         owner = GroupPartition(partition_work(self._plans, partition, self._partitions, self._telemetry), partition, checkpoint, steps)
