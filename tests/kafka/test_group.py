@@ -76,7 +76,7 @@ def test_a_member_killed_mid_run_leaves_the_records_of_the_file_run(kafka_bootst
         for process in [first, *others]:
             if process.poll() is None:
                 process.kill()
-    for process, (out, err) in zip(others, outputs):
+    for process, (_out, err) in zip(others, outputs):
         assert process.returncode == 0, err[-2000:]
     summaries = " ".join(out for out, _err in outputs)
     taken = sum(int(line.split("took ")[1].split(" partition")[0]) for line in summaries.splitlines() if "member of consumer group" in line)
