@@ -26,6 +26,9 @@ ESTIMATE_ASSUMPTION = "calibrated proxy; outcomes depend on the proxy inputs onl
 BOUNDS_ASSUMPTION = "calibrated proxy"
 UNESTIMABLE = "the groups' probabilities cannot be told apart yet (a group never likely, or two always alike)"
 
+MAX_EXPONENT = 709.0
+"""The largest x whose exp(x) is a float: a wider log-ratio interval is unbounded above."""
+
 
 def proxy_part(numbers: list[float], layout: ProxyLayout, rule: VerdictRule, *, level: PairLevel, min_trials: int) -> dict[str, Any]:
     """The part's record from its cell: the sums of `layout`, then the trials counted. Its gap and ratio are of the
@@ -98,7 +101,7 @@ def _verdict(
             return 0.0, math.inf
         centre = math.log(estimates[low] / estimates[high])
         half = width(alpha) * error
-        return math.exp(centre - half), math.exp(centre + half)
+        return math.exp(centre - half), math.exp(centre + half) if centre + half < MAX_EXPONENT else math.inf
 
     return judge(replace(rule, mode="confident"), estimates, level=level, difference=difference, ratio=ratio, complete=complete)
 
