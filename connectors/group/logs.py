@@ -48,9 +48,7 @@ class GroupTopics:
 def read_to_end(kafka: KafkaConnection, topic: str, offset: int, keep: Callable[[bytes | None, bytes], None]) -> int:
     """Hand each message of the topic's one partition from `offset` to its end to `keep(key, value)`; return the offset
     after the last. Read by its own consumer (no group), so any process can read it at any time."""
-    consumer = Consumer(
-        kafka.client({**CONSUMER_CONFIG, "group.id": f"{topic}.reader", "enable.auto.commit": "false", "enable.partition.eof": "true"})
-    )
+    consumer = group_consumer(kafka.client({**CONSUMER_CONFIG, "group.id": f"{topic}.reader", "enable.auto.commit": "false", "enable.partition.eof": "true"}))
     try:
         consumer.assign([TopicPartition(topic, 0, offset)])
         position = offset
@@ -92,16 +90,16 @@ def marks(kafka: KafkaConnection, topic: str) -> dict[bytes, bytes]:
     return {key: value for key, value in messages_of(kafka, topic) if key is not None and value is not None and b"/" not in key}
 
 
-def partition_steps(kafka: KafkaConnection, topic: str, offset: int, partition: int) -> tuple[list[bytes], int]:
-    """The steps of input `partition` in the steps topic from `offset` on, in the order written (whole, encoded), and
-    the offset after the topic's last message."""
-    steps: list[bytes] = []
-    wanted = str(partition).encode()
+def partition_steps(kafka: KafkaConnection, topic: str, offset: int, partitions: set[int]) -> tuple[dict[int, list[bytes]], int]:
+    """The steps of each input partition of `partitions` in the steps topic from `offset` on, in the order written
+    (whole, encoded), and the offset after the topic's last message: one read for every partition taken at once."""
+    steps: dict[int, list[bytes]] = {}
+    wanted = {str(partition).encode(): partition for partition in partitions}
     joiner = Joiner()
 
     def keep(key: bytes | None, value: bytes) -> None:
-        if key == wanted and (whole := joiner.add(key, value)) is not None:
-            steps.append(whole)
+        if key in wanted and (whole := joiner.add(key, value)) is not None:
+            steps.setdefault(wanted[key], []).append(whole)
 
     return steps, read_to_end(kafka, topic, offset, keep)
 

@@ -21,7 +21,7 @@ from fairstream.connectors.group.chunks import chunks
 from fairstream.connectors.group.logs import GroupTopics, group_consumer, latest, partition_steps, produce, write_checkpoint
 from fairstream.connectors.kafka import CONSUMER_CONFIG
 from fairstream.connectors.kafka_config import KafkaConnection
-from fairstream.dataflow.group import GroupPartition, Step, decode, partition_work
+from fairstream.dataflow.group import Checkpoint, GroupPartition, Step, decode, partition_work
 from fairstream.process import readiness
 from fairstream.process.telemetry import SILENT, Telemetry
 from fairstream.records.errors import ConnectorError
@@ -190,30 +190,33 @@ class TrialsStage:
         memory (no member had them since); the others from their checkpoint and the steps written after it."""
         parked, self._parked = self._parked, {}
         wanted = [assigned.partition for assigned in partitions if assigned.partition not in parked]
-        checkpoints = latest(self._kafka, self._topics.checkpoints) if wanted else {}
+        found = latest(self._kafka, self._topics.checkpoints) if wanted else {}
+        checkpoints = {partition: decode(found[str(partition)][2]) if str(partition) in found else None for partition in wanted}
+        for partition in wanted:
+            if str(partition) in found:
+                self._written[partition] = found[str(partition)][:2]
+        since = min((0 if checkpoint is None else checkpoint.steps_offset for checkpoint in checkpoints.values()), default=0)
+        steps, end = partition_steps(self._kafka, self._topics.steps, since, set(wanted)) if wanted else ({}, 0)  # one read for all
         now = time.monotonic()
         for assigned in partitions:
             partition = assigned.partition
             if partition in parked:
                 owner, self._steps_offset[partition], self._checkpointed[partition] = parked[partition]
             else:
-                owner = self._restored(partition, checkpoints.get(str(partition)))
+                owner = self._restored(partition, checkpoints[partition], [decode(value) for value in steps.get(partition, [])], end)
             self.owned[partition], self._heard[partition] = owner, now
             start = owner.resume_offset()
             assigned.offset = OFFSET_BEGINNING if start is None else start
             readiness.built(self._part(partition))
         consumer.assign(partitions)
 
-    def _restored(self, partition: int, found: tuple[int, int, bytes] | None) -> GroupPartition:
-        checkpoint = None if found is None else decode(found[2])
-        if found is not None:
-            self._written[partition] = found[:2]
-        encoded, end = partition_steps(self._kafka, self._topics.steps, 0 if checkpoint is None else checkpoint.steps_offset, partition)
-        steps = [decode(value) for value in encoded]
+    def _restored(self, partition: int, checkpoint: Checkpoint | None, steps: list[Step], end: int) -> GroupPartition:
+        """A partition taken over: its trials from `checkpoint`, the `steps` written after it re-read (those before it are
+        left out by their numbers); `end`: the steps topic's offset after its last message."""
         owner = GroupPartition(partition_work(self._plans, partition, self._partitions, self._telemetry), partition, checkpoint, steps)
         self._steps_offset[partition] = end
         self._checkpointed[partition] = owner.seq if checkpoint is not None else -1
-        if checkpoint is not None or steps:
+        if checkpoint is not None or owner.pending:
             self.taken += 1
         log.info(
             "input partition %d taken over: from step %d (offset %s), %d step(s) to re-read", partition, owner.seq,

@@ -24,8 +24,15 @@ from fairstream.records.events import ENDED, IDLE, DeadLetter, LineBlock, RawRec
 from fairstream.trials.partition import Output, PartitionTrials
 
 
+class Encoded:
+    """A value of the group's own topics: pickled whole (see `decode`)."""
+
+    def encode(self) -> bytes:
+        return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
+
+
 @dataclass(frozen=True)
-class Step:
+class Step(Encoded):
     """What one batch of an input partition gave: its number in the partition, the last input offset it read (None for
     a marker), the marker it was (`IDLE`, `ENDED`, or None for messages) and its outputs."""
 
@@ -35,12 +42,9 @@ class Step:
     marker: int | None
     outputs: list[Output]
 
-    def encode(self) -> bytes:
-        return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
-
 
 @dataclass(frozen=True)
-class Checkpoint:
+class Checkpoint(Encoded):
     """An input partition's trials after step `seq`: the input offset to read next (None: from the beginning), the offset
     of the steps topic after that step's record (where later steps of the partition are to be found), whether the
     partition has ended, and the trials' snapshot."""
@@ -51,9 +55,6 @@ class Checkpoint:
     steps_offset: int
     ended: bool
     trials: Any
-
-    def encode(self) -> bytes:
-        return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def decode(value: bytes) -> Any:
@@ -148,7 +149,7 @@ def _raws(partition: int, offsets: list[int], values: list[Any]) -> LineBlock | 
 
 
 @dataclass
-class MergeCheckpoint:
+class MergeCheckpoint(Encoded):
     """The merge stage after the steps topic's offset `steps_offset`: the last step merged of each partition, whether
     every partition has ended, and the merges' state."""
 
@@ -156,9 +157,6 @@ class MergeCheckpoint:
     merged: dict[int, int]
     ended: bool
     state: Any = field(default=None)
-
-    def encode(self) -> bytes:
-        return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 class GroupMerge:
