@@ -12,7 +12,7 @@ from __future__ import annotations
 import pickle
 from collections import deque
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from fairstream.compiler.plan import Plan
@@ -148,15 +148,13 @@ def _raws(partition: int, offsets: list[int], values: list[Any]) -> LineBlock | 
     return block if block is not None else [RawRecord(partition, offset, value, "") for offset, value in zip(offsets, values)]
 
 
-@dataclass
+@dataclass(frozen=True)
 class MergeCheckpoint(Encoded):
-    """The merge stage after the steps topic's offset `steps_offset`: the last step merged of each partition, whether
-    every partition has ended, and the merges' state."""
+    """The merge stage after the steps topic's offset `steps_offset`: the merges, the job's alarm, the last step merged
+    of each partition and the partitions that have ended."""
 
     steps_offset: int
-    merged: dict[int, int]
-    ended: bool
-    state: Any = field(default=None)
+    state: Any
 
 
 class GroupMerge:
@@ -206,9 +204,7 @@ class GroupMerge:
 
     def checkpoint(self, steps_offset: int) -> bytes:
         """The encoded `MergeCheckpoint` of the merges now."""
-        return MergeCheckpoint(
-            steps_offset, dict(self.merged), self.ended, (self._merges, self._job, self.merged, self.ended_partitions)
-        ).encode()
+        return MergeCheckpoint(steps_offset, (self._merges, self._job, self.merged, self.ended_partitions)).encode()
 
     def _judged(self, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """A merge's records, its evidence taken by the job's alarm."""
