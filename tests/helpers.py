@@ -6,6 +6,7 @@ import copy
 import math
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fairstream.compiler.load import parse_spec
@@ -126,14 +127,27 @@ def wait_until(condition, what: str, timeout: float = 30.0):
         time.sleep(0.3)
 
 
+def shared_file(name: str, source: str) -> Path:
+    """A reference data file in ../shared/data, or a skip in one line saying where it comes from."""
+    import pytest
+
+    from fairstream.paths import SHARED_DATA
+
+    path = SHARED_DATA / name
+    if not path.is_file():
+        pytest.skip(f"no {name} at {path}: put it ({source}) in ../shared/data (see replay_data/README.md)")
+    return path
+
+
+GERMAN = ("german-credit.csv", "the Statlog German Credit data, UCI doi 10.24432/C5NC77, with the recoded columns of ../shared/data/README.md")
+
+
 def german_decisions(date_of: Callable[[int], str]) -> pd.DataFrame:
     """The real German credit file as one decision per applicant: `id`, `date` (row i dated `date_of(i)`), `sex`, `age`
     and `approved` (class label 1: good credit)."""
     import pandas as pd
 
-    from fairstream.paths import SHARED_DATA
-
-    raw = pd.read_csv(SHARED_DATA / "german-credit.csv")
+    raw = pd.read_csv(shared_file(*GERMAN))
     return pd.DataFrame(
         {
             "id": range(len(raw)),

@@ -62,12 +62,13 @@ def test_the_plain_table_example_gives_fairlearns_rates():
     import pandas as pd
     from fairlearn.metrics import MetricFrame, selection_rate
 
-    from fairstream.paths import SHARED_DATA
+    from tests.helpers import GERMAN, shared_file
 
+    german = shared_file(*GERMAN)
     example = blocks(page("api.md"), "python")[2]
     namespace: dict = {}
-    exec(compile(example.replace('"german-credit.csv"', repr(str(SHARED_DATA / "german-credit.csv"))), "docs/api.md", "exec"), namespace)
-    credit = pd.read_csv(SHARED_DATA / "german-credit.csv")
+    exec(compile(example.replace('"german-credit.csv"', repr(str(german))), "docs/api.md", "exec"), namespace)
+    credit = pd.read_csv(german)
     frame = MetricFrame(metrics=selection_rate, y_true=credit.classlabel21 == 1, y_pred=credit.classlabel21 == 1, sensitive_features=credit.sex9)
     final = namespace["final"].set_index("group")
     assert final.rate.to_dict() == frame.by_group.to_dict() and final.trials.sum() == len(credit)
