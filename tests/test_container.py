@@ -1,6 +1,6 @@
 """The container files, checked without a Docker engine: the Dockerfile's base image is pinned to an exact version,
 every file it copies exists, Python packages come from the lock files by hash, and its health check asks /healthz; the
-lock pins every dependency of pyproject.toml within its range; the compose file parses, mounts files that exist, and
+lock pins every dependency of pyproject.toml within its range on every Python the project claims; the compose file parses, mounts files that exist, and
 its observability profile wires the monitor's metrics port to Prometheus and the provisioned dashboard to Grafana."""
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from packaging.markers import Marker
 from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).parents[1]
@@ -23,17 +25,27 @@ def instructions(dockerfile: Path) -> list[tuple[str, str]]:
     return [(line.split(None, 1)[0].upper(), line.split(None, 1)[1] if " " in line.strip() else "") for line in joined.splitlines() if line.strip()]
 
 
-def locked(lock: Path) -> dict[str, tuple[str, int]]:
-    """Each locked package: its pinned version and how many hashes it carries."""
+def locked(lock: Path, python: str = "3.12") -> dict[str, tuple[str, int]]:
+    """Each package the lock installs on this Python (its markers evaluated): its pinned version and how many hashes it carries."""
     pins: dict[str, tuple[str, int]] = {}
+    environment = {"python_version": python, "python_full_version": f"{python}.0"}
     name = None
     for line in lock.read_text().splitlines():
-        if match := re.match(r"^([A-Za-z0-9_.-]+)==([^\s\\]+)", line):
-            name = canonicalize_name(match[1])
-            pins[name] = (match[2], 0)
+        if match := re.match(r"^([A-Za-z0-9_.-]+)==([^\s\\;]+)\s*(?:;([^\\]*))?", line):
+            applies = not match[3] or Marker(match[3]).evaluate(environment)
+            name = canonicalize_name(match[1]) if applies else None
+            if name:
+                assert name not in pins, f"{match[1]} pinned twice for Python {python}"
+                pins[name] = (match[2], 0)
         elif name and line.strip().startswith("--hash=sha256:"):
             pins[name] = (pins[name][0], pins[name][1] + 1)
     return pins
+
+
+def claimed_pythons() -> list[str]:
+    """Every Python minor version pyproject's requires-python admits."""
+    claim = SpecifierSet(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"])
+    return [f"3.{minor}" for minor in range(8, 20) if f"3.{minor}.0" in claim]
 
 
 @pytest.fixture(scope="module")
@@ -63,15 +75,28 @@ def test_python_packages_come_from_the_lock_files_by_hash(steps):
         assert all(hashes for _version, hashes in locked(ROOT / lock).values()), lock
 
 
-def test_the_lock_pins_every_dependency_within_its_range():
+@pytest.mark.parametrize("python", claimed_pythons())
+def test_the_lock_pins_every_dependency_within_its_range_on_every_claimed_python(python):
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    pins = locked(ROOT / "requirements.lock")
+    environment = {"python_version": python, "python_full_version": f"{python}.0"}
+    pins = locked(ROOT / "requirements.lock", python)
     for dependency in map(Requirement, project["project"]["dependencies"]):
+        if dependency.marker and not dependency.marker.evaluate(environment):
+            assert canonicalize_name(dependency.name) not in pins, (dependency, python)
+            continue
         version, _hashes = pins[canonicalize_name(dependency.name)]
         assert dependency.specifier.contains(version, prereleases=True), (dependency, version)
-    build = locked(ROOT / "requirements-build.lock")
+    build = locked(ROOT / "requirements-build.lock", python)
     for dependency in map(Requirement, project["build-system"]["requires"]):
         assert dependency.specifier.contains(build[canonicalize_name(dependency.name)][0]), dependency
+
+
+def test_the_locks_are_resolved_for_every_claimed_python():
+    """A lock resolved for one Python can pin releases an older one cannot install (numpy 2.5 needs 3.12)."""
+    lowest = claimed_pythons()[0]
+    for lock in ("requirements.lock", "requirements-build.lock"):
+        command = next(line for line in (ROOT / lock).read_text().splitlines() if line.startswith("#    uv pip compile"))
+        assert "--universal" in command and f"--python-version {lowest}" in command, (lock, command)
 
 
 def test_the_health_check_asks_healthz_as_an_unprivileged_user(steps):
