@@ -1,4 +1,4 @@
-"""Shared fixtures: paths to the reference data sets beside the project and to the bundled specs."""
+"""Shared fixtures: paths to the reference data sets (`../shared/data`, then the cache) and to the bundled specs."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from fairstream.engine.api import ENGINE
-from fairstream.paths import SHARED_DATA
 from fairstream.paths import SPECS_DIR as SPECS
 
 needs_bytewax = pytest.mark.skipif(ENGINE == "plain", reason="several processes and recovery stores need bytewax, which installs on Python 3.11 and 3.12")
@@ -16,10 +15,9 @@ needs_bytewax = pytest.mark.skipif(ENGINE == "plain", reason="several processes 
 
 @pytest.fixture(scope="session")
 def compas_csv() -> Path:
-    path = SHARED_DATA / "compas-scores-two-years.csv"
-    if not path.is_file():
-        pytest.skip(f"no COMPAS file at {path}: put compas-scores-two-years.csv from github.com/propublica/compas-analysis in ../shared/data (see replay_data/README.md)")
-    return path
+    from tests.helpers import reference_file
+
+    return reference_file("compas")
 
 
 @pytest.fixture(scope="session")

@@ -127,19 +127,18 @@ def wait_until(condition, what: str, timeout: float = 30.0):
         time.sleep(0.3)
 
 
-def shared_file(name: str, source: str) -> Path:
-    """A reference data file in ../shared/data, or a skip in one line saying where it comes from."""
+def reference_file(name: str) -> Path:
+    """A reference data set's file (`../shared/data`, then the cache), or a skip in one line naming the command that fetches it."""
     import pytest
 
-    from fairstream.paths import SHARED_DATA
+    from fairstream.datasets import get_line, locate
 
-    path = SHARED_DATA / name
-    if not path.is_file():
-        pytest.skip(f"no {name} at {path}: put it ({source}) in ../shared/data (see replay_data/README.md)")
+    path = locate(name)
+    if path is None:
+        pytest.skip(get_line(name))
     return path
 
 
-GERMAN = ("german-credit.csv", "the Statlog German Credit data, UCI doi 10.24432/C5NC77, with the recoded columns of ../shared/data/README.md")
 
 
 def german_decisions(date_of: Callable[[int], str]) -> pd.DataFrame:
@@ -147,7 +146,7 @@ def german_decisions(date_of: Callable[[int], str]) -> pd.DataFrame:
     and `approved` (class label 1: good credit)."""
     import pandas as pd
 
-    raw = pd.read_csv(shared_file(*GERMAN))
+    raw = pd.read_csv(reference_file("german"))
     return pd.DataFrame(
         {
             "id": range(len(raw)),

@@ -24,7 +24,7 @@ from fairlearn.metrics import (
 )
 
 from fairstream.runner import FileRun, run_file
-from tests.conftest import SHARED_DATA
+from tests.helpers import reference_file
 
 COLUMNS = [
     "age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
@@ -37,9 +37,7 @@ FIELDS = {"sex": "str", "race": "str", "predicted": "bool", "high_income": "bool
 @pytest.fixture(scope="module")
 def adult() -> pd.DataFrame:
     """The rows of `adult.data` with the predicted and the true high income."""
-    path = SHARED_DATA / "adult.data"
-    if not path.is_file():
-        pytest.skip(f"no UCI Adult file at {path}: put adult.data from the UCI ML repository (doi 10.24432/C5XW20) in ../shared/data")
+    path = reference_file("adult")
     frame = pd.read_csv(path, header=None, names=COLUMNS, skipinitialspace=True)
     return frame.assign(
         predicted=(frame["education-num"] >= 13) | (frame["capital-gain"] > 5000),

@@ -13,7 +13,8 @@ from scipy import stats
 from sklearn.metrics import precision_score
 
 from fairstream.runner import run_file
-from tests.conftest import SHARED_DATA, SPECS
+from tests.conftest import SPECS
+from tests.helpers import reference_file
 from tests.test_compas_reference import compas_trials, iso, write_variant
 
 COMPAS_SPEC = SPECS / "compas_equalized_odds.yaml"
@@ -35,7 +36,7 @@ def run_variant(tmp_path, change):
         body["estimator"].setdefault("min_trials", 1)
 
     spec = write_variant(COMPAS_SPEC, tmp_path / "spec.yaml", publishing_every_cell)
-    result = run_file(spec, SHARED_DATA / "compas-scores-two-years.csv", tmp_path / "out")
+    result = run_file(spec, reference_file("compas"), tmp_path / "out")
     return result.read("estimates.jsonl"), result.read("alerts.jsonl")
 
 
@@ -175,7 +176,7 @@ def test_benefit_rate_on_elberts_figure_1(tmp_path, weighting, expected):
 
 
 def test_conditional_statistical_parity_per_stratum_and_standardized(tmp_path, trials):
-    age = pd.read_csv(SHARED_DATA / "compas-scores-two-years.csv", usecols=["age_cat"])["age_cat"]
+    age = pd.read_csv(reference_file("compas"), usecols=["age_cat"])["age_cat"]
     frame = trials.assign(age=age.values)
 
     def change(body):

@@ -15,7 +15,7 @@ from fairlearn.metrics import MetricFrame, false_positive_rate, selection_rate, 
 from fairstream import monitor_frame
 from fairstream.cli import cli
 from fairstream.compiler.load import load_plans
-from tests.helpers import shared_file
+from tests.helpers import reference_file
 
 COLUMNS = ["age", "workclass", "fnlwgt", "education", "education_num", "marital_status", "occupation", "relationship", "race", "sex",
            "capital_gain", "capital_loss", "hours_per_week", "native_country", "income"]  # fmt: skip
@@ -31,7 +31,7 @@ PARITY = {"monitor": "adult-parity", "metric": {"type": "demographic_parity", "g
 @pytest.fixture(scope="module")
 def adult() -> pd.DataFrame:
     """Adult's rows with a prediction (a degree: 13 years of education or more) and a label (income over 50K)."""
-    path = shared_file("adult.data", "the UCI Adult training split, doi 10.24432/C5XW20")
+    path = reference_file("adult")
     raw = pd.read_csv(path, header=None, names=COLUMNS, skipinitialspace=True)
     return pd.DataFrame({"race": raw.race, "sex": raw.sex, "graduate": raw.education_num >= 13, "rich": raw.income == ">50K"})
 

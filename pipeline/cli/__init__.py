@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "spec": ("fairstream.cli.spec:spec", "Check monitor specs and print their JSON Schema."),
     "split": ("fairstream.cli.split:split", "Split an input file by SPEC's dependence key into one file per input partition."),
     "synth": ("fairstream.cli.synth:synth", "Generate synthetic decision streams."),
+    "data": ("fairstream.cli.data:data", "Fetch the reference data sets (COMPAS, Adult, German Credit) into a cache, checked by sha256."),
     "shield": ("fairstream.cli.shield:shield", "Runtime fairness shields: synthesize energy functions, simulate them, compare shields on real data."),
     "bench": ("fairstream.lab.cli.bench:bench", "Measure throughput and detection behaviour."),
     "tune": ("fairstream.lab.cli.tune:tune", "Count how often the seminar monitor triggers on FCFS, Randomize, Qualification and EqualGender assignments, per κ and ε."),

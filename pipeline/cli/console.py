@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 from rich.console import Console
 from rich.markup import escape
 from rich.measure import Measurement
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, DownloadColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TransferSpeedColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -107,7 +107,13 @@ def progress() -> Progress:
         TimeElapsedColumn(),
         console=errors,
         transient=True,
+        disable=not errors.is_terminal,  # a log gets the result lines, not a bar's leftovers
     )
+
+
+def download_progress() -> Progress:
+    """A progress bar for a download: bytes of the total, speed (transient)."""
+    return Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(), console=errors, transient=True, disable=not errors.is_terminal)
 
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -20,12 +20,15 @@ from fairstream.connectors.compas import compas_events
 from fairstream.connectors.files import write_jsonl
 from fairstream.connectors.replay import EventFields, replay
 from fairstream.connectors.synthetic.compas_like import compas_like_events
-from fairstream.paths import COMPAS_CSV, SPECS_DIR
+from fairstream.datasets import CATALOG, cache_dir, locate
+from fairstream.datasets.fetch import fetch
+from fairstream.paths import SPECS_DIR
+from fairstream.records.errors import FairstreamError
 from fairstream.runner import Job, KafkaInput, KafkaOutput, execute, job_plans
 
 
 @click.command()
-@click.option("--input", "input_path", type=click.Path(dir_okay=False), help=f"The ProPublica COMPAS CSV (default: {COMPAS_CSV.name} in ../shared/data when present).")
+@click.option("--input", "input_path", type=click.Path(dir_okay=False), help="The ProPublica COMPAS CSV (default: ../shared/data, else the data cache, else fetched into it as `fairstream data get compas` does).")
 @click.option("--synthetic", "synthetic", type=click.IntRange(1), help="Replay a COMPAS-shaped synthetic stream of this many defendants instead.")
 @kafka_options("Use this Kafka instead of starting a local broker (KAFKA_BOOTSTRAP is honoured too).")
 @click.option("--spec", default=str(SPECS_DIR / "compas_equalized_odds.yaml"), show_default=False, type=click.Path(dir_okay=False), help="Monitor spec (default: specs/compas_equalized_odds.yaml).")
@@ -39,17 +42,16 @@ def demo(input_path: str | None, synthetic: int | None, bootstrap: str | None, k
         console.console.print(f"started a local Kafka-protocol broker (tansu, in memory) at {address}")
 
     with kafka_or_local(bootstrap, kafka_config, on_start=started) as kafka, tempfile.TemporaryDirectory() as scratch:
-        if synthetic is None and (input_path is not None or COMPAS_CSV.is_file()):
-            source = Path(input_path or COMPAS_CSV)
-            events: list | Iterator = compas_events(source)
-            label = f"COMPAS ({source})"
+        compas = None if synthetic is not None else Path(input_path) if input_path else locate("compas") or fetched_compas()
+        if compas is not None:
+            events: list | Iterator = compas_events(compas)
+            label = f"COMPAS ({compas})"
         else:
             count = synthetic or 7214
             path = Path(scratch) / "compas_like.jsonl"
             write_jsonl(path, compas_like_events(count, seed=7))
             events = path.open("rb")
-            why = "" if synthetic is not None else " (no COMPAS file at hand)"
-            label = f"a synthetic COMPAS-shaped stream of {count:,} defendants{why}"
+            label = f"a synthetic COMPAS-shaped stream of {count:,} defendants"
         console.console.print(f"replaying {label} into {decisions!r}", soft_wrap=True)
         with console.progress() as bar:
             task = bar.add_task("replaying", total=len(events) if isinstance(events, list) else None)
@@ -67,3 +69,13 @@ def demo(input_path: str | None, synthetic: int | None, bootstrap: str | None, k
         alert_records = list(subscribe(kafka, alerts))
         print_run(tally, [plan.spec.monitor for plan in job_plans(job)])
         print_alerts(alert_records, as_json=False, title=f"Alerts read back from {alerts!r}")
+
+
+def fetched_compas() -> Path | None:
+    """COMPAS fetched into the data cache; None, said in one line, where it cannot be (the demo then replays a synthetic stream)."""
+    console.console.print(f"fetching COMPAS into {cache_dir()} (`fairstream data get compas`)", soft_wrap=True)
+    try:
+        return fetch(CATALOG["compas"], cache_dir())[0]
+    except FairstreamError as err:
+        console.warning(f"{err}; replaying a synthetic COMPAS-shaped stream instead")
+        return None

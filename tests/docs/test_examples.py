@@ -62,9 +62,9 @@ def test_the_plain_table_example_gives_fairlearns_rates():
     import pandas as pd
     from fairlearn.metrics import MetricFrame, selection_rate
 
-    from tests.helpers import GERMAN, shared_file
+    from tests.helpers import reference_file
 
-    german = shared_file(*GERMAN)
+    german = reference_file("german")
     example = blocks(page("api.md"), "python")[2]
     namespace: dict = {}
     exec(compile(example.replace('"german-credit.csv"', repr(str(german))), "docs/api.md", "exec"), namespace)

@@ -9,12 +9,13 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from fairstream.connectors.broker import LocalBroker
 from fairstream.runner import Job, KafkaInput, KafkaOutput, job_flow
-from tests.conftest import SHARED_DATA
+from tests.conftest import SPECS
 
 pytestmark = pytest.mark.kafka
 
@@ -36,7 +37,7 @@ def authenticating():
 @pytest.mark.parametrize(
     "command",
     [
-        ["replay", str(SHARED_DATA / "compas-scores-two-years.csv"), "--topic", "sasl-decisions"],
+        ["replay", str(Path(__file__).parents[2] / "replay_data" / "hiring_sample.jsonl"), "--spec", str(SPECS / "hiring_demographic_parity.yaml"), "--topic", "sasl-decisions"],
         ["run", "compas_equalized_odds", "--topic", "sasl-decisions", "--until-end"],
         ["shield", "run", "hiring_energy_shield", "--topic", "sasl-decisions", "--until-end"],
         ["alerts", "--topic", "sasl-alerts"],

@@ -22,9 +22,9 @@ import pandas as pd
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
+from fairstream.datasets import data_file
 from fairstream.lab.studies import fair_training
 from fairstream.lab.studies.shields import ADULT_COLUMNS, NO_FILE
-from fairstream.paths import SHARED_DATA
 from fairstream.records.errors import InputError
 
 HELD_OUT = 0.6
@@ -133,9 +133,9 @@ def environment(name: str) -> Environment:
     return ENVIRONMENTS[name]
 
 
-def read(env: Environment, data_dir: Path = SHARED_DATA) -> Frame:
+def read(env: Environment, data_dir: Path | None = None) -> Frame:
     """The environment's rows, or an `InputError` when its file is missing."""
-    path = data_dir / env.file
+    path = data_file(env.file, data_dir)
     if not path.is_file():
         raise InputError(NO_FILE.format(name=env.dataset, path=path))
     return env.read(path, env.attribute)
@@ -173,11 +173,11 @@ def encode(features: pd.DataFrame, train: np.ndarray) -> np.ndarray:
     return encoded.to_numpy(float)
 
 
-def scored(name: str, stream: str = "every-row", data_dir: Path = SHARED_DATA, classifier: str = "erm") -> Scored:
+def scored(name: str, stream: str = "every-row", data_dir: Path | None = None, classifier: str = "erm") -> Scored:
     """Split the environment's rows (stratified, seed `SPLIT_SEED`), train `classifier` on 40 % and score the rows
     `stream` names: every row, or the held-out 60 %. Each network is trained once per process, for either stream (and
     shared by the processes forked after)."""
-    frame, scores, train, test = _trained(name, Path(data_dir), classifier)
+    frame, scores, train, test = _trained(name, data_dir, classifier)
     streamed = np.arange(len(frame.labels)) if stream == "every-row" else test
     return Scored(
         scores=scores[streamed],
@@ -190,7 +190,7 @@ def scored(name: str, stream: str = "every-row", data_dir: Path = SHARED_DATA, c
 
 
 @lru_cache(maxsize=8)
-def _prepared(name: str, data_dir: Path) -> tuple[Frame, np.ndarray, np.ndarray, np.ndarray]:
+def _prepared(name: str, data_dir: Path | None) -> tuple[Frame, np.ndarray, np.ndarray, np.ndarray]:
     """The environment's rows, their encoded features, and the training and held-out row indices: read once for every
     classifier."""
     frame = read(environment(name), data_dir)
@@ -200,7 +200,7 @@ def _prepared(name: str, data_dir: Path) -> tuple[Frame, np.ndarray, np.ndarray,
 
 
 @lru_cache(maxsize=64)
-def _trained(name: str, data_dir: Path, classifier: str) -> tuple[Frame, np.ndarray, np.ndarray, np.ndarray]:
+def _trained(name: str, data_dir: Path | None, classifier: str) -> tuple[Frame, np.ndarray, np.ndarray, np.ndarray]:
     """The environment's rows, `classifier`'s score of every row, and the training and held-out row indices."""
     frame, features, train, test = _prepared(name, data_dir)
     scores = fair_training.train(classifier, features[train], frame.labels[train], frame.sensitive[train], environment(name).batch, SPLIT_SEED)(features)

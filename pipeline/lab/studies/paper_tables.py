@@ -39,7 +39,6 @@ from fairstream.lab.periodic.opportunity_finhzn import OpportunityFinHzn, Opport
 from fairstream.lab.studies.fair_training import CLASSIFIERS
 from fairstream.lab.studies.paper_setup import ENVIRONMENTS, Scored, scored
 from fairstream.lab.studies.shields import label_rates, parity_path
-from fairstream.paths import SHARED_DATA
 
 FAIRNESS = ("demographic_parity", "equal_opportunity")
 KAPPAS = (0.05, 0.1, 0.15, 0.2)
@@ -204,7 +203,7 @@ def _assumption(kind: str, held: list[bool], first: np.ndarray, counted: np.ndar
     return bool(((a >= least) & (b >= least)).all())
 
 
-def run_setting(setting: Setting, runs: int = RUNS, horizon_runs: int = HORIZON_RUNS, periods: int = PERIODS, seed: int = 0, data_dir: Path = SHARED_DATA) -> list[Outcome]:
+def run_setting(setting: Setting, runs: int = RUNS, horizon_runs: int = HORIZON_RUNS, periods: int = PERIODS, seed: int = 0, data_dir: Path | None = None) -> list[Outcome]:
     """Every shield's runs in one setting: FinHzn and the unshielded stream over one horizon, `horizon_runs` times, and
     the periodic shields and the unshielded stream over `periods` periods, `runs` times. Run r streams the shuffle drawn
     by the seed pair (seed, r) in both layouts, so every shield of a run sees the same individuals. A classifier other

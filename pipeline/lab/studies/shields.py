@@ -19,11 +19,11 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
+from fairstream.datasets import data_file
 from fairstream.lab.periodic import ArrivalModel, Dynamic, NaiveParityShield, StaticBW, StaticFair
 from fairstream.lab.periodic.finhzn import group_rates
 from fairstream.lab.periodic.opportunity import OpportunityShield
 from fairstream.lab.periodic.opportunity_finhzn import OpportunityPeriodic
-from fairstream.paths import SHARED_DATA
 from fairstream.records.errors import InputError
 from fairstream.shields import STEEPNESS, AdaptiveGroupShield, GroupShield, ShieldError, Target, uniform
 from fairstream.shields.energy.group_simulation import GroupProblem
@@ -65,7 +65,7 @@ DATASETS = {
     "adult": Dataset("adult", "adult.data", _adult, "sex", ("Male", "Female"), "income", ">50K"),
     "german": Dataset("german", "german-credit.csv", pd.read_csv, "sex9", ("male", "female"), "classlabel21", 1),
 }
-NO_FILE = "{name}: no data file at {path}; the reference data sets live in ../shared/data beside the project"
+NO_FILE = "{name}: no data file at {path}; `fairstream data get {name}` fetches it (or give the folder that holds it)"
 UNKNOWN_DATASET = "unknown data set {name!r}; known: {known}"
 
 Fairness = Literal["demographic_parity", "equal_opportunity"]
@@ -113,10 +113,10 @@ def _classifier(name: str, seed: int):
     raise InputError(UNKNOWN_CLASSIFIER.format(name=name, known=", ".join(CLASSIFIERS)))
 
 
-def recommend(data: Dataset, seed: int, data_dir: Path = SHARED_DATA, classifier: str = "logistic") -> Recommendations:
+def recommend(data: Dataset, seed: int, data_dir: Path | None = None, classifier: str = "logistic") -> Recommendations:
     """Train a classifier on a seeded, stratified half of the rows (features one-hot and scaled, the group left out) and
     return its decisions on both halves."""
-    path = data_dir / data.file
+    path = data_file(data.file, data_dir)
     if not path.is_file():
         raise InputError(NO_FILE.format(name=data.name, path=path))
     frame = data.load(path)
@@ -272,7 +272,7 @@ def compare(
     name: str,
     decisions: int,
     seed: int,
-    data_dir: Path = SHARED_DATA,
+    data_dir: Path | None = None,
     on_shield: Callable[[], None] = lambda: None,
     classifier: str = "logistic",
     fairness: Fairness = "demographic_parity",
