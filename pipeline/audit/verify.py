@@ -100,9 +100,10 @@ def _name(found: Located) -> str:
 class _Walk:
     """The state of one walk: every writer's places, the last place per writer and stream, and the seals met."""
 
-    def __init__(self, public_key: Any, open_chains: bool):
+    def __init__(self, public_key: Any, open_chains: bool, cut: dict[str, int]):
         self.public_key = public_key
         self.open_chains = open_chains
+        self.cut = cut
         self.check = ChainCheck()
         self.seen: dict[str, dict[int, _Link]] = {}
         self.last_in: dict[tuple[str, str], int] = {}
@@ -170,6 +171,9 @@ class _Walk:
             final = self.final.get(writer)
             if final is not None and last > final:
                 check.breaks.append(f"{positions[last].name} comes after the chain's closing seal, #{final} (added after it was written)")
+            elif final is None and writer in self.cut:
+                if last != self.cut[writer] or self.checkpoints.get(writer) != last:
+                    check.breaks.append(f"{writer}: the chain is to end at its seal #{self.cut[writer]}, but its last record is #{last}")
             elif final is None and open_chains:
                 check.open[writer] = (self.checkpoints.get(writer, -1), last)
             elif final is None:
@@ -180,11 +184,12 @@ class _Walk:
         return check
 
 
-def verify_chains(records: Iterable[Located], public_key: Any = None, *, open_chains: bool = False) -> ChainCheck:
+def verify_chains(records: Iterable[Located], public_key: Any = None, *, open_chains: bool = False, cut: dict[str, int] | None = None) -> ChainCheck:
     """Check every record's hash, place and stream order, every writer's sequence and seal, and with `public_key`
     (Ed25519) every record's signature; breaks are listed in the order the records were read. `open_chains`: a chain
-    without its closing seal (a run that goes on) is vouched for up to its last checkpoint, not a break."""
-    walk = _Walk(public_key, open_chains)
+    without its closing seal (a run that goes on) is vouched for up to its last checkpoint, not a break. `cut`: writer →
+    the checkpoint seal its chain is cut at (an incident bundle), which then closes it as a closing seal would."""
+    walk = _Walk(public_key, open_chains, cut or {})
     for found in records:
         walk.take(found)
     return walk.finish(open_chains)

@@ -19,6 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "plot": ("fairstream.cli.plot:plot", "Draw per-group estimates and the gap between groups over event time from the output DIR of `fairstream run`."),
     "report": ("fairstream.cli.audit.report:report", "Write the bias-audit report of a run: per category n, rate, impact ratio and significance, the verdicts' timeline, the spec."),
     "verify": ("fairstream.cli.audit.verify:verify", "Check that no record of a run was changed after it was written (its hash chains)."),
+    "incident": ("fairstream.cli.audit.incident:incident", "Bundle an alert with its chained records, the spec, the figure and the versions into one zip that `verify` checks."),
     "spec": ("fairstream.cli.spec:spec", "Check monitor specs and print their JSON Schema."),
     "split": ("fairstream.cli.split:split", "Split an input file by SPEC's dependence key into one file per input partition."),
     "synth": ("fairstream.cli.synth:synth", "Generate synthetic decision streams."),

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import yaml
 
@@ -144,3 +145,9 @@ def test_the_bias_audit_commands_write_the_report_and_verify_as_the_page_shows(c
         assert result.returncode == 0, (line, result.stderr)
     assert normalized(result.stdout.strip()) == normalized(verified.strip().splitlines()[1])
     assert (tmp_path / "report.html").exists() and (tmp_path / "report_tables" / "compas-bias-audit__selection-rate__race-sex.csv").exists()
+    incident = blocks(page("audits.md"), "bash")[2]  # the incident bundle of that run's violation, checked unpacked
+    assert incident.startswith("fairstream incident audit --alert ")
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    bundled = subprocess.run(["bash", "-euc", incident], capture_output=True, text=True, cwd=tmp_path, env={**CONSOLE, "PATH": path}, timeout=300)
+    assert bundled.returncode == 0, bundled.stderr
+    assert "incident bundle of alert 3c44aff4566688f5bb90a271" in bundled.stdout and "SHA256SUMS" not in bundled.stderr

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
+from fairstream.audit.incident import bundle_breaks, bundle_check, read_manifest
 from fairstream.audit.sources import directory_records, topic_records
 from fairstream.audit.verify import verify_chains
 from fairstream.cli import console
@@ -30,14 +33,23 @@ def verify(directory: str | None, bootstrap: str | None, kafka_config: str | Non
     Give the output DIRECTORY of `fairstream run --out DIR`, or a Kafka and the job's --alerts topic. Exit 0 with the
     number of records checked; exit 1 naming the first broken link (a changed, missing, reordered, misplaced or foreign
     record, a record naming a key twice, a chain cut from its end). Records written twice (a resumed run, at-least-once
-    delivery) are duplicates, not breaks.
+    delivery) are duplicates, not breaks. An unpacked incident bundle (`fairstream incident`) is checked against its
+    manifest too: its chain ends at the seal it names, and its files and spec are those it was made with.
     """
     kafka = file_or_kafka(directory, bootstrap, kafka_config, file_option="DIRECTORY")
     key = load_public_key(public_key) if public_key is not None else None
-    check = verify_chains(directory_records(directory) if kafka is None else topic_records(kafka, alerts), key, open_chains=open_chains)  # type: ignore[arg-type]
+    manifest = read_manifest(Path(directory)) if kafka is None else None  # type: ignore[arg-type]
+    if manifest is None:
+        check = verify_chains(directory_records(directory) if kafka is None else topic_records(kafka, alerts), key, open_chains=open_chains)  # type: ignore[arg-type]
+    else:
+        records = list(directory_records(directory))  # type: ignore[arg-type]
+        check = verify_chains(records, key, cut={manifest.writer: manifest.cut_seq})
+        check.breaks += bundle_breaks(Path(directory), manifest, records)  # type: ignore[arg-type]
     if check.breaks:
         more = f" ({len(check.breaks) - 1} more break(s) after it)" if len(check.breaks) > 1 else ""
         raise BrokenChain(f"{check.breaks[0]}{more}")
     if not check.checked:
         raise BrokenChain("no record to verify")
     console.console.print(check.summary() + ("; every one signed by the given key" if key is not None else ""), soft_wrap=True)
+    if manifest is not None:
+        console.console.print(bundle_check(manifest), soft_wrap=True)
