@@ -5,17 +5,16 @@ from __future__ import annotations
 
 import itertools
 import logging
-import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from fairstream import metrics
-from fairstream.engine.api import FixedPartitionedSink, FixedPartitionedSource, StatefulSinkPartition, StatefulSourcePartition
+from fairstream.connectors.retention.rotating import LinesFile, Rotation
+from fairstream.engine.api import FixedPartitionedSink, FixedPartitionedSource, StatefulSourcePartition
 from fairstream.language.table import ROW
 from fairstream.process.lifecycle import stop_requested
 from fairstream.records import wire
@@ -203,7 +202,7 @@ def jsonl_blocks(path: str | Path, start: int = 0) -> Callable[[], Iterator[byte
             if start:  # a named pipe is read from its start only
                 handle.seek(start)
             rest = b""
-            while chunk := handle.read(_CHUNK):
+            while chunk := handle.read1(_CHUNK):  # a named pipe: what its writer has sent so far
                 text = rest + chunk
                 end = text.rfind(b"\n") + 1
                 rest = text[end:]
@@ -268,20 +267,21 @@ def write_jsonl(path: str | Path, records: Iterable[dict[str, Any]]) -> int:
     return count
 
 
-def output_sink(out_dir: str | Path) -> OutputSink:
-    """One JSON-lines file per record family in `out_dir`; items are `(file name, line)`."""
+def output_sink(out_dir: str | Path, rotation: Rotation | None = None) -> OutputSink:
+    """One JSON-lines file per record family in `out_dir` (rotated into segments with a `rotation`); items are `(file name, line)`."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    return OutputSink(out_dir)
+    return OutputSink(out_dir, rotation)
 
 
-class OutputSink(FixedPartitionedSink[str, int]):
+class OutputSink(FixedPartitionedSink[str, Any]):
     """The output files, one partition each: as bytewax's `DirSink` (each file cut back to its snapshot's length on a
     resume, so a resumed run repeats nothing), but a write that fails (a full disk, a file system turned read-only)
     ends the run with one line naming the file and the cause, and a resume from the last snapshot is left intact."""
 
-    def __init__(self, out_dir: Path):
+    def __init__(self, out_dir: Path, rotation: Rotation | None = None):
         self._out_dir = out_dir
+        self._rotation = rotation
 
     def list_parts(self) -> list[str]:
         return list(OUTPUT_FILES)
@@ -289,40 +289,5 @@ class OutputSink(FixedPartitionedSink[str, int]):
     def part_fn(self, item_key: str) -> int:
         return OUTPUT_FILES.index(item_key)
 
-    def build_part(self, step_id: str, for_part: str, resume_state: int | None) -> _LinesFile:
-        return _LinesFile(self._out_dir / for_part, resume_state or 0)
-
-
-class _LinesFile(StatefulSinkPartition[str, int]):
-    """One output file, appended a batch at a time with unbuffered writes and synced: nothing is left in a buffer to be
-    written (or to fail) later; the snapshot is the file's length."""
-
-    def __init__(self, path: Path, length: int):
-        self._path = path
-        with _writing(path):
-            self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-            os.ftruncate(self._fd, length)
-
-    def write_batch(self, items: list[str]) -> None:
-        data = memoryview("".join(f"{item}\n" for item in items).encode())
-        with _writing(self._path):
-            while data:
-                data = data[os.write(self._fd, data) :]
-            os.fsync(self._fd)
-
-    def snapshot(self) -> int:
-        return os.fstat(self._fd).st_size
-
-    def close(self) -> None:
-        os.close(self._fd)
-
-
-@contextmanager
-def _writing(path: Path) -> Iterator[None]:
-    try:
-        yield
-    except OSError as err:
-        raise ConnectorError(
-            f"cannot write {path}: {err.strerror}; free space or make it writable, then run again "
-            "(with the same --recovery the run goes on from its last snapshot, its records as if never stopped)"
-        ) from None
+    def build_part(self, step_id: str, for_part: str, resume_state: Any) -> LinesFile:
+        return LinesFile(self._out_dir / for_part, resume_state, self._rotation)

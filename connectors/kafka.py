@@ -19,6 +19,7 @@ from fairstream.records import wire
 from fairstream.records.cloudevents import kafka_headers
 from fairstream.records.envelope import SEAL
 from fairstream.records.errors import ConnectorError, UndeliveredError
+from fairstream.records.timefmt import format_duration
 
 log = logging.getLogger("fairstream.kafka")
 
@@ -123,6 +124,34 @@ def _create(kafka: KafkaConnection, admin: Any, topics: dict[str, int], replicat
             if "TOPIC_ALREADY_EXISTS" not in str(err):
                 failed[name] = err
     return failed
+
+
+def retention_ms(kafka: KafkaConnection | str, topics: list[str], timeout: float = CONNECT_TIMEOUT) -> dict[str, int | None]:
+    """Each topic's `retention.ms` as the broker states it (-1: kept for ever); None where the broker does not say."""
+    from confluent_kafka.admin import ConfigResource
+
+    kafka = as_connection(kafka)
+    admin, _errors = _admin(kafka)
+    found: dict[str, int | None] = {}
+    asked = admin.describe_configs([ConfigResource(ConfigResource.Type.TOPIC, topic) for topic in topics], request_timeout=timeout)
+    for resource, future in asked.items():
+        try:
+            entry = future.result(timeout).get("retention.ms")
+            found[resource.name] = int(entry.value) if entry is not None and entry.value is not None else None
+        except Exception:  # a broker without DescribeConfigs, or a topic it does not describe
+            found[resource.name] = None
+    return found
+
+
+def warn_short_retention(kafka: KafkaConnection | str, topics: list[str], wanted_ms: int) -> None:
+    """One warning line per output topic that existed before with a shorter retention than the run's: the broker
+    removes its records sooner than the run says it keeps them."""
+    for topic, kept in retention_ms(kafka, topics).items():
+        if kept is not None and 0 <= kept < wanted_ms:
+            log.warning(
+                "topic %r keeps records %s, less than --retention %s: the broker removes them sooner (raise its retention.ms)",
+                topic, format_duration(kept), format_duration(wanted_ms),
+            )  # fmt: skip
 
 
 def partition_counts(kafka: KafkaConnection | str, topics: list[str], timeout: float = CONNECT_TIMEOUT) -> dict[str, int]:

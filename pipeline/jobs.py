@@ -41,6 +41,10 @@ class KafkaInput(_Model):
 class FileOutput(_Model):
     kind: Literal["file"] = "file"
     out_dir: str
+    retention_s: float | None = None
+    """Remove the records older than this (seconds since written), a rotated segment at a time; None: keep them all."""
+    rotate_every_s: float = 86400.0
+    """With a retention: start a new segment of each output file this often (wall-clock seconds)."""
 
 
 class KafkaOutput(_Model):
@@ -49,6 +53,8 @@ class KafkaOutput(_Model):
     alerts: str
     replication_factor: int | None = None
     """Replicas of each output topic fairstream creates; None: the broker's default (1 where a broker cannot apply it)."""
+    retention_s: float | None = None
+    """The output topics fairstream creates keep records this long (`retention.ms`); None: the broker's default."""
 
 
 class Job(_Model):

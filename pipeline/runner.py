@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import glob
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -45,12 +46,14 @@ from fairstream.connectors.kafka import (
     seals_topic,
     undelivered_to_topic,
     wait_for_topic,
+    warn_short_retention,
 )
 from fairstream.connectors.kafka_config import KafkaConnection, load_connection
 from fairstream.connectors.kafka_source import co_partitioned, kafka_source
 from fairstream.connectors.metrics_server import serving
 from fairstream.connectors.notify import UNDELIVERED_FILE, Undelivered, UndeliveredFile, notifying
 from fairstream.connectors.recovery import claim_store, prepare_store, resume_epoch, store_failure
+from fairstream.connectors.retention.rotating import Rotation
 from fairstream.dataflow import collector
 from fairstream.dataflow.flow import build_flow
 from fairstream.engine.api import ENGINE, Dataflow, FixedPartitionedSource, RecoveryConfig, Sink, cluster_main, run_main
@@ -59,6 +62,7 @@ from fairstream.jobs import Cluster, FileInput, FileOutput, InputFormat, Job, Ka
 from fairstream.process.lifecycle import die_with_parent, panic_reports_hidden, stopping
 from fairstream.process.ownership import holding
 from fairstream.records.errors import ConnectorError, FairstreamError, InputError, UsageError, raised_in_dataflow
+from fairstream.records.segments import SEGMENTS
 from fairstream.records.signing import load_private_key, signing
 from fairstream.verdicts.tally import RunTally
 
@@ -160,7 +164,9 @@ def job_flow(job: Job, wrap_source: Callable[[FixedPartitionedSource], FixedPart
 def job_output(job: Job, plans: list[Plan]) -> tuple[Sink, Callable[[dict[str, Any]], Any]]:
     """Where the job's records go, and what turns each into the sink's item."""
     if isinstance(job.output, FileOutput):
-        return output_sink(job.output.out_dir), FileEncoder(job.output.out_dir, plans[0].spec.dead_letters.max_file_bytes)
+        retention, every = job.output.retention_s, job.output.rotate_every_s
+        rotation = None if retention is None else Rotation(every, retention)
+        return output_sink(job.output.out_dir, rotation), FileEncoder(job.output.out_dir, plans[0].spec.dead_letters.max_file_bytes)
     shielded = f"{job.input.topics[0]}.shielded" if isinstance(job.input, KafkaInput) else "decisions.shielded"
     give_up_after = job.input.give_up_after if isinstance(job.input, KafkaInput) else None
     inputs = (kafka_of(job, job.input), job.input.topics) if isinstance(job.input, KafkaInput) else None
@@ -213,6 +219,7 @@ def prepare(job: Job, *, first: bool = True) -> bool:
             if job.recovery is None and first:
                 for name in (*OUTPUT_FILES, UNDELIVERED_FILE):
                     (out / name).unlink(missing_ok=True)
+                shutil.rmtree(out / SEGMENTS, ignore_errors=True)
             (out / ".writable").touch()
             (out / ".writable").unlink()
         except OSError as err:
@@ -222,7 +229,10 @@ def prepare(job: Job, *, first: bool = True) -> bool:
         topics = {alerts: 1, dead_letter_topic(alerts): 1, estimates_topic(alerts): 1, seals_topic(alerts): 1}
         if job.shield and isinstance(job.input, KafkaInput):
             topics[f"{job.input.topics[0]}.shielded"] = input_partitions
-        ensure_topics(kafka_of(job, job.output), topics, replication_factor=job.output.replication_factor)
+        kept = {} if job.output.retention_s is None else {name: {"retention.ms": str(round(job.output.retention_s * 1000))} for name in topics}
+        ensure_topics(kafka_of(job, job.output), topics, replication_factor=job.output.replication_factor, configs=kept)
+        if kept:
+            warn_short_retention(kafka_of(job, job.output), list(topics), round(job.output.retention_s * 1000))
     if job.recovery is not None and first:
         prepare_store(Path(job.recovery))
         claim_store(Path(job.recovery), made_for(job, plans, input_partitions))

@@ -21,6 +21,7 @@ from fairstream.audit.verify import ChainCheck, Located
 from fairstream.connectors.files import file_of
 from fairstream.records.envelope import SEAL
 from fairstream.records.errors import InputError
+from fairstream.records.segments import RETENTION, SEGMENTS, STATEMENTS
 
 MANIFEST = "incident.json"
 """The bundle's manifest: what it holds and where its chain is cut; `fairstream verify` reads it."""
@@ -62,14 +63,18 @@ class Incident:
     alert: dict[str, Any]
     records: list[dict[str, Any]]
     seal: dict[str, Any]
+    statements: list[dict[str, Any]]
+    """The statements of the segments a retention removed that held records of the chain before the seal."""
 
 
 def select(records: Iterable[Located], alert_id: str) -> Incident:
     """The alert named `alert_id` and its writer's records through the first seal at or after it (each position once)."""
     chains: dict[str, dict[int, dict[str, Any]]] = {}
-    alert = None
+    alert, statements = None, []
     for found in records:
         record, chain = found.record, found.record.get("chain")
+        if record.get("type") == RETENTION:
+            statements.append(record)
         if not isinstance(chain, dict) or "writer" not in chain:
             continue
         chains.setdefault(chain["writer"], {}).setdefault(chain["seq"], record)
@@ -86,7 +91,8 @@ def select(records: Iterable[Located], alert_id: str) -> Incident:
             "(every 100 records and when the run ends); make the bundle then"
         )
     cut = seals[0]
-    return Incident(alert, [positions[place] for place in range(cut + 1) if place in positions], positions[cut])
+    held = [statement for statement in statements if any(span["first"] <= cut for span in statement.get("spans", {}).get(writer, []))]
+    return Incident(alert, [positions[place] for place in range(cut + 1) if place in positions], positions[cut], held)
 
 
 def versions() -> dict[str, str]:
@@ -105,6 +111,8 @@ def record_files(incident: Incident) -> dict[str, bytes]:
     files: dict[str, list[bytes]] = {}
     for record in incident.records:
         files.setdefault(file_of(record), []).append(orjson.dumps(record) + b"\n")
+    for statement in incident.statements:  # what a retention removed before the alert, linking the chain across it
+        files.setdefault(f"{SEGMENTS}/{STATEMENTS}", []).append(orjson.dumps(statement) + b"\n")
     return {name: b"".join(lines) for name, lines in sorted(files.items())}
 
 
@@ -136,6 +144,7 @@ def figure(files: dict[str, bytes]) -> bytes:
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         for name, body in files.items():
+            (folder / name).parent.mkdir(exist_ok=True)
             (folder / name).write_bytes(body)
         return plot_run(folder, folder / "fairness.png").read_bytes()
 

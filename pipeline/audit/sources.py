@@ -12,6 +12,7 @@ from fairstream.audit.verify import Located
 from fairstream.connectors.files import file_of
 from fairstream.connectors.kafka_config import KafkaConnection
 from fairstream.records.errors import InputError
+from fairstream.records.segments import RETENTION, SEGMENTS, STATEMENTS, segments_of
 
 RUN_FILES = ("alerts.jsonl", "estimates.jsonl", "dead_letters.jsonl", "seals.jsonl")
 """The files of a run whose records are chained (shielded decisions are the decision maker's own records)."""
@@ -43,21 +44,34 @@ def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def directory_records(directory: str | Path) -> Iterator[Located]:
-    """Every record of a run's output directory, file by file."""
+    """Every record of a run's output directory, file by file: each file's rotated segments oldest first, then the live
+    file; then the statements of the segments a retention removed."""
     folder = Path(directory)
-    names = [name for name in RUN_FILES if (folder / name).exists()]
+    names = [name for name in RUN_FILES if (folder / name).exists() or segments_of(folder, name)]
     if not folder.is_dir() or not names:
         raise InputError(f"{folder} holds no output of `fairstream run --out` ({', '.join(RUN_FILES)})")
     for name in names:
-        with (folder / name).open("rb") as handle:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                record = strict_record(line)
-                if not line.endswith(b"\n") and "chain" not in record:  # the last line, its writer stopped mid-line
-                    yield Located(name, number, record, cut_short=True)
-                    continue
-                yield Located(name, number, record, home=file_of(record) if "type" in record else None)
+        for _number, path in segments_of(folder, name):
+            yield from _file_records(path, f"{SEGMENTS}/{path.name}", name, live=False)
+        if (folder / name).exists():
+            yield from _file_records(folder / name, name, name, live=True)
+    statements = folder / SEGMENTS / STATEMENTS
+    if statements.exists():
+        yield from _file_records(statements, f"{SEGMENTS}/{STATEMENTS}", STATEMENTS, live=False)
+
+
+def _file_records(path: Path, source: str, family: str, *, live: bool) -> Iterator[Located]:
+    """The records of one file; a record of the file's family has the file itself as its home."""
+    with path.open("rb") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            record = strict_record(line)
+            if live and not line.endswith(b"\n") and "chain" not in record:  # the last line, its writer stopped mid-line
+                yield Located(source, number, record, cut_short=True)
+                continue
+            home = file_of(record) if "type" in record and record["type"] != RETENTION else None
+            yield Located(source, number, record, home=source if home == family else home)
 
 
 def topic_records(kafka: KafkaConnection | str, alerts: str) -> Iterator[Located]:

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 
 from fairstream.records.chain import GENESIS, record_hash
 from fairstream.records.envelope import SEAL, UNDELIVERED
+from fairstream.records.segments import RETENTION, Span, Statement
 from fairstream.records.signing import signed_by
 
 
@@ -54,6 +55,9 @@ class ChainCheck:
     """writer → (its last checkpoint's place, or -1; its last record's place)."""
     notices: int = 0
     """`pipeline.undelivered` records met (beside the dead letters, outside the chains)."""
+    removed: int = 0
+    """Records a retention removed, as its statements say (their places and bordering hashes are checked)."""
+    statements: int = 0
     cut_short: list[str] = field(default_factory=list)
     """Checking a run that goes on (or stopped): the files whose last line its writer had not finished."""
 
@@ -65,6 +69,7 @@ class ChainCheck:
         writers = ", ".join(f"{writer}: {count:,}" for writer, count in sorted(self.checked.items()))
         duplicated = f"; {self.duplicates:,} duplicate(s) of records already seen (re-sent, same hash)" if self.duplicates else ""
         duplicated += f"; {self.notices:,} undelivered-notification notice(s), outside the chains" if self.notices else ""
+        duplicated += f"; {self.removed:,} record(s) removed by the run's retention, linked through {self.statements:,} statement(s)" if self.statements else ""
         duplicated += "".join(
             f"; the last line of {where} is cut short, a write its run had not finished (a crash or a full disk): a resume from the same --recovery cuts it and writes it again"
             for where in self.cut_short
@@ -104,6 +109,7 @@ class _Walk:
         self.public_key = public_key
         self.open_chains = open_chains
         self.cut = cut
+        self.removed: dict[str, list[Span]] = {}
         self.check = ChainCheck()
         self.seen: dict[str, dict[int, _Link]] = {}
         self.last_in: dict[tuple[str, str], int] = {}
@@ -124,6 +130,9 @@ class _Walk:
             return
         if record.get("type") == UNDELIVERED and chain is None:  # an operational notice beside the dead letters, outside the chains
             self.check.notices += 1
+            return
+        if record.get("type") == RETENTION and chain is None:  # a removed segment's statement: its spans stand for its records
+            self._statement(found)
             return
         if not isinstance(chain, dict) or not {"writer", "seq", "prev", "spec", "hash"} <= chain.keys():
             breaks.append(f"{found.where()}: record {record.get('alert_id', '?')} carries no chain (written by another program, or edited)")
@@ -153,6 +162,20 @@ class _Walk:
         if record.get("type") == SEAL:
             self._seal(found, writer, seq)
 
+    def _statement(self, found: Located) -> None:
+        try:
+            statement = Statement.model_validate(found.record)
+        except ValueError:
+            self.check.breaks.append(f"{found.where()}: a retention statement that does not say what it removed")
+            return
+        self.check.statements += 1
+        self.check.removed += statement.records
+        for writer, spans in statement.spans.items():
+            self.removed.setdefault(writer, []).extend(spans)
+            for span in spans:
+                if span.closing_seal:
+                    self.final[writer] = span.last
+
     def _seal(self, found: Located, writer: str, seq: int) -> None:
         record = found.record
         if record.get("records") != seq or record.get("last") != record["chain"]["prev"] or record.get("writer") != writer:
@@ -164,13 +187,15 @@ class _Walk:
 
     def finish(self, open_chains: bool) -> ChainCheck:
         check = self.check
-        for writer, positions in self.seen.items():
-            check.breaks.extend(_sequence_breaks(writer, positions))
+        for writer in sorted(self.seen.keys() | self.removed.keys()):
+            positions, spans = self.seen.get(writer, {}), sorted(self.removed.get(writer, []), key=lambda span: span.first)
+            check.breaks.extend(_sequence_breaks(writer, positions, spans))
             check.checked[writer] = len(positions)
-            last = max(positions)
+            last = max([*positions, *(span.last for span in spans)])
             final = self.final.get(writer)
+            name = positions[last].name if last in positions else f"{writer} #{last}"
             if final is not None and last > final:
-                check.breaks.append(f"{positions[last].name} comes after the chain's closing seal, #{final} (added after it was written)")
+                check.breaks.append(f"{name} comes after the chain's closing seal, #{final} (added after it was written)")
             elif final is None and writer in self.cut:
                 if last != self.cut[writer] or self.checkpoints.get(writer) != last:
                     check.breaks.append(f"{writer}: the chain is to end at its seal #{self.cut[writer]}, but its last record is #{last}")
@@ -195,16 +220,26 @@ def verify_chains(records: Iterable[Located], public_key: Any = None, *, open_ch
     return walk.finish(open_chains)
 
 
-def _sequence_breaks(writer: str, positions: dict[int, _Link]) -> list[str]:
-    """A writer's records must run 0, 1, 2, … each naming its predecessor's hash, under one spec."""
+def _sequence_breaks(writer: str, positions: dict[int, _Link], spans: list[Span]) -> list[str]:
+    """A writer's records must run 0, 1, 2, … each naming its predecessor's hash, under one spec; a span a retention
+    removed stands for its records, linked by the hash before it and the hash of its last record."""
     breaks = []
     expected_prev, spec = GENESIS, None
-    last = max(positions)
-    for seq in range(last + 1):
+    last = max([*positions, *(span.last for span in spans)])
+    removed = {span.first: span for span in spans}
+    seq = 0
+    while seq <= last:
+        span = removed.get(seq)
+        if span is not None and seq not in positions:
+            if expected_prev is not None and span.prev != expected_prev:
+                breaks.append(f"{writer}: the records #{span.first}–#{span.last} a retention removed do not follow #{seq - 1} (a statement or a record was changed)")
+            expected_prev, seq = span.hash, span.last + 1
+            continue
         link = positions.get(seq)
         if link is None:
             breaks.append(f"{writer}: record #{seq} is missing (removed after it was written), though #{last} is there")
             expected_prev = None
+            seq += 1
             continue
         if expected_prev is not None and link.prev != expected_prev:
             breaks.append(f"{link.name} does not follow #{seq - 1}: its prev is not the hash of #{seq - 1} (one of them was changed, replaced or reordered)")
@@ -212,4 +247,5 @@ def _sequence_breaks(writer: str, positions: dict[int, _Link]) -> list[str]:
             breaks.append(f"{link.name} names spec {link.spec[:12]}…, the records before it {spec[:12]}…")
         spec = spec or link.spec
         expected_prev = link.hash
+        seq += 1
     return breaks

@@ -19,6 +19,7 @@ from fairstream.paths import RUNBOOK_URL
 from fairstream.process.lifecycle import stopped_by
 from fairstream.records.errors import InputError, UsageError
 from fairstream.records.hints import FIXES
+from fairstream.records.timefmt import parse_duration
 from fairstream.runner import execute, guess_format, job_plans, resume_blocker
 from fairstream.verdicts.summary import final_rates, part_gaps, proxied, rested_on
 from fairstream.verdicts.tally import REJECTED_SHARE, MonitorTally, RunTally, late_line
@@ -170,6 +171,26 @@ def print_run(tally: RunTally, monitors: list[str]) -> None:
         console.console.print(notifications, markup=False, soft_wrap=True)
 
 
+
+class _Duration(click.ParamType):
+    """A duration as specs write it (`183d`, `12h`, `30s`), in seconds."""
+
+    name = "DURATION"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        if isinstance(value, float):
+            return value
+        try:
+            seconds = parse_duration(value) / 1000
+        except ValueError as err:
+            self.fail(str(err), param, ctx)
+        if seconds <= 0:
+            self.fail(f"a duration above 0 is needed; got {value!r}", param, ctx)
+        return seconds
+
+
+DURATION = _Duration()
+
 @click.command()
 @click.argument("specs", nargs=-1, required=True, type=click.Path())
 @click.option(
@@ -195,6 +216,8 @@ def print_run(tally: RunTally, monitors: list[str]) -> None:
 @click.option("--until-end", is_flag=True, help="With --bootstrap: stop at the end of the topic instead of tailing it (a topic that does not exist is an error; tailing waits for it).")
 @click.option("--replication-factor", type=click.IntRange(1), help="With --bootstrap: replicas of each output topic fairstream creates (default: the broker's default.replication.factor; 1 on brokers before Kafka 2.4).")
 @click.option("--give-up-after", type=click.FloatRange(min=1), help="Tailing: exit with an error once the broker has not answered for this many seconds (default: keep retrying, reporting every 30 s).")
+@click.option("--retention", type=DURATION, help="How long the run keeps its records (e.g. 183d, the EU AI Act's six months): output files rotate and their segments go once older; output topics are created with this retention.ms. Default: keep everything.")
+@click.option("--rotate-every", type=DURATION, default="1d", show_default=True, help="With --retention and --out: start a new segment of each output file this often.")
 @click.option("--recovery", type=click.Path(file_okay=False), help="Recovery store directory: resume from the last snapshot after a crash.")
 @click.option("--snapshot-every", default=2.0, show_default=True, type=click.FloatRange(min=0.1), help="Seconds between recovery snapshots.")
 @click.option("--metrics-port", type=click.IntRange(1, 65535), help="Serve Prometheus metrics at /metrics, a health check at /healthz and readiness at /readyz on this port while the run lasts (process i of --processes: port + i).")
@@ -224,6 +247,8 @@ def run(
     until_end: bool,
     replication_factor: int | None,
     give_up_after: float | None,
+    retention: float | None,
+    rotate_every: float,
     recovery: str | None,
     snapshot_every: float,
     metrics_port: int | None,
@@ -259,7 +284,7 @@ def run(
                 columns=columns.split(",") if columns else None,
                 sorted=presorted,
             ),
-            output=FileOutput(out_dir=out_dir),
+            output=FileOutput(out_dir=out_dir, retention_s=retention, rotate_every_s=rotate_every),
             recovery=recovery,
             snapshot_seconds=snapshot_every,
             metrics_port=metrics_port, metrics_host=metrics_host, alertmanager=alertmanager, webhooks=list(webhooks), runbook_url=runbook_url, signing_key=signing_key,
@@ -270,7 +295,7 @@ def run(
         job = Job(
             spec=spec,
             input=KafkaInput(bootstrap=kafka.bootstrap, topics=read, tail=not until_end, give_up_after=give_up_after),
-            output=KafkaOutput(bootstrap=kafka.bootstrap, alerts=alerts_topic, replication_factor=replication_factor),
+            output=KafkaOutput(bootstrap=kafka.bootstrap, alerts=alerts_topic, replication_factor=replication_factor, retention_s=retention),
             recovery=recovery,
             snapshot_seconds=snapshot_every,
             kafka_config=kafka_config,

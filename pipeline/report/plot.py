@@ -21,6 +21,7 @@ from matplotlib.patches import Patch
 from fairstream.language.metric import tests_ratio
 from fairstream.records.envelope import CHANGED, RECOVERED, VIOLATION
 from fairstream.records.errors import InputError
+from fairstream.records.segments import segments_of
 
 MAX_PARTS = 8
 COLUMNS = 4
@@ -74,7 +75,7 @@ def plot_run(out_dir: Path, png_path: Path | None = None, *, groups: list[str] |
     """Read `estimates.jsonl` and `alerts.jsonl` in `out_dir`, draw them and write a 1600×900 PNG (`out_dir/fairness.png`,
     or `fairness-<monitor>.png` for one `monitor` of a run of several)."""
     out_dir = Path(out_dir)
-    estimates = read_records(out_dir / "estimates.jsonl")
+    estimates = run_records(out_dir, "estimates.jsonl")
     if not estimates:
         raise InputError(NO_ESTIMATES.format(dir=out_dir))
     monitors = list(dict.fromkeys(record["monitor"] for record in estimates))
@@ -84,7 +85,7 @@ def plot_run(out_dir: Path, png_path: Path | None = None, *, groups: list[str] |
         raise InputError(UNKNOWN_MONITOR.format(monitor=monitor, dir=out_dir, monitors=", ".join(monitors)))
     chosen = monitor or monitors[0]
     estimates = [record for record in estimates if record["monitor"] == chosen]
-    alerts = [record for record in read_records(out_dir / "alerts.jsonl") if record.get("monitor") == chosen]
+    alerts = [record for record in run_records(out_dir, "alerts.jsonl") if record.get("monitor") == chosen]
     series = part_series(estimates)
     if groups:
         known = sorted({g for part in series for g in part.estimates})
@@ -100,6 +101,11 @@ def plot_run(out_dir: Path, png_path: Path | None = None, *, groups: list[str] |
     png_path.parent.mkdir(parents=True, exist_ok=True)
     FigureCanvasAgg(figure).print_png(png_path)
     return png_path
+
+
+def run_records(out_dir: Path, name: str) -> list[dict[str, Any]]:
+    """The records of a run's output file `name`: its rotated segments still kept, oldest first, then the live file."""
+    return [record for _number, path in segments_of(out_dir, name) for record in read_records(path)] + read_records(out_dir / name)
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
