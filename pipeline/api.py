@@ -48,6 +48,8 @@ class FairnessMonitor:
         """A plain table's spec (no input section): each row fed is numbered, its number its trial's key and time."""
         self.input = plans[0].spec.input
         """The input section every monitor reads events by."""
+        self.plans = plans
+        """One plan per monitor: its spec and settings."""
         self._partition = new_partition_trials(plans, 0, 1, strings=False)
         if not hold_start:
             self._partition.clock.begin_at_once()

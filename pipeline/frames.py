@@ -22,13 +22,20 @@ from fairstream.api import FairnessMonitor
 from fairstream.connectors.event_order import time_ordered, time_reader
 from fairstream.connectors.files import numbered_rows
 from fairstream.records.envelope import ALERT_TYPES, ESTIMATE
+from fairstream.verdicts.summary import floor_lines
 
 WARN_SHARE = 0.01
 """Above this share of rejected rows `monitor_frame` warns; when every row is rejected it raises."""
 
-ESTIMATE_COLUMNS = ["time", "monitor", "part", "group", "rate", "estimate", "interval_low", "interval_high", "hits", "trials", "status", "raw_gap", "raw_ratio"]
-"""A group's raw rate (hits / trials, as fairlearn's MetricFrame.by_group) and MAP estimate, and its part's gap and
-ratio of the raw rates (MetricFrame's difference() and ratio() over the groups judged)."""
+ESTIMATE_COLUMNS = [
+    "time", "row", "monitor", "part", "group", "rate", "estimate", "interval_low", "interval_high", "hits", "trials", "below_floor",
+    "status", "raw_gap", "raw_ratio",
+]  # fmt: skip
+"""A group's raw rate (hits / trials, as fairlearn's MetricFrame.by_group) and MAP estimate, its counts and whether it
+is below the evidence floor, and its part's gap and ratio of the raw rates (MetricFrame's difference() and ratio() over
+the groups judged); `row`: a plain table's rows read (missing for a timed stream)."""
+COUNTS = ("row", "hits", "trials")
+"""Columns of whole numbers, missing where a cell is suppressed: pandas' nullable integers, not floats."""
 
 
 @dataclass(frozen=True)
@@ -60,8 +67,16 @@ def monitor_frame(frame: Any, *specs: str | Path | Mapping[str, Any], keep_order
         raise ValueError(f"every one of the {len(frame):,} rows was rejected: {_reasons(letters)}")
     if len(frame) and len(letters) > WARN_SHARE * len(frame):
         warnings.warn(f"{len(letters):,} of {len(frame):,} rows were rejected ({_reasons(letters)}); see .dead_letters", stacklevel=2)
+    for plan in monitor.plans:
+        final = next((record for record in reversed(records) if record["type"] == ESTIMATE and record["monitor"] == plan.spec.monitor), None)
+        for line in floor_lines(final, plan.spec.evidence_floor, plan.spec.estimator.min_trials is None) if final else ():
+            warnings.warn(f"{plan.spec.monitor}: {line}", stacklevel=2)
     estimates = pandas.DataFrame(list(tidy_estimates(records)), columns=ESTIMATE_COLUMNS)
     estimates["time"] = pandas.to_datetime(estimates["time"], utc=True, format="ISO8601")
+    for column in COUNTS:
+        values = pandas.to_numeric(estimates[column])
+        if values.dropna().apply(float.is_integer if values.dtype.kind == "f" else lambda _value: True).all():
+            estimates[column] = values.astype("Int64")
     return FrameResult(
         estimates=estimates,
         alerts=pandas.DataFrame([record for record in records if record["type"] in ALERT_TYPES]),
@@ -127,8 +142,8 @@ def tidy_estimates(records: list[dict[str, Any]]) -> Iterator[list[Any]]:
         for part, body in record["parts"].items():
             for group, cell in body["groups"].items():
                 low, high = cell.get("interval") or (None, None)
-                row = [record["event_time"], record["monitor"], part, group, cell.get("rate", cell.get("estimate")), cell.get("estimate"), low, high]
-                yield [*row, cell.get("hits"), cell.get("trials"), body.get("status"), body.get("raw_gap"), body.get("raw_ratio")]
+                row = [record["event_time"], record.get("row"), record["monitor"], part, group, cell.get("rate", cell.get("estimate")), cell.get("estimate"), low, high]
+                yield [*row, cell.get("hits"), cell.get("trials"), bool(cell.get("below_floor")), body.get("status"), body.get("raw_gap"), body.get("raw_ratio")]
 
 
 def _reasons(letters: list[dict[str, Any]]) -> str:

@@ -71,3 +71,49 @@ def test_a_csv_table_runs_from_the_command_line_as_the_frame_does(adult, tmp_pat
     assert last["raw_gap"] == pytest.approx(frame.difference(), abs=1e-12)
     final = last_rows(monitor_frame(adult, PARITY).estimates).set_index("group")
     assert final.hits.to_dict() == {group: cell["hits"] for group, cell in last["groups"].items()}
+
+
+def test_a_table_counts_rows_in_whole_numbers_and_marks_the_groups_below_the_floor(adult):
+    head = adult.head(500)
+    estimates = monitor_frame(head, PARITY).estimates
+    assert str(estimates.hits.dtype) == str(estimates.trials.dtype) == str(estimates.row.dtype) == "Int64"
+    seen = estimates.dropna(subset=["trials"])
+    counted = {  # each group's rows among the first n, by pandas
+        (row, group): int((head.sex.iloc[:row] == group).sum()) for row, group in zip(seen.row, seen.group, strict=True)
+    }
+    assert list(seen.trials) == [counted[key] for key in zip(seen.row, seen.group, strict=True)]
+    assert list(seen.below_floor) == [trials < 100 for trials in seen.trials]  # ⌈1/0.1²⌉
+    assert set(estimates.row) == set(range(1, len(head) + 1))
+
+
+def test_a_table_too_short_for_the_floor_says_why_in_one_line(adult, tmp_path: Path):
+    head = adult.head(71)
+    head.to_csv(tmp_path / "short.csv", index=False)
+    (tmp_path / "parity.yaml").write_text(json.dumps(PARITY))
+    result = CliRunner().invoke(cli, ["run", str(tmp_path / "parity.yaml"), "--input", str(tmp_path / "short.csv"), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    counts = head.sex.value_counts().sort_index()
+    short = ", ".join(f"{group} {count:,}" for group, count in counts.items())
+    said = [line for line in result.output.splitlines() if "no verdict" in line]
+    assert said == [
+        f"warning: selection_rate: no verdict: the evidence floor asks 100 trials of each group (⌈1/ε²⌉ for ε = 0.1, by default; "
+        f"estimator.min_trials sets it) and {short} fall short"
+    ]
+    assert "after row 71" in result.output and "1970" not in result.output
+    with pytest.warns(UserWarning, match="adult-parity: selection_rate: no verdict"):
+        monitor_frame(head, PARITY)
+
+
+def test_a_tables_first_violation_and_plot_count_rows(tmp_path: Path):
+    from fairstream.report.plot import part_series, read_records
+
+    rows = pd.DataFrame({"sex": ["a", "b"] * 150, "rich": [True, False] * 150})  # a gap of 1 from the first rows on
+    rows.to_csv(tmp_path / "t.csv", index=False)
+    (tmp_path / "parity.yaml").write_text(json.dumps(PARITY))
+    result = CliRunner().invoke(cli, ["run", str(tmp_path / "parity.yaml"), "--input", str(tmp_path / "t.csv"), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    [violation] = [json.loads(line) for line in (tmp_path / "out" / "alerts.jsonl").read_text().splitlines()]
+    assert violation["row"] == 200  # the row at which b, every other row, reaches the floor of 100
+    assert "│ row 200 " in result.output
+    [series] = part_series(read_records(tmp_path / "out" / "estimates.jsonl"))
+    assert series.times == list(range(1, 301))

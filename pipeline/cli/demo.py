@@ -67,7 +67,7 @@ def demo(input_path: str | None, synthetic: int | None, bootstrap: str | None, k
         tally = execute(job)
         console.console.print(f"monitor finished in {time.perf_counter() - started:.1f} s; reading {alerts!r}", soft_wrap=True)
         alert_records = list(subscribe(kafka, alerts))
-        print_run(tally, [plan.spec.monitor for plan in job_plans(job)])
+        print_run(tally, job_plans(job))
         print_alerts(alert_records, as_json=False, title=f"Alerts read back from {alerts!r}")
 
 

@@ -12,6 +12,7 @@ from fairstream.cli import console
 from fairstream.cli.console import reports_errors
 from fairstream.cli.kafka_options import file_or_kafka, kafka_options
 from fairstream.compiler.load import load_plans
+from fairstream.compiler.plan import Plan
 from fairstream.jobs import FORMATS, Cluster, FileInput, FileOutput, Job, KafkaInput, KafkaOutput
 from fairstream.language.metric import tests_ratio
 from fairstream.membership import run_member
@@ -21,12 +22,12 @@ from fairstream.records.errors import InputError, UsageError
 from fairstream.records.hints import FIXES
 from fairstream.records.timefmt import parse_duration
 from fairstream.runner import execute, guess_format, job_plans, resume_blocker
-from fairstream.verdicts.summary import final_rates, part_gaps, proxied, rested_on
+from fairstream.verdicts.summary import final_rates, floor_lines, part_gaps, proxied, rested_on, when
 from fairstream.verdicts.tally import REJECTED_SHARE, MonitorTally, RunTally, late_line
 from fairstream.verdicts.tracked import unseen_line
 
 
-def print_summary(monitor: MonitorTally, dead_letters: dict[str, int], unwritten: int = 0) -> None:
+def print_summary(monitor: MonitorTally, dead_letters: dict[str, int], unwritten: int = 0, plan: Plan | None = None) -> None:
     """Final per-group estimates, first violation per part and pair, and alert and dead-letter counts."""
     last, final = monitor.latest_published, monitor.last
     if last is not None and final is not None:
@@ -35,7 +36,7 @@ def print_summary(monitor: MonitorTally, dead_letters: dict[str, int], unwritten
         shrunk = bool(last.get("confidence")) and any(r.estimate is not None for r in rows)  # a prior weighted as κ > 0 trials
         console.table(
             ("Final " if last == final else "Latest ") + ("rates" if counted else "estimates") + ("" if last == final else " published")
-            + f" at {last['event_time']}"
+            + f" {'after' if 'row' in last else 'at'} {when(last)}"
             + (f" (MAP: prior {last['prior']}, κ = {last['confidence']})" if shrunk else ""),
             ["part", "group", "rate" if counted else "estimate", *(["MAP"] if shrunk else []), *(["hits"] if counted else []), "trials"],
             [
@@ -46,9 +47,12 @@ def print_summary(monitor: MonitorTally, dead_letters: dict[str, int], unwritten
         )
         if any(r.suppressed for r in rows):
             console.console.print("suppressed: a cell of fewer trials than the spec's publish.min_cell, withheld from every record")
+        if plan is not None and final is not None:
+            for line in floor_lines(final, plan.spec.evidence_floor, plan.spec.estimator.min_trials is None):
+                console.warning(line)
         console.console.print(f"closed trials: {last['trials']['closed']}, incomplete: {last['trials']['incomplete']}")
         if last != final:
-            console.console.print(f"at the last evaluation, {final['event_time']}, the window holds too few trials to publish")
+            console.console.print(f"at the last evaluation, {when(final)}, the window holds too few trials to publish")
         print_part_gaps(last, shrunk)
     elif final is not None and final["trials"]["closed"]:
         console.console.print(f"closed trials: {final['trials']['closed']:,}, none of them counted in a group the metric estimates", soft_wrap=True)
@@ -79,7 +83,7 @@ def print_summary(monitor: MonitorTally, dead_letters: dict[str, int], unwritten
             + ("; each constraint's δ split over its groups" if any("constraint" in body for body in final["parts"].values()) else "")
             + ")",
             ["part", "higher", "lower", "first violated", measure, *(["evidence"] if evidence else [])],
-            [(v.part, v.high, v.low, v.event_time[:10], v.value, *([v.evidence or ""] if evidence else [])) for v in violations],
+            [(v.part, v.high, v.low, v.day, v.value, *([v.evidence or ""] if evidence else [])) for v in violations],
             right=(4,),
         )
     if final is not None:
@@ -138,7 +142,7 @@ def print_part_gaps(record: dict, shrunk: bool) -> None:
     name = "ratio" if tests_ratio(record["metric"]) else "gap"
     mapped = shrunk and any(gap.estimated is not None for gap in gaps)
     console.table(
-        f"Each part's {name} at {record['event_time']} ({record['verdict']} verdicts)",
+        f"Each part's {name} {'after' if 'row' in record else 'at'} {when(record)} ({record['verdict']} verdicts)",
         ["part", "higher", "lower", name, *([f"MAP {name}"] if mapped else []), "threshold", "status"],
         [(g.part, g.high, g.low, g.raw, *([g.estimated] if mapped else []), g.threshold, g.status) for g in gaps],
         right=range(3, 6),
@@ -151,12 +155,13 @@ def describe_time_to_verdict(needed: dict) -> str:
     return f"about {' and '.join(counts)} to be {needed['toward']}, at today's rates"
 
 
-def print_run(tally: RunTally, monitors: list[str]) -> None:
+def print_run(tally: RunTally, plans: list[Plan]) -> None:
     """The summary of every monitor of a run, from what the run itself wrote."""
-    for name in monitors:
-        if len(monitors) > 1:
+    for plan in plans:
+        name = plan.spec.monitor
+        if len(plans) > 1:
             console.console.rule(f"monitor {name}")
-        print_summary(tally.monitors.get(name, MonitorTally()), tally.dead_letters, tally.unwritten)
+        print_summary(tally.monitors.get(name, MonitorTally()), tally.dead_letters, tally.unwritten, plan)
     if tally.job_alarm is not None:
         console.console.print(job_line(tally.job_alarm), soft_wrap=True)
     if tally.accepted and tally.rejected > REJECTED_SHARE * tally.read:
@@ -315,7 +320,7 @@ def run(
         done = f"read {topic} to {'their' if len(read) > 1 else 'its'} end in {time.perf_counter() - started:.1f} s; alerts are on {alerts_topic!r}"
     if cluster is not None:
         console.console.print(f"process {cluster.process_id} of {len(cluster.addresses)}: the counts below are of the input partitions it read", soft_wrap=True)
-    print_run(tally, [plan.spec.monitor for plan in job_plans(job)])
+    print_run(tally, job_plans(job))
     console.console.print(done, soft_wrap=True)
     if tally.group is not None:
         console.console.print(member_line(group, tally.group), soft_wrap=True)
@@ -365,7 +370,7 @@ def somewhere_line(record: dict[str, Any]) -> str:
     named = leaning or carriers
     return (
         f"violated somewhere: the evidence merged over {record['pairs_tested']} pair(s) reached 1/α (α = {record['alpha']:g}) "
-        f"at {record['event_time']}; carried by {', '.join(named[:5])}{' …' if len(named) > 5 else ''}"
+        f"at {when(record)}; carried by {', '.join(named[:5])}{' …' if len(named) > 5 else ''}"
     )
 
 

@@ -71,6 +71,7 @@ def monitor_config(
         on_close=spec.evaluate.on == "close",
         reporters=spec.buckets,
         slot_outcomes=slot_outcomes,
+        numbered=spec.input.numbered,
     )
 
 

@@ -105,6 +105,8 @@ class MonitorConfig:
     """The sha256 of the spec's text, which every record names in its chain."""
     joins_job: bool = False
     """Whether its merged evidence joins the job's, across monitors (see `fairstream.verdicts.many_pairs.job`)."""
+    numbered: bool = False
+    """A plain table: event time is the row's number, so each record also says how many rows were read (`row`)."""
 
     @property
     def threshold(self) -> float:

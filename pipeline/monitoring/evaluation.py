@@ -79,7 +79,7 @@ class Evaluation:
             if standing is not None and self.cadence.skips(instant, standing):
                 self.held = (None, instant, at, counts.noted())
                 return []
-        return self._evaluated(counts, prior, instant, at)
+        return self._rows(self._evaluated(counts, prior, instant, at), instant)
 
     def skip_quietly(self, evaluations: int, instant: int, trial_key: str, noted: Noted) -> None:
         """Evaluations that write nothing, judged a batch at once (see `fairstream.monitoring.close_runs`); the last was
@@ -94,8 +94,15 @@ class Evaluation:
         body, instant, at, noted = self.held
         self.held = None
         if body is None:  # judged quietly: nothing but the reports' notes has changed the counts since
-            return self._evaluated(counts, prior_now(self.config.estimation.prior, counts.totals), instant, at, noted)
-        return [stamp(body, self.config.name, ESTIMATE, instant, *at)]
+            return self._rows(self._evaluated(counts, prior_now(self.config.estimation.prior, counts.totals), instant, at, noted), instant)
+        return self._rows([stamp(body, self.config.name, ESTIMATE, instant, *at)], instant)
+
+    def _rows(self, records: list[dict[str, Any]], instant: int) -> list[dict[str, Any]]:
+        """A plain table's records name the rows read (its event time is the last row's number, from 0)."""
+        if self.config.numbered:
+            for record in records:
+                record["row"] = instant + 1
+        return records
 
     def _evaluated(self, counts: Counts, prior: float | None, instant: int, at: tuple[str, ...], noted: Noted | None = None) -> list[dict[str, Any]]:
         """Judge every part, alert where a verdict turns, and write the estimate where the cadence (or `noted`: the

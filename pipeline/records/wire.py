@@ -63,6 +63,7 @@ class Envelope(Record, kw_only=True):
     monitor: Annotated[str, Meta(min_length=1, description="the spec's monitor name")]
     event_time: Annotated[Instant, Meta(description="the event time of the evaluation (UTC)")]
     emitted_at: Annotated[Instant, Meta(description="the wall-clock time the record was written (UTC)")]
+    row: Annotated[int, Meta(ge=1, description="a plain table's records: the rows read up to this evaluation (its event time is the last row's number in ms)")] | UnsetType = UNSET
     chain: Chain
 
 

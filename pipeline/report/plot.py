@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -126,16 +126,27 @@ def read_records(path: Path) -> list[dict[str, Any]]:
 
 def part_series(estimates: list[dict[str, Any]]) -> list[PartSeries]:
     """Each part's history, in order of first appearance."""
-    history: dict[str, list[tuple[datetime, dict[str, Any]]]] = {}
+    history: dict[str, list[tuple[Any, dict[str, Any]]]] = {}
     for record in estimates:
-        moment = datetime.fromisoformat(record["event_time"])
+        moment = moment_of(record)
         for name, body in record["parts"].items():
             history.setdefault(name, []).append((moment, body))
     ratio = bool(estimates) and tests_ratio(estimates[-1]["metric"])
     return [_series(name, rows, ratio) for name, rows in history.items()]
 
 
-def _series(name: str, rows: list[tuple[datetime, dict[str, Any]]], ratio: bool = False) -> PartSeries:
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def moment_of(record: dict[str, Any], field: str = "event_time") -> Any:
+    """Where a record sits on the x axis: its event time, or for a plain table the rows read (its times are row numbers)."""
+    moment = datetime.fromisoformat(record[field])
+    if "row" not in record:
+        return moment
+    return record["row"] if field == "event_time" else round((moment - EPOCH).total_seconds() * 1000) + 1
+
+
+def _series(name: str, rows: list[tuple[Any, dict[str, Any]]], ratio: bool = False) -> PartSeries:
     bodies = [body for _, body in rows]
     groups = sorted({group for body in bodies for group in body["groups"]})
 
@@ -307,7 +318,7 @@ def _draw_gap(ax: Axes, part: PartSeries, alerts: list[dict[str, Any]], colors: 
             _mark_change(ax, alert)
             continue
         color = VIOLATION_COLOR if alert["type"] == VIOLATION else RECOVERY_COLOR
-        ax.axvline(datetime.fromisoformat(alert["event_time"]), color=color, linestyle=":", linewidth=1.3)
+        ax.axvline(moment_of(alert), color=color, linestyle=":", linewidth=1.3)
     first = next((alert for alert in alerts if alert["type"] == VIOLATION), None)
     if first is not None:
         _label_first_violation(ax, part, first)
@@ -320,6 +331,9 @@ def _draw_gap(ax: Axes, part: PartSeries, alerts: list[dict[str, Any]], colors: 
         typical = max(part.threshold, float(np.percentile(measured, 75)) if measured else 0.0)
         ax.set_ylim(0, min(max(shown), 2 * typical) * 1.3)
     ax.grid(alpha=0.3)
+    if isinstance(part.times[0], int):  # a plain table: rows read, not dates
+        ax.set_xlabel("rows read")
+        return
     locator = AutoDateLocator()
     ax.xaxis.set_major_locator(locator)
     ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))
@@ -327,7 +341,7 @@ def _draw_gap(ax: Axes, part: PartSeries, alerts: list[dict[str, Any]], colors: 
 
 def _mark_change(ax: Axes, alert: dict[str, Any]) -> None:
     """A change point: a solid line at `changed_at`, labelled with the pair and the gaps before and after."""
-    moment = datetime.fromisoformat(alert["changed_at"])
+    moment = moment_of(alert, "changed_at")
     ax.axvline(moment, color=CHANGE_COLOR, linewidth=1.6)
     first, second = alert["pair"]
     ax.annotate(
@@ -338,12 +352,13 @@ def _mark_change(ax: Axes, alert: dict[str, Any]) -> None:
 
 
 def _label_first_violation(ax: Axes, part: PartSeries, alert: dict[str, Any]) -> None:
-    moment = datetime.fromisoformat(alert["event_time"])
-    span = (part.times[-1] - part.times[0]).total_seconds() or 1.0
-    right_half = (moment - part.times[0]).total_seconds() / span > 0.6
+    moment = moment_of(alert)
+    rows = isinstance(moment, int)
+    span = (part.times[-1] - part.times[0]) if rows else (part.times[-1] - part.times[0]).total_seconds()
+    right_half = ((moment - part.times[0]) if rows else (moment - part.times[0]).total_seconds()) / (span or 1.0) > 0.6
     text = f"{alert['group']} not certified" if "group" in alert else "{} vs {}".format(*alert["pair"])
     ax.annotate(
-        f"{moment:%Y-%m-%d}: {text}",
+        f"{f'row {moment:,}' if rows else f'{moment:%Y-%m-%d}'}: {text}",
         xy=(moment, 1),
         xycoords=("data", "axes fraction"),
         xytext=(-6 if right_half else 6, -6),

@@ -51,6 +51,18 @@ class FirstViolation:
     upper bound on g (τ − mean, or mean − τ), which is above 0 when the constraint is not certified."""
     evidence: str | None = None
     """What a confident or anytime verdict rested on: the interval's bound beyond the threshold, or the test's log-wealth."""
+    row: int | None = None
+    """A plain table: the rows read when it was first violated (its event time is a row number, not a date)."""
+
+    @property
+    def day(self) -> str:
+        """When, as a table shows it: the date, or for a plain table the row."""
+        return f"row {self.row:,}" if self.row is not None else self.event_time[:10]
+
+
+def when(record: dict[str, Any]) -> str:
+    """When an evaluation was, as a person reads it: its event time, or for a plain table the rows read."""
+    return f"row {record['row']:,}" if "row" in record else record["event_time"]
 
 
 def publishes_groups(record: dict[str, Any]) -> bool:
@@ -93,17 +105,17 @@ def note_violations(found: dict[str, FirstViolation], record: dict[str, Any]) ->
     for part, body in record["parts"].items():
         if "constraint" in body:
             for group in body["failing"]:
-                _first_failure(found, record["event_time"], part, group, body)
+                _first_failure(found, record, part, group, body)
             continue
         if not body.get("violated") or not body.get("pair"):
             continue
         high, low = body["pair"]
         if f"{part}\t{high}\t{low}" not in found:
             value = body[rested_on(record, ratio)]
-            found[f"{part}\t{high}\t{low}"] = FirstViolation(part, high, low, record["event_time"], value, _evidence(body, ratio))
+            found[f"{part}\t{high}\t{low}"] = FirstViolation(part, high, low, record["event_time"], value, _evidence(body, ratio), record.get("row"))
 
 
-def _first_failure(found: dict[str, FirstViolation], event_time: str, part: str, group: str, body: dict[str, Any]) -> None:
+def _first_failure(found: dict[str, FirstViolation], record: dict[str, Any], part: str, group: str, body: dict[str, Any]) -> None:
     """A delayed-impact constraint `group` failed to certify: the row names τ and the group (higher first), the upper
     bound on g = τ − mean (or mean − τ) then, and the bound on the mean against τ."""
     entry, at_least = body["groups"][group], body["constraint"]["direction"] == "at_least"
@@ -114,7 +126,7 @@ def _first_failure(found: dict[str, FirstViolation], event_time: str, part: str,
         tau, value, evidence = f"τ {entry['tau']:.4g}", entry["g_upper"], f"mean {entry['estimate']:.4f}, {side} bound {entry['bound']:.4f}"
     high, low = (tau, group) if at_least else (group, tau)
     if f"{part}\t{group}" not in found:
-        found[f"{part}\t{group}"] = FirstViolation(part, high, low, event_time, value, evidence)
+        found[f"{part}\t{group}"] = FirstViolation(part, high, low, record["event_time"], value, evidence, record.get("row"))
 
 
 def rested_on(record: dict[str, Any], ratio: bool) -> str:
@@ -137,3 +149,21 @@ def _evidence(body: dict[str, Any], ratio: bool) -> str | None:
     if interval:
         return f"upper bound {interval[1]:.4f}" if ratio else f"lower bound {interval[0]:.4f}"
     return None
+
+
+def floor_lines(record: dict[str, Any], floor: int, default: bool) -> list[str]:
+    """Why a part decided nothing at the end, where the evidence floor is the reason: the trials each group below it
+    has, of the `floor` it needs (`default`: the floor is ⌈1/ε²⌉, not a number the spec set)."""
+    lines = []
+    for part, body in sorted(record["parts"].items()):
+        if body.get("status", "inconclusive") != "inconclusive" or body.get("gap") is not None or "constraint" in body:
+            continue
+        below = [(group, cell.get("trials")) for group, cell in sorted(body["groups"].items()) if cell.get("below_floor")]
+        if not below:
+            continue
+        counts = ", ".join(f"{group} {trials:,}" if trials is not None else f"{group} fewer than publish.min_cell" for group, trials in below)
+        threshold = body.get("threshold")
+        scale = f"ε = (1 − {threshold:g})/2, the gap the ratio threshold stands for" if tests_ratio(record["metric"]) else f"ε = {threshold:g}"
+        why = f"⌈1/ε²⌉ for {scale}, by default; estimator.min_trials sets it" if default else "the spec's estimator.min_trials"
+        lines.append(f"{part}: no verdict: the evidence floor asks {floor:,} trials of each group ({why}) and {counts} fall short")
+    return lines
