@@ -32,6 +32,7 @@ VARIABLES = {
 }
 RATE_METRICS = ("demographic_parity", "conditional_statistical_parity", "equal_opportunity", "equalized_odds", "predictive_parity", "disparate_impact")
 LABELLED = ("equal_opportunity", "equalized_odds", "predictive_parity")
+OVERALL_REFUSED = ("delayed_impact", "benefit_rate", "conditional_statistical_parity")
 
 
 @st.composite
@@ -82,6 +83,9 @@ def specs(draw: st.DrawFn) -> dict[str, Any]:
         estimator["bounds"] = draw(st.sampled_from(["student_t", "hoeffding"]))
     if draw(st.booleans()):
         estimator["hysteresis"] = 0.02
+    seen_whole = not isinstance(metric.get("label"), dict) and metric["group"] != "group_p"
+    if verdict == "point" and metric["type"] not in OVERALL_REFUSED and seen_whole and draw(st.booleans()):
+        metric["compare"] = "overall"
     windows = [{"kind": "cumulative"}]
     if verdict not in ("anytime", "change"):  # these read the whole stream
         windows += [{"kind": "sliding", "length": "5d"}, {"kind": "sliding", "length": "20d", "by": "opened"}, {"kind": "periodic", "length": "7d", "by": "opened"}]

@@ -117,3 +117,53 @@ def test_a_tables_first_violation_and_plot_count_rows(tmp_path: Path):
     assert "│ row 200 " in result.output
     [series] = part_series(read_records(tmp_path / "out" / "estimates.jsonl"))
     assert series.times == list(range(1, 301))
+
+
+@pytest.mark.parametrize("metric_type", ["equalized_odds", "disparate_impact"])
+def test_compare_overall_equals_fairlearns_to_overall(adult, metric_type):
+    spec = {
+        "monitor": "adult-overall",
+        "metric": {"type": metric_type, "group": "race", "prediction": "graduate", "groups": "all", "compare": "overall",
+                   "threshold": 0.8 if metric_type == "disparate_impact" else 0.1, **({"label": "rich"} if metric_type == "equalized_odds" else {})},
+        "estimator": {"min_trials": 1},
+        "publish": {"min_cell": 1},
+    }  # fmt: skip
+    result = monitor_frame(adult, spec)
+    final = last_rows(result.estimates)
+    parts = {"equalized_odds": (("true_positive_rate", true_positive_rate), ("false_positive_rate", false_positive_rate)),
+             "disparate_impact": (("selection_rate", selection_rate),)}[metric_type]  # fmt: skip
+    for part, metric in parts:
+        frame = MetricFrame(metrics=metric, y_true=adult.rich, y_pred=adult.graduate, sensitive_features=adult.race)
+        rows = final[final.part == part]  # the part's pair: the group of the widest gap, or of the smallest ratio for a ratio metric
+        if metric_type == "disparate_impact":
+            assert rows.raw_ratio.iloc[0] == pytest.approx(frame.ratio(method="to_overall"), abs=1e-12)
+        else:
+            assert rows.raw_gap.iloc[0] == pytest.approx(frame.difference(method="to_overall"), abs=1e-12)
+    estimate = next(record for record in reversed(monitor_frame_records(adult, spec)) if record["type"] == "fairness.estimate")
+    for part, metric in parts:
+        overall = MetricFrame(metrics=metric, y_true=adult.rich, y_pred=adult.graduate, sensitive_features=adult.race).overall
+        assert estimate["parts"][part]["overall"]["rate"] == pytest.approx(overall, abs=1e-12)
+        assert "(overall)" in estimate["parts"][part]["pair"]
+
+
+def monitor_frame_records(frame: pd.DataFrame, spec: dict) -> list[dict]:
+    from fairstream.api import FairnessMonitor
+    from fairstream.connectors.files import numbered_rows
+    from fairstream.frames import frame_records
+
+    monitor = FairnessMonitor.load(spec)
+    rows = list(numbered_rows(lambda: list(frame_records(frame, monitor.time_field, monitor.time_format)))())
+    return monitor.feed(rows) + monitor.close()
+
+
+def test_compare_overall_refuses_what_it_cannot_judge():
+    from fairstream.records.errors import SpecError
+
+    for changed, said in (
+        ({"pairs": [["Male", "Female"]]}, "give one of them"),
+        ({"type": "delayed_impact", "outcome": "rich"}, "compares mean outcomes"),
+    ):
+        with pytest.raises(SpecError, match=said):
+            load_plans([{**PARITY, "metric": {**PARITY["metric"], "compare": "overall", **changed}}])
+    with pytest.raises(SpecError, match="compare: overall takes point verdicts"):
+        load_plans([{**PARITY, "metric": {**PARITY["metric"], "compare": "overall"}, "estimator": {"verdict": "anytime"}}])

@@ -41,6 +41,7 @@ def monitor_config(
             hysteresis=estimator.hysteresis,
             ratio=tests_ratio(metric.type),
             pairs=tuple(tuple(pair) for pair in metric.pairs) if metric.pairs else None,
+            overall=metric.compare == "overall",
         ),
         counting=Counting(cells(spec, proxy), window(spec), max_groups=metric.max_groups, listed_groups=None if listed is None else tuple(listed)),
         estimation=Estimation(

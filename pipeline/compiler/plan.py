@@ -233,6 +233,8 @@ def _proxy_layout(check: Checker, spec: Spec, variable_types: dict[str, Any]) ->
         check.fail("metric -> label", "a label seen only for some trials cannot be combined with groups given as probabilities")
     elif spec.estimator.verdict == "change":
         check.fail("estimator -> verdict", "groups given as probabilities take point, confident or anytime verdicts, not change")
+    elif metric.compare == "overall":
+        check.fail("metric -> compare", "groups given as probabilities are judged in pairs of groups: leave compare at pairs")
     elif spec.variables[metric.group].bisg is not None:
         if isinstance(metric.groups, list) and set(metric.groups) != set(BISG_GROUPS):
             check.fail("metric -> groups", f"bisg gives probabilities for {', '.join(BISG_GROUPS)}: list them all or leave groups: all (pairs picks the comparisons)")

@@ -21,6 +21,12 @@ MetricType = Literal[
     "benefit_rate",
     "scoring_rate",
 ]
+OVERALL_REFUSED = {
+    "delayed_impact": "compares mean outcomes",
+    "benefit_rate": "compares supply over demand",
+    "conditional_statistical_parity": "standardizes its strata over groups compared in pairs",
+}
+"""Metrics `compare: overall` does not take, and why."""
 RATIO_METRICS = frozenset({"disparate_impact"})
 """Metrics whose verdict bounds the ratio min / max of the group rates from below, not their gap max − min from above."""
 
@@ -110,6 +116,12 @@ class Metric(SpecModel):
         256, ge=2, description="groups a part tracks at most (the first to appear); the trials of further groups are counted in each estimate's untracked, not estimated"
     )
     pairs: list[tuple[str, str]] | None = Field(None, description="compare only these pairs of groups instead of every pair")
+    compare: Literal["pairs", "overall"] = Field(
+        "pairs",
+        description="pairs: the groups with each other (fairlearn's method='between_groups'); overall: each group with the "
+        "part's overall rate over every group counted (method='to_overall'), published as the part's overall, the pair "
+        "then naming a group and (overall); point verdicts",
+    )
     threshold: float | None = Field(
         None,
         gt=0,
@@ -162,6 +174,10 @@ class Metric(SpecModel):
             raise ValueError("give discount (ELBERT: early ticks weigh more) or recency (recent ticks weigh more), not both")
         if isinstance(self.groups, list) and len(set(self.groups)) < 2:
             raise ValueError(f"groups needs at least two distinct groups; got {self.groups}")
+        if self.compare == "overall" and self.pairs:
+            raise ValueError("compare: overall judges each group against the overall rate; pairs list pairs of groups: give one of them")
+        if self.compare == "overall" and self.type in OVERALL_REFUSED:
+            raise ValueError(f"compare: overall takes a rate of events; {self.type} {OVERALL_REFUSED[self.type]}")
         for pair in self.pairs or ():
             if pair[0] == pair[1]:
                 raise ValueError(f"a pair compares two different groups; got {list(pair)}")

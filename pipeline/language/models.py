@@ -261,6 +261,11 @@ class Spec(SpecModel):
                 f"metric.threshold {self.metric.threshold} counts any difference as a violation, so no number of trials keeps a point "
                 "verdict's noise inside it: give estimator.min_trials, the trials a group needs before it is judged"
             )
+        if self.metric.compare == "overall" and (self.estimator.verdict != "point" or isinstance(self.metric.label, PartlySeenLabel)):
+            raise ValueError(
+                "compare: overall takes point verdicts on rates seen whole: a group's rate and the overall rate share that "
+                "group's trials, which the confident and anytime tests of pairs of groups do not allow for"
+            )
         if self.publish.every is not None and self.publish.every[0] == "closes" and self.evaluate.on != "close":
             raise ValueError("publish.every in closes needs evaluate: {on: close}; with evaluate.every give a span of event time, like 7d")
         return self

@@ -36,6 +36,7 @@ def judges_quietly(config: MonitorConfig) -> bool:
     return (
         config.publishing.every is not None
         and config.rule.mode == "point"
+        and not config.rule.overall
         and type(config.counting.cells) in (RateCells, ScoreCells)
         and isinstance(config.counting.window, Cumulative | Sliding)
         and config.judging.gap_verdict

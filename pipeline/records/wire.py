@@ -112,6 +112,7 @@ class PartFields(Record, kw_only=True):
     """A part's numbers and verdict: the fields of an estimate's part, and of a part's alert at its top level."""
 
     groups: dict[str, Group]
+    overall: Annotated[Group, Meta(description="compare: overall: the part's rate over every group counted, each group judged against it (the pair names it (overall))")] | UnsetType = UNSET
     status: Annotated[Status, Meta(description="the part's three-valued verdict (point verdicts: violated or satisfied)")]
     gap: Annotated[Number | None, Meta(description="the largest difference of estimates between two groups")] | UnsetType = UNSET
     ratio: Annotated[Number | None, Meta(description="the smallest ratio of estimates between two groups")] | UnsetType = UNSET

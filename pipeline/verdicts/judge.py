@@ -14,6 +14,8 @@ if TYPE_CHECKING:
 
 
 Mode = Literal["point", "confident", "anytime"]
+OVERALL = "(overall)"
+"""The name the overall rate of a part goes by where groups are compared with it (`compare: overall`)."""
 Interval = tuple[float, float]
 Difference = Callable[[str, str, float], Interval]
 """(higher group, lower group, α) → interval of the difference of their rates at level 1 − α."""
@@ -35,6 +37,8 @@ class VerdictRule:
     hysteresis: float = 0.0
     ratio: bool = False
     pairs: tuple[tuple[str, str], ...] | None = None
+    overall: bool = False
+    """Each group is compared with the part's overall rate (`OVERALL`), not with the other groups."""
 
 
 @dataclass(frozen=True)

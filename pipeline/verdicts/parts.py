@@ -3,11 +3,12 @@ it is for, the level it holds at, and the verdict (pure)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Protocol
 
 from fairstream.estimators.intervals import INTERVALS, katz_ratio
 from fairstream.estimators.rate import Rate
-from fairstream.verdicts.judge import GroupInterval, PairLevel, PartVerdict, VerdictRule, described, either_way, judge
+from fairstream.verdicts.judge import OVERALL, GroupInterval, PairLevel, PartVerdict, VerdictRule, described, either_way, judge
 
 FIXED_TIME = "fixed_time"
 """The intervals of confident verdicts hold at one fixed time."""
@@ -74,6 +75,12 @@ def rate_part(
         return groups, estimates, raw
 
     groups, estimates, raw = cells_of(rates)
+    overall = None
+    if rule.overall:  # each group against the part's overall rate: a pseudo-group paired with every group judged
+        overall = Rate(sum(rate.hits for rate in rates.values()), sum(rate.trials for rate in rates.values()))
+        if overall.trials > 0 and estimates and prior is not None:
+            estimates[OVERALL], raw[OVERALL] = overall.get(prior, confidence), overall.hits / overall.trials
+            rule = replace(rule, pairs=tuple((group, OVERALL) for group in sorted(estimates) if group != OVERALL))
     if rule.mode == "point" or prior is None:
         verdict = judge(rule if prior is not None else VerdictRule(threshold=rule.threshold), estimates, raw=raw)
     elif rule.mode == "anytime":
@@ -93,6 +100,9 @@ def rate_part(
         groups, shown_estimates, shown_raw = cells_of(published)
         verdict = described(verdict, shown_estimates, shown_raw)
     body = part_body(groups, verdict, rule)
+    if overall is not None and overall.trials > 0:
+        body["overall"] = {"estimate": overall.get(prior, confidence) if prior is not None else None, "rate": overall.hits / overall.trials,
+                           "hits": overall.hits, "trials": overall.trials}  # fmt: skip
     if rule.mode == "confident":
         interval_of = "raw_ratio" if rule.ratio else "gap" if of_estimate else "raw_gap"  # Katz's ratio interval is of the raw counts
         describe_interval(body, verdict, interval_of)

@@ -7,6 +7,7 @@ from typing import Any
 import msgspec
 
 from fairstream.records.wire import Group
+from fairstream.verdicts.judge import OVERALL
 
 GAP_FIELDS = ("gap", "ratio", "raw_gap", "raw_ratio", "interval", "log_wealth")
 """A part's numbers computed from its pair's cells (the test's evidence on the pair among them)."""
@@ -25,13 +26,15 @@ def suppress_small_cells(body: dict[str, Any], min_cell: int) -> dict[str, Any]:
     too). The verdict, reached from the real counts, stays as it is.
     """
     groups, pair = body["groups"], body.get("pair")
-    absent = [group for group in pair or () if group not in groups]  # no trial published yet (anytime: none matured)
+    absent = [group for group in pair or () if group not in groups and group != OVERALL]  # no trial published yet (anytime: none matured)
     if not absent and all(cell["trials"] >= min_cell for cell in groups.values()):
         return body
     published = {group: cell if cell["trials"] >= min_cell else _suppressed(cell) for group, cell in groups.items()}
     body = {**body, "groups": published}
+    if "overall" in body and any(cell.get("suppressed") for cell in published.values()):  # the overall less the others would give it back
+        published[OVERALL] = body["overall"] = _suppressed(body["overall"])
     body.update({name: None for name in EVERY_PAIR_FIELDS if name in body})
-    if pair and (absent or any(published[group].get("suppressed") for group in pair)):
+    if pair and (absent or any(published[group].get("suppressed") for group in pair if group in published)):
         body.update({name: None for name in GAP_FIELDS if name in body}, gap_suppressed=True, pair=sorted(pair))  # the order would tell the gap's sign
         body.pop("interval_widened", None)
         if "interval" in body:
