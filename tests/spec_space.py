@@ -33,6 +33,7 @@ VARIABLES = {
 RATE_METRICS = ("demographic_parity", "conditional_statistical_parity", "equal_opportunity", "equalized_odds", "predictive_parity", "disparate_impact")
 LABELLED = ("equal_opportunity", "equalized_odds", "predictive_parity")
 OVERALL_REFUSED = ("delayed_impact", "benefit_rate", "conditional_statistical_parity")
+WEIGHTED = ("demographic_parity", "disparate_impact", "equal_opportunity", "equalized_odds", "predictive_parity")
 
 
 @st.composite
@@ -86,6 +87,8 @@ def specs(draw: st.DrawFn) -> dict[str, Any]:
     seen_whole = not isinstance(metric.get("label"), dict) and metric["group"] != "group_p"
     if verdict == "point" and metric["type"] not in OVERALL_REFUSED and seen_whole and draw(st.booleans()):
         metric["compare"] = "overall"
+    if verdict in ("point", "confident") and metric["type"] in WEIGHTED and seen_whole and draw(st.booleans()):
+        metric["weight"] = "amount"  # zero for applicants never decided: a group may weigh nothing
     windows = [{"kind": "cumulative"}]
     if verdict not in ("anytime", "change"):  # these read the whole stream
         windows += [{"kind": "sliding", "length": "5d"}, {"kind": "sliding", "length": "20d", "by": "opened"}, {"kind": "periodic", "length": "7d", "by": "opened"}]

@@ -9,7 +9,7 @@ from fairstream.compiler.checks import constraint_rule, declared_parts
 from fairstream.language.expressions import Expression
 from fairstream.language.metric import PartlySeenLabel, tests_ratio
 from fairstream.language.models import Spec
-from fairstream.monitoring.cells import Cells, ProxyCells, RateCells, ScoreCells, SumCells
+from fairstream.monitoring.cells import Cells, ProxyCells, RateCells, ScoreCells, SumCells, WeightedCells
 from fairstream.monitoring.config import Counting, Estimation, Judging, MonitorConfig, Publishing
 from fairstream.monitoring.windows import Cumulative, Periodic, Sliding, Window
 from fairstream.trials.outcomes import SlotOutcomes
@@ -54,6 +54,7 @@ def monitor_config(
             median=metric.median,
             partly_seen=isinstance(metric.label, PartlySeenLabel),
             weighted=metric.propensity is not None,
+            sample_weights=metric.weight is not None,
         ),
         judging=Judging(
             min_trials=spec.evidence_floor,
@@ -86,6 +87,8 @@ def cells(spec: Spec, proxy: ProxyLayout | None = None) -> Cells:
         return SumCells(discount=metric.discount, recency=metric.recency)
     if metric.type == "scoring_rate" and metric.median is None:
         return ScoreCells()
+    if metric.weight is not None:
+        return WeightedCells()
     return RateCells()
 
 

@@ -139,7 +139,7 @@ def _check_metric_references(check: Checker, spec: Spec, variable_types: dict[st
     metric = spec.metric
     group_names = [metric.group] if isinstance(metric.group, str) else metric.group
     references = [(f"group -> {i}" if len(group_names) > 1 else "group", name) for i, name in enumerate(group_names)]
-    references += [(role, getattr(metric, role)) for role in ("prediction", "condition", "given", "outcome", "supply", "demand", "propensity", "score")]
+    references += [(role, getattr(metric, role)) for role in ("prediction", "condition", "given", "outcome", "supply", "demand", "propensity", "score", "weight")]
     if isinstance(metric.label, PartlySeenLabel):
         references += [("label -> variable", metric.label.variable), ("label -> observed_when", metric.label.observed_when)]
     elif metric.label is not None:
@@ -151,7 +151,7 @@ def _check_metric_references(check: Checker, spec: Spec, variable_types: dict[st
             check.fail(f"metric -> {role}", f"unknown variable {name!r}; variables: {', '.join(spec.variables)}")
         elif role.split(" ")[0] in ("prediction", "label", "given") and variable_types.get(name) not in ("bool", None):
             check.fail(f"metric -> {role}", f"must name a boolean variable; {name!r} is a {variable_types[name]}")
-        elif role in ("outcome", "supply", "demand", "propensity", "score") and variable_types.get(name) not in ("number", None):
+        elif role in ("outcome", "supply", "demand", "propensity", "score", "weight") and variable_types.get(name) not in ("number", None):
             check.fail(f"metric -> {role}", f"must name a numeric variable; {name!r} is a {variable_types[name]}")
 
 
@@ -235,6 +235,8 @@ def _proxy_layout(check: Checker, spec: Spec, variable_types: dict[str, Any]) ->
         check.fail("estimator -> verdict", "groups given as probabilities take point, confident or anytime verdicts, not change")
     elif metric.compare == "overall":
         check.fail("metric -> compare", "groups given as probabilities are judged in pairs of groups: leave compare at pairs")
+    elif metric.weight is not None:
+        check.fail("metric -> weight", "groups given as probabilities weigh each trial by its probabilities already; leave weight out")
     elif spec.variables[metric.group].bisg is not None:
         if isinstance(metric.groups, list) and set(metric.groups) != set(BISG_GROUPS):
             check.fail("metric -> groups", f"bisg gives probabilities for {', '.join(BISG_GROUPS)}: list them all or leave groups: all (pairs picks the comparisons)")
@@ -257,6 +259,7 @@ def _metric_cells(spec: Spec, proxy: ProxyLayout | None) -> MetricCells:
         label=label_variable(metric),
         observed_when=metric.label.observed_when if isinstance(metric.label, PartlySeenLabel) else None,
         propensity=metric.propensity,
+        weight=metric.weight,
         condition=metric.condition,
         given=metric.given,
         outcome=metric.outcome,

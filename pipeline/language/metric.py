@@ -27,6 +27,8 @@ OVERALL_REFUSED = {
     "conditional_statistical_parity": "standardizes its strata over groups compared in pairs",
 }
 """Metrics `compare: overall` does not take, and why."""
+WEIGHTED_RATES = ("demographic_parity", "disparate_impact", "equal_opportunity", "equalized_odds", "predictive_parity")
+"""The metrics whose trials may carry weights (`metric.weight`)."""
 RATIO_METRICS = frozenset({"disparate_impact"})
 """Metrics whose verdict bounds the ratio min / max of the group rates from below, not their gap max − min from above."""
 
@@ -87,6 +89,12 @@ class Metric(SpecModel):
         description="numeric variable: each trial's probability, logged by the decision maker, that its label is seen "
         "(of approving, when repayment is seen only for approved loans); with a partly seen label it adds an "
         "inverse-propensity-weighted estimate of each rate with an interval, and the verdict rests on it",
+    )
+    weight: str | None = Field(
+        None,
+        description="numeric variable: each trial's weight (a survey or sampling weight, fairlearn's sample_weight): every "
+        "rate is Σ weight·hit / Σ weight, its evidence floor and intervals count Kish's effective trials (Σw)²/Σw²; a "
+        "trial whose weight is missing, negative or not finite is incomplete; point and confident verdicts",
     )
     condition: str | None = Field(None, description="variable whose values are the strata (conditional_statistical_parity)")
     given: str | None = Field(
@@ -174,6 +182,10 @@ class Metric(SpecModel):
             raise ValueError("give discount (ELBERT: early ticks weigh more) or recency (recent ticks weigh more), not both")
         if isinstance(self.groups, list) and len(set(self.groups)) < 2:
             raise ValueError(f"groups needs at least two distinct groups; got {self.groups}")
+        if self.weight is not None and self.type not in WEIGHTED_RATES:
+            raise ValueError(f"weight weighs the trials of a rate of events; {self.type} takes none (these do: {', '.join(WEIGHTED_RATES)})")
+        if self.weight is not None and isinstance(self.label, PartlySeenLabel):
+            raise ValueError("weight and a label seen only for some trials (weighted by propensity) cannot be combined")
         if self.compare == "overall" and self.pairs:
             raise ValueError("compare: overall judges each group against the overall rate; pairs list pairs of groups: give one of them")
         if self.compare == "overall" and self.type in OVERALL_REFUSED:

@@ -261,6 +261,11 @@ class Spec(SpecModel):
                 f"metric.threshold {self.metric.threshold} counts any difference as a violation, so no number of trials keeps a point "
                 "verdict's noise inside it: give estimator.min_trials, the trials a group needs before it is judged"
             )
+        if self.metric.weight is not None and self.estimator.verdict not in ("point", "confident"):
+            raise ValueError(
+                "weighted rates take point or confident verdicts: the anytime and change tests bet on each trial's outcome, "
+                "and a weighted outcome is bounded only by the largest weight, which the stream does not declare"
+            )
         if self.metric.compare == "overall" and (self.estimator.verdict != "point" or isinstance(self.metric.label, PartlySeenLabel)):
             raise ValueError(
                 "compare: overall takes point verdicts on rates seen whole: a group's rate and the overall rate share that "

@@ -34,6 +34,7 @@ ROLES = {
     "supply": "float",
     "demand": "float",
     "propensity": "float",
+    "weight": "float",
 }
 """The type of the column each metric field names."""
 

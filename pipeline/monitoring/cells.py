@@ -127,6 +127,13 @@ class SumCells:
 
 
 @dataclass(frozen=True)
+class WeightedCells(SumCells):
+    """Rates of weighted trials: each group's Σ w·hit, Σ w, Σ w², hits and trials (see `fairstream.verdicts.weighted`)."""
+
+    measures: ClassVar[bool] = False
+
+
+@dataclass(frozen=True)
 class ProxyCells(SumCells):
     """Groups known only as probabilities: per part one cell of moment sums over every trial (see
     `fairstream.estimators.proxy`), judged by `fairstream.verdicts.proxy`."""
@@ -135,4 +142,4 @@ class ProxyCells(SumCells):
     measures: ClassVar[bool] = False
 
 
-Cells = RateCells | ScoreCells | SumCells | ProxyCells
+Cells = RateCells | ScoreCells | SumCells | WeightedCells | ProxyCells

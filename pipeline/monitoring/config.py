@@ -47,6 +47,8 @@ class Estimation:
     """Whether the metric's label is seen only for some trials: its rates are bounded, or weighted by propensities."""
     weighted: bool = False
     """Whether partly seen labels come with propensities (an inverse-propensity-weighted estimate per group)."""
+    sample_weights: bool = False
+    """Whether each trial carries a weight (`metric.weight`): rates of weighted sums, judged on effective trials."""
 
 
 @dataclass(frozen=True)

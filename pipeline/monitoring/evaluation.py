@@ -35,6 +35,7 @@ from fairstream.verdicts.parts import (
     standardized_part,
 )
 from fairstream.verdicts.publish import suppress_small_cells
+from fairstream.verdicts.weighted import weighted_part
 
 if TYPE_CHECKING:
     from fairstream.verdicts.anytime import AnytimeEvidence
@@ -119,6 +120,12 @@ class Evaluation:
                 from fairstream.verdicts.proxy import proxy_part  # groups as probabilities alone need numpy
 
                 parts[part] = proxy_part(counts.sums[part][PROXY], config.proxy, config.rule, level=self._level(part), min_trials=config.judging.min_trials)
+            elif config.estimation.sample_weights and config.judging.gap_verdict:
+                part_prior, confidence = part_estimator(config.estimation.part_estimators, part, prior, config.estimation.confidence, counts.totals)
+                parts[part] = weighted_part(
+                    counts.sums[part], config.rule, prior=part_prior, confidence=confidence, interval=config.estimation.interval,
+                    min_trials=config.judging.min_trials, level=self._level(part),
+                )  # fmt: skip
             elif config.estimation.partly_seen:
                 parts[part] = partly_seen_part(
                     counts.sums[part], config.rule, weighted=config.estimation.weighted, min_trials=config.judging.min_trials, level=self._level(part)
@@ -147,7 +154,7 @@ class Evaluation:
                 body["violated"] = self.tracker.violated.get(part, False)  # the alert state: hysteresis holds it too
             point = config.rule.mode == "point" or body.get("verdict") == "point"
             body["status"] = part_status(point, body["violated"], body.pop("certified", None))
-            if body["status"] == INCONCLUSIVE and not point and not config.measures and not config.rule.ratio and config.proxy is None:
+            if body["status"] == INCONCLUSIVE and not point and not config.measures and not config.rule.ratio and config.proxy is None and not config.estimation.sample_weights:
                 body["time_to_verdict"] = trials_to_decide(body, config.rule.mode, config.rule.alpha)
             pair = body["pair"] or []
             if kind is not None:

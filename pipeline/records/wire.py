@@ -77,7 +77,8 @@ class Group(Record, kw_only=True):
     interval: Interval | None | UnsetType = UNSET
     interval_of: str | None | UnsetType = UNSET
     interval_widened: Annotated[Literal[True], Meta(description=WIDENED)] | UnsetType = UNSET
-    weight: Number | None | UnsetType = UNSET
+    weight: Annotated[Number | None, Meta(description="the sum of the cell's weights: metric.weight, or groups given as probabilities")] | UnsetType = UNSET
+    effective_trials: Annotated[Number | None, Meta(description="metric.weight: Kish's effective trials (Σw)²/Σw², which the evidence floor and intervals count")] | UnsetType = UNSET
     weighted_rate: Annotated[Number | None, Meta(description="groups given as probabilities: the probability-weighted rate, pulled toward the pooled rate")] | UnsetType = UNSET
     recalibrated_estimate: Annotated[Number | None, Meta(description="groups given as probabilities, found miscalibrated on the self-reported trials: the moment estimate from the probabilities recalibrated on them (no interval)")] | UnsetType = UNSET
     supply: Number | None | UnsetType = UNSET

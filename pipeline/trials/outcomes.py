@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -129,6 +130,12 @@ Counted = tuple[list[Cell] | None, dict[str, float]]
 """What one closed trial counts in: its cells (None: incomplete) and its aggregate contributions."""
 
 
+
+def weighted(hit: bool, weight: float) -> tuple[float, float, float, float]:
+    """A weighted trial's cell value, summed per group: w·hit, w, w² (for Kish's effective trials) and the hit itself."""
+    return (weight if hit else 0.0, weight, weight * weight, 1.0 if hit else 0.0)
+
+
 @dataclass(frozen=True)
 class MetricCells:
     """Maps a closed trial's variables to the cells it counts in; a trial missing a needed value is incomplete."""
@@ -144,6 +151,8 @@ class MetricCells:
     """A boolean variable: the label is seen only where it is true (see `partly_seen`)."""
     propensity: str | None = None
     """A numeric variable: each trial's probability that its label is seen, for inverse-propensity weights."""
+    weight: str | None = None
+    """A numeric variable: each trial's weight; a rate's cell value is then (w·hit, w, w², hit), summed (`weighted`)."""
     outcome: str | None = None
     supply: str | None = None
     demand: str | None = None
@@ -218,6 +227,11 @@ class MetricCells:
 
     def _seen(self, values: dict[str, Any]) -> list[Cell] | None:
         cells = self._seen_by_group(values)
+        if cells and self.weight is not None:
+            weight = values.get(self.weight)
+            if weight is None or not 0 <= weight < math.inf:
+                return None  # a weight that is missing, negative or not finite: the trial is incomplete
+            cells = [(part, group, weighted(hit, weight)) for part, group, hit in cells]
         if not cells or isinstance(self.group, str):
             return cells
         counted = [cell for cell in cells if not hidden(cell[0])]

@@ -38,6 +38,7 @@ def rate_part(
     bets: dict[tuple[str, str], Any] | None = None,
     sequences: Sequences | None = None,
     published: dict[str, Rate] | None = None,
+    overall: Rate | None = None,
 ) -> dict[str, Any]:
     """One conditional rate per group: the MAP estimate (published as the point), the raw rate and, under confident
     and anytime verdicts, its interval; the verdict over the groups at the evidence floor.
@@ -45,6 +46,7 @@ def rate_part(
     Confident verdicts rest on intervals of the raw counts (`interval` names the method); only `beta_credible`
     intervals are of the posterior under the prior, and then they are for the MAP estimate. `published`: the counts the
     record shows, where they are not those the verdict is reached from (anytime verdicts publish matured trials).
+    `overall`: with `compare: overall`, the part's overall counts where they are not the sum of the groups' (weights).
     """
     if prior is None and confidence == 0:
         prior = 0.0  # with κ = 0 the prior has no weight
@@ -75,9 +77,8 @@ def rate_part(
         return groups, estimates, raw
 
     groups, estimates, raw = cells_of(rates)
-    overall = None
     if rule.overall:  # each group against the part's overall rate: a pseudo-group paired with every group judged
-        overall = Rate(sum(rate.hits for rate in rates.values()), sum(rate.trials for rate in rates.values()))
+        overall = overall or Rate(sum(rate.hits for rate in rates.values()), sum(rate.trials for rate in rates.values()))
         if overall.trials > 0 and estimates and prior is not None:
             estimates[OVERALL], raw[OVERALL] = overall.get(prior, confidence), overall.hits / overall.trials
             rule = replace(rule, pairs=tuple((group, OVERALL) for group in sorted(estimates) if group != OVERALL))
@@ -100,7 +101,7 @@ def rate_part(
         groups, shown_estimates, shown_raw = cells_of(published)
         verdict = described(verdict, shown_estimates, shown_raw)
     body = part_body(groups, verdict, rule)
-    if overall is not None and overall.trials > 0:
+    if rule.overall and overall is not None and overall.trials > 0:
         body["overall"] = {"estimate": overall.get(prior, confidence) if prior is not None else None, "rate": overall.hits / overall.trials,
                            "hits": overall.hits, "trials": overall.trials}  # fmt: skip
     if rule.mode == "confident":
