@@ -127,6 +127,16 @@ def wait_until(condition, what: str, timeout: float = 30.0):
         time.sleep(0.3)
 
 
+def needs_data(*names: str) -> Any:
+    """A mark that skips a test, naming the command that fetches the first of the data sets it needs that is missing."""
+    import pytest
+
+    from fairstream.datasets import get_line, locate
+
+    missing = [name for name in names if locate(name) is None]
+    return pytest.mark.skipif(bool(missing), reason=get_line(missing[0]) if missing else "every data set is at hand")
+
+
 def reference_file(name: str) -> Path:
     """A reference data set's file (`../shared/data`, then the cache), or a skip in one line naming the command that fetches it."""
     import pytest

@@ -4,6 +4,7 @@ writes them again after a Struct changed; a test fails while the files and the S
 
 from __future__ import annotations
 
+import inspect
 import json
 from pathlib import Path
 from typing import Any
@@ -49,7 +50,17 @@ def record_schema(name: str) -> dict[str, Any]:
     used = _referenced(schema, components)
     if used:
         schema["$defs"] = {key: components[key] for key in sorted(used)}
-    return schema
+    return _cleaned(schema)
+
+
+def _cleaned(value: Any) -> Any:
+    """Every description with its docstring's indentation taken out, as `inspect.cleandoc` does: the files are the
+    same whether or not the msgspec (or Python) at hand dedents docstrings itself."""
+    if isinstance(value, dict):
+        return {key: inspect.cleandoc(item) if key == "description" and isinstance(item, str) else _cleaned(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_cleaned(item) for item in value]
+    return value
 
 
 def _types(struct_schema: dict[str, Any]) -> list[str]:

@@ -10,6 +10,7 @@ from fairstream.connectors.alerts import subscribe
 from fairstream.connectors.replay import EventFields, replay
 from fairstream.lab.studies.shields import dataset, recommend
 from fairstream.runner import Job, KafkaInput, KafkaOutput, execute
+from tests.helpers import needs_data
 from tests.kafka.test_shield_kafka import read_all
 
 pytestmark = pytest.mark.kafka
@@ -21,6 +22,7 @@ def final_gap(records, groups):
     return rates[0] - rates[1]
 
 
+@needs_data("compas")
 def test_compas_recommendations_shielded_on_kafka(kafka_bootstrap, topic, tmp_path):
     compas = dataset("compas")
     made = recommend(compas, seed=0)

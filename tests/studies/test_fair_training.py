@@ -18,6 +18,7 @@ from fairstream.lab.studies import paper_setup
 from fairstream.lab.studies.fair_training import _ReverseGradient, hsic, parity_penalty, prejudice_index, train
 from fairstream.lab.studies.portable_torch import PINNED, torch
 from fairstream.records.errors import InputError
+from tests.helpers import needs_data
 
 
 @pytest.fixture
@@ -87,6 +88,7 @@ def _held_out_gaps(name: str) -> dict[str, tuple[float, float]]:
     return out
 
 
+@needs_data("adult")
 def test_fair_trainers_narrow_erms_parity_gap_on_rows_they_never_saw():
     results = _held_out_gaps("adult-gender")  # men earn > 50K three times as often as women: ERM's gap is wide
     erm_accuracy, erm_gap = results["erm"]

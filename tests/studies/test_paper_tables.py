@@ -16,6 +16,7 @@ from sklearn.metrics import accuracy_score
 from fairstream.cli import cli
 from fairstream.lab.studies.paper_setup import ENVIRONMENTS, read, scored
 from fairstream.lab.studies.paper_tables import PAPER_TABLE_2, PAPER_TABLE_3, PERIOD, Setting, play, run_setting, shield_for, utility_loss
+from tests.helpers import needs_data, reference_file
 
 ENV = {"NO_COLOR": "1", "COLUMNS": "200"}
 KAPPA = 0.1
@@ -33,6 +34,7 @@ KAPPA = 0.1
     ],
 )
 def test_environments_hold_the_rows_the_benchmark_keeps(name, rows, group_b, label_1):
+    reference_file(ENVIRONMENTS[name].dataset)
     frame = read(ENVIRONMENTS[name])
     assert len(frame.labels) == len(frame.features) == rows
     assert int(frame.sensitive.sum()) == group_b
@@ -43,6 +45,7 @@ def test_environments_hold_the_rows_the_benchmark_keeps(name, rows, group_b, lab
 
 @pytest.fixture(scope="module")
 def german():
+    reference_file("german")
     return scored("german-gender")
 
 
@@ -102,6 +105,7 @@ def test_dynamic_is_fair_at_every_period_end_while_its_assumption_holds(german, 
                 assert gap <= KAPPA + 1e-12, (run, period, gap)
 
 
+@needs_data("german")
 def test_assumption_flags_are_the_plain_period_counts():
     young = scored("german-age")  # about 6 qualified applicants aged 25 or less in a period of 50: N = 5 is near
     outcomes = run_setting(Setting("german-age", "equal_opportunity", 0.2), runs=6, horizon_runs=1, periods=3)
@@ -123,6 +127,7 @@ def _invoke(tmp_path, *extra):
     return CliRunner(env=ENV).invoke(cli, [*args, "--out", str(tmp_path), *extra])
 
 
+@needs_data("german")
 def test_tables_are_the_means_of_the_runs_beside_the_paper(tmp_path):
     result = _invoke(tmp_path / "one", "--jobs", "1")
     assert result.exit_code == 0, result.output + repr(result.exception)
@@ -175,6 +180,7 @@ def test_an_unknown_environment_is_refused_in_one_line(tmp_path):
     assert "unknown environment 'bank-age'; known: adult-gender, adult-race, compas-gender, compas-race, german-age, german-gender" in result.stderr
 
 
+@needs_data("german")
 def test_a_part_without_table_2s_threshold_leaves_its_cells_empty_and_writes_strict_json(tmp_path):
     args = ["--environments", "german-gender", "--classifiers", "erm", "--fairness", "demographic_parity", "--kappas", "0.2", "--runs", "1", "--horizon-runs", "1", "--periods", "2"]
     result = CliRunner(env=ENV).invoke(cli, ["shield", "tables", *args, "--jobs", "1", "--out", str(tmp_path)])
@@ -188,6 +194,7 @@ def test_a_part_without_table_2s_threshold_leaves_its_cells_empty_and_writes_str
     assert next(c for c in tables["table_3"] if c["shield"] == "unshielded")["assumption"] is None
 
 
+@needs_data("german")
 def test_german_ages_row_of_table_2_is_the_pages_on_this_machine(tmp_path):
     """Trained here, on whatever CPU runs the tests, the networks are those that made the page's numbers: the row
     comes out digit for digit (see the page's section on another machine)."""

@@ -14,6 +14,7 @@ from fairstream.lab.studies.shields import SHIELDS, compare, parity_path
 from fairstream.shields import Counts, EnergyShield, MonotoneFamily, Target, synthesize
 from fairstream.shields.energy.simulation import shield_paths
 from fairstream.shields.energy.synthesis import NONE_MEETS
+from tests.helpers import needs_data, reference_file
 
 ENV = {"NO_COLOR": "1", "COLUMNS": "120"}
 TARGET = ["--p", "0.3", "--running", "0.4,0.6", "--limit", "0.45,0.55", "--burn-in", "50"]
@@ -96,6 +97,7 @@ def test_simulate_prints_the_summary_and_draws_three_panels(tmp_path):
 
 @pytest.fixture(scope="module")
 def compas_stream():
+    reference_file("compas")
     return compare("compas", decisions=600, seed=0)
 
 
@@ -121,6 +123,7 @@ def test_compare_tables_and_chart_on_a_small_compas_stream(tmp_path, compas_stre
     assert imread(tmp_path / "comparison.png").shape[:2] == (900, 1600)
 
 
+@needs_data("german")
 def test_repetitions_report_mean_and_sd_over_seeds_and_each_classifier(tmp_path):
     """Two runs with gradient-boosted trees: each cell is the mean ± sd (ddof 1) of the runs with seeds 4 and 5."""
     result = invoke("compare", "--datasets", "german", "--classifiers", "boosting", "--decisions", "300", "--repetitions", "2", "--seed", "4", "--out", str(tmp_path))
@@ -162,6 +165,7 @@ def test_compare_rejects_an_unknown_data_set():
     assert "unknown data set 'credit'; known: compas, adult, german" in result.stderr
 
 
+@needs_data("german")
 @pytest.mark.parametrize("seed", [1, 2])
 def test_on_german_credit_the_adaptive_shield_leaves_a_gap_inside_l_alone(seed):
     """The classifier's gap on the stream is already inside L; told the training half's larger gap, the energy shield
@@ -173,6 +177,7 @@ def test_on_german_credit_the_adaptive_shield_leaves_a_gap_inside_l_alone(seed):
     assert abs(comparison.at_end("energy-adaptive") - unshielded) < 0.005
 
 
+@needs_data("compas", "adult")
 def test_table_1_sets_the_energy_shield_beside_static_fair_and_dynamic(monkeypatch, tmp_path):
     """Table 1's columns per data set and classifier: the energy shield ends fairer than Dynamic, which stays near κ."""
     from fairstream.lab.cli import shield_experiments
@@ -187,6 +192,7 @@ def test_table_1_sets_the_energy_shield_beside_static_fair_and_dynamic(monkeypat
         assert end["energy"] < end["dynamic"] <= 0.1 < end["unshielded"], (data, end)
 
 
+@needs_data("compas")
 def test_compare_equal_opportunity_keeps_the_tpr_gap_of_the_labelled_ones(tmp_path):
     """The TPR gap recomputed by pandas from the stream's labels: every FinHzn-based shield ends its periods with it ≤ κ."""
     result = invoke("compare", "--fairness", "equal_opportunity", "--datasets", "compas", "--decisions", "200", "--out", str(tmp_path))
