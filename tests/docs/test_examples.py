@@ -77,9 +77,11 @@ def test_the_plain_table_example_gives_fairlearns_rates():
 
 
 def test_the_spec_format_example_is_a_whole_valid_spec():
-    example, overall, table = blocks(page("spec-format.md"), "yaml")
+    example, weighted, overall, table = blocks(page("spec-format.md"), "yaml")
     plan = check_spec(yaml.safe_load(example), "docs/spec-format.md")
     assert plan is not None
+    [weighted_plan] = load_plans([{"monitor": "weighted", **yaml.safe_load(weighted)}])  # the weighted metric, as a table's
+    assert weighted_plan.monitor.estimation.sample_weights
     [overall_plan] = load_plans([{"monitor": "overall", **yaml.safe_load(overall)}])  # the compare: overall metric, as a table's
     assert overall_plan.monitor.rule.overall
     [table_plan] = load_plans([yaml.safe_load(table)])  # the plain table's spec: monitor and metric alone
