@@ -85,7 +85,8 @@ def specs(draw: st.DrawFn) -> dict[str, Any]:
     if draw(st.booleans()):
         estimator["hysteresis"] = 0.02
     seen_whole = not isinstance(metric.get("label"), dict) and metric["group"] != "group_p"
-    if verdict == "point" and metric["type"] not in OVERALL_REFUSED and seen_whole and draw(st.booleans()):
+    judged_whole = verdict == "point" or (verdict == "confident" and metric["type"] != "disparate_impact")
+    if judged_whole and metric["type"] not in OVERALL_REFUSED and seen_whole and draw(st.booleans()):
         metric["compare"] = "overall"
     if verdict in ("point", "confident") and metric["type"] in WEIGHTED and seen_whole and draw(st.booleans()):
         metric["weight"] = "amount"  # zero for applicants never decided: a group may weigh nothing

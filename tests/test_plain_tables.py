@@ -165,5 +165,33 @@ def test_compare_overall_refuses_what_it_cannot_judge():
     ):
         with pytest.raises(SpecError, match=said):
             load_plans([{**PARITY, "metric": {**PARITY["metric"], "compare": "overall", **changed}}])
-    with pytest.raises(SpecError, match="compare: overall takes point verdicts"):
+    with pytest.raises(SpecError, match="compare: overall takes point or confident verdicts"):
         load_plans([{**PARITY, "metric": {**PARITY["metric"], "compare": "overall"}, "estimator": {"verdict": "anytime"}}])
+
+
+def test_compare_overall_confident_intervals_are_the_share_of_the_others_times_newcombes(adult):
+    from scipy.stats import norm
+
+    spec = {
+        "monitor": "adult-overall-confident",
+        "metric": {"type": "demographic_parity", "group": "race", "prediction": "graduate", "groups": "all", "compare": "overall", "threshold": 0.1},
+        "estimator": {"verdict": "confident", "interval": "wilson", "min_trials": 1, "confidence": 0},
+        "publish": {"min_cell": 1},
+    }
+    body = next(r for r in reversed(monitor_frame_records(adult, spec)) if r["type"] == "fairness.estimate")["parts"]["selection_rate"]
+    group = next(name for name in body["pair"] if name != "(overall)")
+    mine, rest = adult[adult.race == group], adult[adult.race != group]
+    z = norm.ppf(1 - body["alpha"] / 2)
+
+    def wilson(hits: int, n: int) -> tuple[float, float]:
+        p = hits / n
+        centre, half = (p + z * z / (2 * n)) / (1 + z * z / n), z / (1 + z * z / n) * (p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5
+        return centre - half, centre + half
+
+    (p1, n1), (p2, n2) = ((frame.graduate.sum(), len(frame)) for frame in (mine, rest))
+    (l1, u1), (l2, u2), d = wilson(p1, n1), wilson(p2, n2), p1 / n1 - p2 / n2
+    newcombe = (d - ((p1 / n1 - l1) ** 2 + (u2 - p2 / n2) ** 2) ** 0.5, d + ((u1 - p1 / n1) ** 2 + (p2 / n2 - l2) ** 2) ** 0.5)
+    share = len(rest) / len(adult)
+    expected = (share * newcombe[0], share * newcombe[1]) if body["pair"][0] == group else (-share * newcombe[1], -share * newcombe[0])
+    assert body["interval"] == pytest.approx(list(expected), abs=1e-9)
+    assert body["raw_gap"] == pytest.approx(abs(mine.graduate.mean() - adult.graduate.mean()), abs=1e-12)

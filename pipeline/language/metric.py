@@ -128,7 +128,7 @@ class Metric(SpecModel):
         "pairs",
         description="pairs: the groups with each other (fairlearn's method='between_groups'); overall: each group with the "
         "part's overall rate over every group counted (method='to_overall'), published as the part's overall, the pair "
-        "then naming a group and (overall); point verdicts",
+        "then naming a group and (overall); point verdicts, and confident ones on a gap",
     )
     threshold: float | None = Field(
         None,

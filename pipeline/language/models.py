@@ -266,10 +266,11 @@ class Spec(SpecModel):
                 "weighted rates take point or confident verdicts: the anytime and change tests bet on each trial's outcome, "
                 "and a weighted outcome is bounded only by the largest weight, which the stream does not declare"
             )
-        if self.metric.compare == "overall" and (self.estimator.verdict != "point" or isinstance(self.metric.label, PartlySeenLabel)):
+        overall_verdicts = ("point",) if tests_ratio(self.metric.type) else ("point", "confident")
+        if self.metric.compare == "overall" and (self.estimator.verdict not in overall_verdicts or isinstance(self.metric.label, PartlySeenLabel)):
             raise ValueError(
-                "compare: overall takes point verdicts on rates seen whole: a group's rate and the overall rate share that "
-                "group's trials, which the confident and anytime tests of pairs of groups do not allow for"
+                f"compare: overall takes {' or '.join(overall_verdicts)} verdicts on rates seen whole: a group's rate and the "
+                "overall rate share that group's trials, which the anytime tests (and a ratio's interval) of pairs of groups do not allow for"
             )
         if self.publish.every is not None and self.publish.every[0] == "closes" and self.evaluate.on != "close":
             raise ValueError("publish.every in closes needs evaluate: {on: close}; with evaluate.every give a span of event time, like 7d")

@@ -154,7 +154,7 @@ class Evaluation:
                 body["violated"] = self.tracker.violated.get(part, False)  # the alert state: hysteresis holds it too
             point = config.rule.mode == "point" or body.get("verdict") == "point"
             body["status"] = part_status(point, body["violated"], body.pop("certified", None))
-            if body["status"] == INCONCLUSIVE and not point and not config.measures and not config.rule.ratio and config.proxy is None and not config.estimation.sample_weights:
+            if body["status"] == INCONCLUSIVE and not point and not config.measures and not config.rule.ratio and config.proxy is None and not config.estimation.sample_weights and not config.rule.overall:
                 body["time_to_verdict"] = trials_to_decide(body, config.rule.mode, config.rule.alpha)
             pair = body["pair"] or []
             if kind is not None:

@@ -39,6 +39,7 @@ def rate_part(
     sequences: Sequences | None = None,
     published: dict[str, Rate] | None = None,
     overall: Rate | None = None,
+    others: dict[str, tuple[Rate, float]] | None = None,
 ) -> dict[str, Any]:
     """One conditional rate per group: the MAP estimate (published as the point), the raw rate and, under confident
     and anytime verdicts, its interval; the verdict over the groups at the evidence floor.
@@ -46,7 +47,9 @@ def rate_part(
     Confident verdicts rest on intervals of the raw counts (`interval` names the method); only `beta_credible`
     intervals are of the posterior under the prior, and then they are for the MAP estimate. `published`: the counts the
     record shows, where they are not those the verdict is reached from (anytime verdicts publish matured trials).
-    `overall`: with `compare: overall`, the part's overall counts where they are not the sum of the groups' (weights).
+    `overall`: with `compare: overall`, the part's overall counts where they are not the sum of the groups' (weights);
+    `others`: per group, the counts of every other group and their share of the overall, likewise. A group's rate less
+    the overall one is the share times its difference with the others, which is what a confident interval bounds.
     """
     if prior is None and confidence == 0:
         prior = 0.0  # with κ = 0 the prior has no weight
@@ -77,8 +80,10 @@ def rate_part(
         return groups, estimates, raw
 
     groups, estimates, raw = cells_of(rates)
+    complete = every_group_judged(rule, groups, estimates)
     if rule.overall:  # each group against the part's overall rate: a pseudo-group paired with every group judged
         overall = overall or Rate(sum(rate.hits for rate in rates.values()), sum(rate.trials for rate in rates.values()))
+        others = others or {group: _others(overall, rate) for group, rate in rates.items()}
         if overall.trials > 0 and estimates and prior is not None:
             estimates[OVERALL], raw[OVERALL] = overall.get(prior, confidence), overall.hits / overall.trials
             rule = replace(rule, pairs=tuple((group, OVERALL) for group in sorted(estimates) if group != OVERALL))
@@ -89,13 +94,20 @@ def rate_part(
     else:
 
         def difference(high: str, low: str, alpha: float) -> tuple[float, float]:
+            if OVERALL in (high, low):  # rate − overall = share of the others × (rate − the others' rate)
+                group = low if high == OVERALL else high
+                rest, share = others[group]  # type: ignore[index]
+                if rest.trials <= 0:
+                    return 0.0, 0.0  # the group is every trial: it is the overall rate
+                a = rates[group]
+                lower, upper = kind.difference(a.hits, a.trials, rest.hits, rest.trials, alpha, prior, confidence)
+                return (share * lower, share * upper) if high == group else (-share * upper, -share * lower)
             a, b = rates[high], rates[low]
             return kind.difference(a.hits, a.trials, b.hits, b.trials, alpha, prior, confidence)
 
         def ratio(high: str, low: str, alpha: float) -> tuple[float, float]:
             return katz_ratio(rates[low].hits, rates[low].trials, rates[high].hits, rates[high].trials, alpha)
 
-        complete = every_group_judged(rule, groups, estimates)
         verdict = judge(rule, estimates, raw=raw, level=level, difference=difference, ratio=ratio, complete=complete)
     if published is not None:
         groups, shown_estimates, shown_raw = cells_of(published)
@@ -112,6 +124,12 @@ def rate_part(
     elif sequences is not None:
         publish_sequences(body, verdict, bets or {})
     return body
+
+
+def _others(overall: Rate, rate: Rate) -> tuple[Rate, float]:
+    """The counts of every group but one, and their share of the overall trials."""
+    rest = Rate(overall.hits - rate.hits, overall.trials - rate.trials)
+    return rest, rest.trials / overall.trials if overall.trials > 0 else 0.0
 
 
 def point_estimates(rates: dict[str, Rate], *, prior: float | None, confidence: float, min_trials: int) -> tuple[dict[str, float], dict[str, float]]:

@@ -29,9 +29,13 @@ def weighted_part(
     """The part's record as `rate_part` makes it from the effective trials, each group's cell then showing the weighted
     rate exactly, the trials and hits counted, the weight and the effective trials."""
     total = [sum(cell[index] for cell in cells.values()) for index in range(TRIALS + 1)]
+    others = None
+    if rule.overall:  # each group's others: the total less its own sums, and their share of the total weight
+        others = {group: (effective([whole - own for whole, own in zip(total, cell, strict=True)]), 1 - cell[WEIGHT] / total[WEIGHT] if total[WEIGHT] > 0 else 0.0)
+                  for group, cell in cells.items()}  # fmt: skip
     body = rate_part(
         {group: effective(cell) for group, cell in cells.items()}, rule, prior=prior, confidence=confidence, interval=interval,
-        min_trials=min_trials, level=level, overall=effective(total) if rule.overall else None,
+        min_trials=min_trials, level=level, overall=effective(total) if rule.overall else None, others=others,
     )  # fmt: skip
     for group, cell in cells.items():  # a group whose trials all weigh 0 has no rate, but its trials were counted
         if group not in body["groups"] and cell[TRIALS] > 0:
