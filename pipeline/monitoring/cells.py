@@ -128,7 +128,7 @@ class SumCells:
 
 @dataclass(frozen=True)
 class WeightedCells(SumCells):
-    """Rates of weighted trials: each group's Σ w·hit, Σ w, Σ w², hits and trials (see `fairstream.verdicts.weighted`)."""
+    """Rates of weighted trials: each group's Σ w·hit, Σ w, Σ w², hits and trials (see `fairstream.verdicts.parts.weighted_part`)."""
 
     measures: ClassVar[bool] = False
 

@@ -33,9 +33,9 @@ from fairstream.verdicts.parts import (
     publish_sequences,
     rate_part,
     standardized_part,
+    weighted_part,
 )
 from fairstream.verdicts.publish import suppress_small_cells
-from fairstream.verdicts.weighted import weighted_part
 
 if TYPE_CHECKING:
     from fairstream.verdicts.anytime import AnytimeEvidence
