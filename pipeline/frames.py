@@ -75,7 +75,7 @@ def monitor_frame(frame: Any, *specs: str | Path | Mapping[str, Any], keep_order
     estimates["time"] = pandas.to_datetime(estimates["time"], utc=True, format="ISO8601")
     for column in COUNTS:
         values = pandas.to_numeric(estimates[column])
-        if values.dropna().apply(float.is_integer if values.dtype.kind == "f" else lambda _value: True).all():
+        if (values.dropna() % 1 == 0).all():  # groups given as probabilities count fractions of trials
             estimates[column] = values.astype("Int64")
     return FrameResult(
         estimates=estimates,

@@ -3,15 +3,16 @@ than the retention removed and stated (see `segments`)."""
 
 from __future__ import annotations
 
-import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from fairstream.engine.api import StatefulSinkPartition
 from fairstream.records.errors import ConnectorError
@@ -24,6 +25,14 @@ class Rotation:
 
     every_s: float
     retention_s: float
+
+
+def _counted(lines: Iterable[bytes], count: list[int]) -> Iterator[dict[str, Any]]:
+    """The records of a file's lines, their number kept in `count[0]`."""
+    for line in lines:
+        if line.strip():
+            count[0] += 1
+            yield orjson.loads(line)
 
 
 def _iso(seconds: float) -> str:
@@ -84,10 +93,12 @@ class LinesFile(StatefulSinkPartition[str, Any]):
             written = path.stat().st_mtime
             if now - written < self._rotation.retention_s:
                 break  # the segments after it were written later still
-            lines = path.read_bytes().splitlines()
+            with path.open("rb") as segment:  # read a line at a time: a segment may hold a day of estimates
+                records = [0]
+                held = spans(_counted(segment, records))
             statement = Statement(
-                file=self._path.name, segment=number, records=len(lines), retention_s=round(self._rotation.retention_s),
-                removed_at=_iso(now), last_written_at=_iso(written), spans=spans(json.loads(line) for line in lines if line.strip()),
+                file=self._path.name, segment=number, records=records[0], retention_s=round(self._rotation.retention_s),
+                removed_at=_iso(now), last_written_at=_iso(written), spans=held,
             )  # fmt: skip
             with (self._path.parent / SEGMENTS / STATEMENTS).open("ab") as handle:
                 handle.write(statement.model_dump_json().encode() + b"\n")

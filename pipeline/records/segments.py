@@ -68,17 +68,21 @@ def segments_of(out_dir: Path, name: str) -> list[tuple[int, Path]]:
 
 
 def spans(records: Iterable[dict[str, Any]]) -> dict[str, list[Span]]:
-    """Each writer's runs of consecutive positions among `records` (in file order; a repeated position is skipped)."""
-    found: dict[str, list[Span]] = {}
+    """Each writer's runs of consecutive positions among `records`, in file order: one pass, constant work a record. A
+    writer's records lie in a file in rising order, so a place at or before its latest one is a repeat (a resume) and
+    is skipped."""
+    runs: dict[str, list[list[Any]]] = {}  # writer → [first, last, prev, hash, closing_seal] per run
     for record in records:
         chain = record.get("chain")
         if not isinstance(chain, dict):
             continue
         writer, seq = chain["writer"], chain["seq"]
         closing = record.get("type") == SEAL and record.get("final") is True
-        runs = found.setdefault(writer, [])
-        if runs and runs[-1].last + 1 == seq:
-            runs[-1] = runs[-1].model_copy(update={"last": seq, "hash": chain["hash"], "closing_seal": closing})
-        elif not any(span.first <= seq <= span.last for span in runs):
-            runs.append(Span(first=seq, last=seq, prev=chain["prev"], hash=chain["hash"], closing_seal=closing))
-    return found
+        found = runs.setdefault(writer, [])
+        if found and seq <= found[-1][1]:
+            continue
+        if found and found[-1][1] + 1 == seq:
+            found[-1][1:] = [seq, found[-1][2], chain["hash"], closing]
+        else:
+            found.append([seq, seq, chain["prev"], chain["hash"], closing])
+    return {writer: [Span(first=a, last=b, prev=prev, hash=last, closing_seal=closing) for a, b, prev, last, closing in found] for writer, found in runs.items()}

@@ -140,10 +140,10 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 def moment_of(record: dict[str, Any], field: str = "event_time") -> Any:
     """Where a record sits on the x axis: its event time, or for a plain table the rows read (its times are row numbers)."""
+    if "row" in record and field == "event_time":
+        return record["row"]
     moment = datetime.fromisoformat(record[field])
-    if "row" not in record:
-        return moment
-    return record["row"] if field == "event_time" else round((moment - EPOCH).total_seconds() * 1000) + 1
+    return round((moment - EPOCH).total_seconds() * 1000) + 1 if "row" in record else moment
 
 
 def _series(name: str, rows: list[tuple[Any, dict[str, Any]]], ratio: bool = False) -> PartSeries:
