@@ -195,3 +195,12 @@ def test_compare_overall_confident_intervals_are_the_share_of_the_others_times_n
     expected = (share * newcombe[0], share * newcombe[1]) if body["pair"][0] == group else (-share * newcombe[1], -share * newcombe[0])
     assert body["interval"] == pytest.approx(list(expected), abs=1e-9)
     assert body["raw_gap"] == pytest.approx(abs(mine.graduate.mean() - adult.graduate.mean()), abs=1e-12)
+
+
+def test_compare_overall_withholds_the_overall_beside_a_suppressed_cell_and_keeps_it_out_of_the_groups():
+    rows = pd.DataFrame({"sex": ["a"] * 40 + ["b"] * 3, "rich": [True, False] * 20 + [True] * 3})
+    spec = {**PARITY, "metric": {**PARITY["metric"], "compare": "overall"}, "estimator": {"min_trials": 1}, "publish": {"min_cell": 5}}
+    body = next(r for r in reversed(monitor_frame_records(rows, spec)) if r["type"] == "fairness.estimate")["parts"]["selection_rate"]
+    assert set(body["groups"]) == {"a", "b"} and body["groups"]["b"]["suppressed"]
+    assert body["overall"]["suppressed"] and body["overall"]["rate"] is None  # 23/43 less a's 20/40 would give b's 3/3
+    assert body["gap_suppressed"] and body["raw_gap"] is None

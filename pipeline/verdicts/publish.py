@@ -32,9 +32,10 @@ def suppress_small_cells(body: dict[str, Any], min_cell: int) -> dict[str, Any]:
     published = {group: cell if cell["trials"] >= min_cell else _suppressed(cell) for group, cell in groups.items()}
     body = {**body, "groups": published}
     if "overall" in body and any(cell.get("suppressed") for cell in published.values()):  # the overall less the others would give it back
-        published[OVERALL] = body["overall"] = _suppressed(body["overall"])
+        body["overall"] = _suppressed(body["overall"])
+    named = {**published, OVERALL: body["overall"]} if "overall" in body else published
     body.update({name: None for name in EVERY_PAIR_FIELDS if name in body})
-    if pair and (absent or any(published[group].get("suppressed") for group in pair if group in published)):
+    if pair and (absent or any(named[group].get("suppressed") for group in pair if group in named)):
         body.update({name: None for name in GAP_FIELDS if name in body}, gap_suppressed=True, pair=sorted(pair))  # the order would tell the gap's sign
         body.pop("interval_widened", None)
         if "interval" in body:
