@@ -1,6 +1,7 @@
-"""PyTorch with its CPU kernels pinned to ones that every x86-64 CPU computes alike, so that a seeded network is the same
-network on an AVX-512 server and an AVX2 laptop: MKL's conditional numerical reproducibility (`MKL_CBWR=COMPATIBLE`)
-for the matrix products and ATen's unvectorized kernels (`ATEN_CPU_CAPABILITY=default`) for the rest.
+"""PyTorch with its CPU kernels pinned, so that the instructions a CPU offers do not change a seeded network: MKL's
+conditional numerical reproducibility (`MKL_CBWR=COMPATIBLE`) for the matrix products and ATen's unvectorized kernels
+(`ATEN_CPU_CAPABILITY=default`) for the rest. A chaotic trainer can still end elsewhere on another machine (a
+last-bit difference outside these kernels); the shield-paper page says how far.
 
 Both are read when torch first computes, so this module sets them before it imports torch; training takes about 1.9× as
 long. Import torch from here, not directly, wherever a trained network must repeat on another machine.
