@@ -149,6 +149,8 @@ class Monitor:
             delta = self.pending.pop(tick, None)
             if delta is not None:
                 counts.apply(tick, delta, self.config.slot_outcomes)
+            if counts.events is not None:
+                counts.events.advance(tick, None if delta is None else delta.windows)
             if anytime is not None:
                 anytime.applied(tick)
                 anytime.release(anytime.frontier(tick), counts.baselines)
@@ -163,6 +165,8 @@ class Monitor:
             delta = self.pending.pop(tick)
             if anytime is not None:
                 anytime.applied(tick)
+            if counts.events is not None:
+                counts.events.advance(tick, delta.windows)
             trials = sorted(delta.trials, key=CLOSE_ORDER)
             batch = columns(counts, trials) if self.runs and trials else None
             if batch is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from fairstream.compiler.checks import (
@@ -13,6 +13,7 @@ from fairstream.compiler.checks import (
     prior_expression,
 )
 from fairstream.compiler.monitor_config import monitor_config
+from fairstream.compiler.signals import compile_triggers, compile_windows
 from fairstream.compiler.variables import Variables, compile_variables
 from fairstream.language.expressions import Expression, ExprType
 from fairstream.language.metric import PartlySeenLabel, label_variable
@@ -107,6 +108,8 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
     rules = _aggregate_rules(check, spec, variables.types)
     prior, part_estimators = _estimators(check, spec)
     _check_spans(check, spec)
+    windows = compile_windows(check, spec, field_types)
+    triggers = compile_triggers(check, spec, windows)
     if check.issues:
         raise SpecError(source, check.issues)
 
@@ -131,7 +134,9 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
     outcomes = Outcomes(_metric_cells(spec, proxy), rules)
     assert prior is not None  # a prior that did not compile is an issue raised above
     slot_outcomes = SlotOutcomes(outcomes, layout.variables) if layout.exact_slots else None
-    return Plan(spec, layout, outcomes, monitor_config(spec, prior, part_estimators, slot_outcomes, proxy))
+    config = monitor_config(spec, prior, part_estimators, slot_outcomes, proxy)
+    config = replace(config, counting=replace(config.counting, events=windows), triggers=triggers)
+    return Plan(spec, layout, outcomes, config)
 
 
 def _check_metric_references(check: Checker, spec: Spec, variable_types: dict[str, Any]) -> None:

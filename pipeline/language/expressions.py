@@ -12,7 +12,8 @@ from typing import Any, Literal
 from fairstream.language.closures import Fn, as_number, binary, chain, logic
 from fairstream.records.errors import ExpressionError
 
-ExprType = Literal["number", "string", "bool", "probabilities"]
+ExprType = Literal["number", "string", "bool", "probabilities", "table"]
+"""`table`: numbers by group (a trigger's window values, rates and counts), read one at a time: `rate['a']`."""
 
 _ALLOWED = "use names, literals, + - * /, comparisons, in [...], and, or, not, a if condition else b"
 _BOOL_NAMES = {"true": True, "false": False}
@@ -35,7 +36,7 @@ _REJECTED_OPERATORS = {
     ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.Invert: "~", ast.UAdd: "+", ast.Is: "is", ast.IsNot: "is not",
 }
 _REJECTED_CONSTRUCTS = {
-    ast.Attribute: "attribute lookups", ast.Subscript: "subscripts", ast.Lambda: "lambda functions",
+    ast.Attribute: "attribute lookups", ast.Lambda: "lambda functions",
     ast.ListComp: "comprehensions", ast.SetComp: "comprehensions", ast.DictComp: "comprehensions",
     ast.GeneratorExp: "comprehensions", ast.JoinedStr: "f-strings", ast.NamedExpr: "assignment expressions (:=)",
     ast.Dict: "dict literals", ast.Set: "set literals",
@@ -80,12 +81,12 @@ def compile_expression(source: str, types: Mapping[str, ExprType]) -> Expression
     return Expression(source, type_, names, tuple(sorted((name, types[name]) for name in names)), fn)
 
 
-def _dotted(node: ast.AST) -> str | None:
+def dotted_path(node: ast.AST) -> str | None:
     """`a.b.c` for an attribute chain on a plain name (a dotted field path), else None."""
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
-        head = _dotted(node.value)
+        head = dotted_path(node.value)
         return None if head is None else f"{head}.{node.attr}"
     return None
 
@@ -95,7 +96,7 @@ def _referenced(tree: ast.AST) -> list[str]:
     found: list[str] = []
 
     def visit(node: ast.AST) -> None:
-        path = _dotted(node) if isinstance(node, ast.Attribute | ast.Name) else None
+        path = dotted_path(node) if isinstance(node, ast.Attribute | ast.Name) else None
         if path is not None:
             if path not in _BOOL_NAMES:
                 found.append(path)
@@ -158,7 +159,7 @@ class _Compiler:
 
     def visit_Attribute(self, node: ast.Attribute) -> tuple[ExprType, Fn]:
         """A dotted path into nested objects, when the input section declares it (`applicant.age > 30`)."""
-        path = _dotted(node)
+        path = dotted_path(node)
         if path is None:
             raise self.reject("attribute lookups are not allowed", node)
         return self.lookup(path)
@@ -175,9 +176,28 @@ class _Compiler:
             raise ExpressionError(f"unknown name {name!r}; known names: {known}")
         if self.types[name] == "probabilities":
             raise ExpressionError(f"{name!r} holds group probabilities: it can be a metric's group, not part of an expression")
+        if self.types[name] == "table":
+            raise ExpressionError(f"{name!r} holds a number per group: read one with {name}['<group>']")
         fn = lambda env: env.get(name)  # noqa: E731
         self.lookups[fn] = name
         return self.types[name], fn
+
+    def visit_Subscript(self, node: ast.Subscript) -> tuple[ExprType, Fn]:
+        """One group's number of a table (`screens_7d['a']`); None where the table has none for it and no default."""
+        path = dotted_path(node.value)
+        key = node.slice
+        if path is None or self.types.get(path) != "table" or not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+            tables = ", ".join(sorted(name for name, type_ in self.types.items() if type_ == "table")) or "(none)"
+            raise self.reject("only a table of numbers by group takes a subscript, and a group's name in quotes", node, f"tables: {tables}")
+        group = key.value
+
+        def entry(env: Mapping[str, Any]) -> Any:
+            table = env.get(path)
+            if table is None:
+                return None
+            return table[group] if group in table else getattr(table, "missing", None)
+
+        return "number", entry
 
     def visit_BinOp(self, node: ast.BinOp) -> tuple[ExprType, Fn]:
         if type(node.op) not in _ARITHMETIC:

@@ -10,8 +10,9 @@ from pydantic import Field, model_validator
 from fairstream.language.estimator import Estimator, Evaluate, Window
 from fairstream.language.fields import Cadence, Name, SpecModel
 from fairstream.language.metric import CONSTRAINT_FLOOR, Baseline, Metric, PartlySeenLabel, default_floor, tests_ratio
+from fairstream.language.signals import EventWindow, Trigger
 from fairstream.language.stream import Aggregate, InputSchema, TrialSpec, Variable
-from fairstream.records.timefmt import DAY
+from fairstream.records.timefmt import DAY, format_duration
 
 
 class ShieldSpec(SpecModel):
@@ -206,6 +207,10 @@ class Spec(SpecModel):
     shield: ShieldSpec | None = None
     dead_letters: DeadLetters = DeadLetters()
     publish: Publish = Publish()
+    windows: dict[Name, EventWindow] = Field(
+        default_factory=dict, description="aggregates of the input's raw events over sliding spans of event time, published in each estimate record"
+    )
+    triggers: list[Trigger] = Field(default_factory=list, description="conditions over the monitor's values, each a fairness.trigger record when it turns")
     buckets: int = Field(16, ge=1, le=4096, description="trial buckets of input that is not keyed (input.keyed: false): its unit of parallelism; fixed for a recovery store")
 
     @property
@@ -272,6 +277,12 @@ class Spec(SpecModel):
                 f"compare: overall takes {' or '.join(overall_verdicts)} verdicts on rates seen whole: a group's rate and the "
                 "overall rate share that group's trials, which the anytime tests (and a ratio's interval) of pairs of groups do not allow for"
             )
+        if len({trigger.name for trigger in self.triggers}) != len(self.triggers):
+            raise ValueError(f"each trigger needs a name of its own; got {[trigger.name for trigger in self.triggers]}")
+        for name, window in self.windows.items():
+            tick = self.evaluate.tick
+            if window.over % tick:
+                raise ValueError(f"windows.{name}.over must be a whole number of evaluation ticks ({format_duration(tick)}); got {format_duration(window.over)}")
         if self.publish.every is not None and self.publish.every[0] == "closes" and self.evaluate.on != "close":
             raise ValueError("publish.every in closes needs evaluate: {on: close}; with evaluate.every give a span of event time, like 7d")
         return self

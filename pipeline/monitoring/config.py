@@ -7,8 +7,10 @@ from typing import TYPE_CHECKING, Literal
 
 from fairstream.language.expressions import Expression
 from fairstream.monitoring.cells import Cells, ProxyCells, ScoreCells
+from fairstream.monitoring.triggers import TriggerPlan
 from fairstream.monitoring.windows import Cumulative, Window
 from fairstream.trials.outcomes import SlotOutcomes
+from fairstream.trials.panes import WindowPlan
 from fairstream.verdicts.budget import Family, MonitorBudget
 from fairstream.verdicts.changes import Detection
 from fairstream.verdicts.constraints import ConstraintRule
@@ -28,6 +30,13 @@ class Counting:
     """Groups a part tracks at most; the trials of further groups are counted, not estimated (see `TrackedGroups`)."""
     listed_groups: tuple[str, ...] | None = None
     """The spec's `metric.groups` where it lists them: one no trial carries is named with the values seen instead."""
+    events: tuple[WindowPlan, ...] = ()
+    """The spec's windows over raw events (`windows:`), summed where the events are read and slid at the merge."""
+
+    @property
+    def missing_events(self) -> dict[str, float | None]:
+        """What a group a window has not seen reads as in a trigger: 0 events counted or summed, else nothing."""
+        return {plan.name: 0 if plan.aggregate in ("count", "sum") else None for plan in self.events}
 
 
 @dataclass(frozen=True)
@@ -109,6 +118,8 @@ class MonitorConfig:
     """Whether its merged evidence joins the job's, across monitors (see `fairstream.verdicts.many_pairs.job`)."""
     numbered: bool = False
     """A plain table: event time is the row's number, so each record also says how many rows were read (`row`)."""
+    triggers: tuple[TriggerPlan, ...] = ()
+    """The spec's triggers, evaluated over the monitor's values at each evaluation (see `fairstream.monitoring.triggers`)."""
 
     @property
     def threshold(self) -> float:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from fairstream.estimators.rate import Rate
 from fairstream.estimators.scores import ScoreCounts
 from fairstream.monitoring.config import MonitorConfig
+from fairstream.monitoring.event_windows import SlidingWindows
 from fairstream.trials.bucket import Report
 from fairstream.trials.outcomes import CLOSE_ORDER, UNLISTED, SlotOutcomes, TickDelta, TrialOutcome
 from fairstream.verdicts.changes import ChangeEvidence
@@ -63,11 +64,14 @@ class Counts:
     """The first instant counted (a tick, or a trial's close): baseline constraints measure their length from it."""
     baselines: dict[int, dict[str, list[float]]] = field(default_factory=dict)
     """Per baseline length: each group's mean-outcome sums when the baseline ended, its τ from then on."""
+    events: SlidingWindows | None = field(init=False)
+    """The spec's windows over raw events, slid tick by tick; None without any."""
 
     def __post_init__(self) -> None:
         config = self.config
         self.groups = TrackedGroups(config.name, config.counting.max_groups)
         self.scores = ScoreCounts() if config.running_median else None
+        self.events = SlidingWindows(config.counting.events, config.counting.max_groups) if config.counting.events else None
         detection = config.judging.detection
         self.changes = None if detection is None else ChangeEvidence(detection, config.rule.pairs)
         self.anytime = None

@@ -13,9 +13,11 @@ from fairstream.trials.outcomes import MARGINAL, UNLABELED, UNLISTED
 from fairstream.verdicts.tracked import unlisted_counts, unseen_groups
 
 
-def estimate_body(config: MonitorConfig, counts: Counts, parts: dict[str, Any], prior: float | None, instant: int, noted: Noted | None = None) -> dict[str, Any]:
+def estimate_body(
+    config: MonitorConfig, counts: Counts, parts: dict[str, Any], prior: float | None, instant: int, noted: Noted | None = None, windows: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The body of the estimate record of an evaluation at `instant` with these `parts`; `noted`: the reports' notes as
-    they stood then, where they have moved since."""
+    they stood then, where they have moved since; `windows`: the values of the windows over raw events."""
     first_opening, unfinished, evicted = noted if noted is not None else counts.noted()
     summary: dict[str, Any] = {
         "metric": config.metric,
@@ -51,6 +53,8 @@ def estimate_body(config: MonitorConfig, counts: Counts, parts: dict[str, Any], 
     if config.judging.detection is not None:
         summary["verdict"] = "change"
         summary["detection"] = {"shift": config.judging.detection.shift, "arl": config.judging.detection.arl}
+    if windows is not None:
+        summary["windows"] = windows
     aggregates = {name: value for name, value in sorted(counts.totals.items()) if not name.startswith(UNLISTED)}
     if aggregates:
         summary["aggregates"] = aggregates

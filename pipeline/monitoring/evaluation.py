@@ -14,6 +14,7 @@ from fairstream.monitoring.config import MonitorConfig
 from fairstream.monitoring.counts import Counts, Noted
 from fairstream.monitoring.estimate import estimate_body
 from fairstream.monitoring.quiet import Estimated, judged_rates, judges_quietly, quiet_standing
+from fairstream.monitoring.triggers import Triggers, trigger_values
 from fairstream.records.envelope import CHANGED, ESTIMATE, MERGED, stamp
 from fairstream.records.timefmt import format_instant
 from fairstream.trials.outcomes import PROXY, hidden
@@ -63,11 +64,14 @@ class Evaluation:
     instant, names, the reports' notes then) where it can be judged again from the counts (`quiet`)."""
     quiet: bool = field(init=False)
     """Whether an evaluation is first judged without its records, written only where something turns (see `quiet_standing`)."""
+    triggers: Triggers = field(init=False)
+    """The spec's triggers and which stand raised."""
 
     def __post_init__(self) -> None:
         self.budget = self.config.budget()
         self.cadence = PublishCadence(self.config.publishing.every)
         self.quiet = judges_quietly(self.config)
+        self.triggers = Triggers(self.config.triggers)
 
     def records(self, counts: Counts, instant: int, trial_key: str | None = None, estimated: Estimated | None = None) -> list[dict[str, Any]]:
         """The estimate record (where the cadence writes it) and the alerts of an evaluation of `counts` at `instant`
@@ -163,11 +167,15 @@ class Evaluation:
                 certification = self.tracker.certify(part, body["status"] == CERTIFIED_STATUS)
                 if certification is not None:
                     alerts.append(stamp({"metric": config.metric, "part": part, **body}, config.name, certification, instant, part, *at))
+        windows = None if counts.events is None else counts.events.values()
+        if config.triggers:
+            values = trigger_values(parts, windows, config.counting.missing_events, counts.closed)
+            alerts.extend(self.triggers.records(config.name, values, instant, at))
         if noted is None and not self.cadence.due(instant, parts, bool(alerts)):
-            self.held = (None, instant, at, counts.noted()) if self.quiet else (estimate_body(config, counts, parts, prior, instant), instant, at, None)
+            self.held = (None, instant, at, counts.noted()) if self.quiet else (estimate_body(config, counts, parts, prior, instant, windows=windows), instant, at, None)
             return alerts
         self.held = None
-        return [stamp(estimate_body(config, counts, parts, prior, instant, noted), config.name, ESTIMATE, instant, *at), *alerts]
+        return [stamp(estimate_body(config, counts, parts, prior, instant, noted, windows), config.name, ESTIMATE, instant, *at), *alerts]
 
     def _changes(self, evidence: ChangeEvidence, instant: int, at: tuple[str, ...]) -> list[dict[str, Any]]:
         """A `fairness.changed` record per change the detectors found since the last evaluation."""

@@ -44,6 +44,8 @@ def judges_quietly(config: MonitorConfig) -> bool:
         and config.judging.detection is None
         and not config.estimation.partly_seen
         and config.metric != "conditional_statistical_parity"
+        and not config.counting.events
+        and not config.triggers
     )
 
 

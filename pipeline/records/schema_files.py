@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from fairstream.records import wire
+from fairstream.records import notices, wire
 from fairstream.records.cloudevents import schema_uri
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
@@ -19,9 +19,10 @@ SCHEMA_DIR = Path(__file__).parent / "schemas"
 RECORDS: dict[str, tuple[str, tuple[type[wire.Record], ...]]] = {
     "estimate": ("fairness.estimate", (wire.Estimate,)),
     "alert": ("fairness alert", (wire.PartAlert, wire.ConstraintAlert)),
-    "change": ("fairness.changed", (wire.ChangeAlert,)),
-    "merged": ("fairness.violated_somewhere", (wire.MergedAlert,)),
-    "job-merged": ("fairness.job_violated_somewhere", (wire.JobMergedAlert,)),
+    "change": ("fairness.changed", (notices.ChangeAlert,)),
+    "merged": ("fairness.violated_somewhere", (notices.MergedAlert,)),
+    "job-merged": ("fairness.job_violated_somewhere", (notices.JobMergedAlert,)),
+    "trigger": ("fairness.trigger", (notices.TriggerAlert,)),
     "shield-intervention": ("shield.intervention", (wire.Intervention,)),
     "shield-status": ("shield.status", (wire.ShieldStatus,)),
     "dead-letter": ("pipeline.dead_letter", (wire.DeadLetter,)),

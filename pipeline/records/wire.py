@@ -12,12 +12,10 @@ from msgspec import UNSET, Meta, Struct, UnsetType
 
 from fairstream.records.envelope import (
     ALERT_TYPES,
-    CHANGED,
     DEAD_LETTER,
     ESTIMATE,
     INTERVENTION,
-    JOB_MERGED,
-    MERGED,
+    NOTICES,
     SEAL,
     SHIELDED,
     STATUS,
@@ -213,6 +211,10 @@ class Estimate(Envelope, tag_field="type", tag=ESTIMATE, kw_only=True):
     untracked: dict[str, Untracked] | UnsetType = UNSET
     aggregates: dict[str, Number] | UnsetType = UNSET
     detection: Annotated[Detection, Meta(description="change verdicts: what the detectors look for")] | UnsetType = UNSET
+    windows: Annotated[
+        dict[str, Number | None | dict[str, Number | None]],
+        Meta(description="the spec's windows over raw events at this evaluation: a number (null: a mean, min or max of no event), or one per group of the window's by field"),
+    ] | UnsetType = UNSET
 
 
 AlertType = Literal["fairness.violation", "fairness.recovered", "fairness.certified", "fairness.uncertified"]
@@ -232,27 +234,6 @@ PartAlert = msgspec.defstruct(
     namespace={"__doc__": "A part's verdict turned (violation, recovery, certification or its loss); the part's fields at the top level. On <alerts>, or alerts.jsonl."},
 )
 """An alert of a part: the envelope, the metric and part, and every field of `PartFields`."""
-
-
-class ChangeAlert(Envelope, tag_field="type", tag=CHANGED, kw_only=True):
-    """A change detector found that a pair's gap moved by the shift or more, and estimates when. On <alerts>, or alerts.jsonl."""
-
-    metric: str
-    part: str
-    pair: Annotated[Pair, Meta(description="the gap is the first group's rate (or mean) minus the second's")]
-    direction: Annotated[Literal["up", "down"], Meta(description="whether the gap grew or shrank")]
-    changed_at: Annotated[Instant, Meta(description="the estimated change point: the close time of the first pair after it")]
-    found_at: Annotated[Instant, Meta(description="the close time of the trial that completed the alarm")]
-    since: Annotated[Instant, Meta(description="when the detector started (or started again after its last change)")]
-    gap_before: Number
-    gap_before_interval: Interval
-    gap_after: Number
-    gap_after_interval: Interval
-    pairs_before: Count
-    pairs_after: Count
-    shift: Number
-    arl: Number
-    assumption: str
 
 
 class ConstraintAlert(Envelope, kw_only=True):
@@ -398,75 +379,20 @@ class ShieldDecision(Record, tag_field="type", tag=SHIELDED):
     overtaken: Annotated[Literal[True], Meta(description="dated at or before a decision already answered by the clock (shield.answer_within)")] | UnsetType = UNSET
 
 
-class Carrier(Record, kw_only=True):
-    """A pair whose own tests carry the merged evidence."""
-
-    part: str
-    pair: Pair
-    share_of_evidence: Annotated[Number, Meta(description="the pair's term over the merged evidence")]
-    log_wealth: Annotated[Number, Meta(description="the larger log-wealth of the pair's two violation bettors")]
-
-
-class Stake(Record, kw_only=True):
-    pair: Pair
-    stake: Annotated[Number, Meta(description="the share of the pooled test's next stake on the pair's payoffs")]
-
-
-class Pooled(Record, kw_only=True):
-    """A part's pooled test: one bettor on the weighed average of its pairs' payoffs, a round of outcomes at a time."""
-
-    part: str
-    share_of_evidence: Number
-    log_wealth: Number
-    rounds: Count
-    leaning_on: list[Stake]
-
-
-class MergedAlert(Envelope, tag_field="type", tag=MERGED, kw_only=True):
-    """Merged over every pair of a monitor (half the pairs' own tests, half each part's pooled test), the evidence says
-    some pair violates the property, at the monitor's α. On <alerts>, or alerts.jsonl."""
-
-    metric: str
-    alpha: Number
-    log_evidence: Annotated[Number, Meta(description="log of the merged e-process when the alarm was written")]
-    log_threshold: Annotated[Number, Meta(description="log(1/α): the alarm rose when the merged e-process reached it")]
-    pairs_tested: Count
-    carriers: list[Carrier]
-    pooled: list[Pooled]
-    assumption: str
-
-
-class MonitorEvidence(Record, kw_only=True):
-    monitor: str
-    log_evidence: Annotated[Number, Meta(description="log of the monitor's merged e-process at its last evaluation then")]
-    share_of_evidence: Number
-
-
-class JobMergedAlert(Envelope, tag_field="type", tag=JOB_MERGED, kw_only=True):
-    """Averaged over the monitors of a job that merge their pairs, the evidence says some monitor's property is violated,
-    at the job's α (the smallest of theirs). On <alerts>, or alerts.jsonl."""
-
-    job: Annotated[str, Meta(description="job/<the job's first monitor>: also the record's monitor and chain writer")]
-    alpha: Number
-    log_evidence: Annotated[Number, Meta(description="log of the monitors' average merged evidence when the alarm rose")]
-    log_threshold: Number
-    monitors: list[MonitorEvidence]
-    assumption: str
-
-
 def struct_of(record: dict[str, Any]) -> type[Record]:
     """The Struct a record of this type and shape is encoded by."""
     kind = record["type"]
     if kind in ALERT_TYPES:
         return ConstraintAlert if "constraint" in record else PartAlert
+    if kind in NOTICES:
+        from fairstream.records.notices import NOTICE_STRUCTS  # built on this module's base types
+
+        return NOTICE_STRUCTS[kind]
     return BY_TYPE[kind]
 
 
 BY_TYPE: dict[str, type[Record]] = {
     ESTIMATE: Estimate,
-    CHANGED: ChangeAlert,
-    MERGED: MergedAlert,
-    JOB_MERGED: JobMergedAlert,
     INTERVENTION: Intervention,
     STATUS: ShieldStatus,
     DEAD_LETTER: DeadLetter,

@@ -19,6 +19,7 @@ from fairstream.trials.closing import CloseSchedule
 from fairstream.trials.folds import fold, fold_columns
 from fairstream.trials.layout import State, TrialLayout
 from fairstream.trials.outcomes import Outcomes, SlotOutcomes, TickDelta, TrialOutcome
+from fairstream.trials.panes import Panes, WindowPlan
 
 try:
     from fairstream.trials.table import PackedTrials
@@ -40,6 +41,8 @@ class Recipient:
     keep_trials: bool = False
     opening_order: bool = False
     """Whether the monitor needs to know when every trial opened before an instant has closed (anytime tests)."""
+    windows: tuple[WindowPlan, ...] = ()
+    """The spec's windows over raw events, summed into panes where the events are read (see `fairstream.trials.panes`)."""
 
 
 @dataclass
@@ -154,7 +157,12 @@ class Bucket:
     so a key's events fold in event-time order whichever partition each came from (an applicant's attributes read from
     their own file before the decision that closes the trial)."""
 
+    panes: list[Panes | None] | None = None
+    """Per recipient with windows over raw events, the panes of the ticks not yet final; None where no recipient has any."""
+
     def __post_init__(self) -> None:
+        if self.panes is None and any(recipient.windows for recipient in self.recipients):
+            self.panes = [Panes(recipient.windows, self.tick) if recipient.windows else None for recipient in self.recipients]
         if self.partitions > 1 and self.arrivals is None:
             self.arrivals = LatenessBuffer(self.kind_rank)
         if type(self.trials) is dict:
@@ -211,6 +219,11 @@ class Bucket:
     def _fold(self, events: list[Event] | EventColumns) -> None:
         """Fold events, in event-time order, into their trials; beyond `max_open`, the newest trials are not kept."""
         columns = type(events) is EventColumns
+        if self.panes is not None:
+            admitted = events.events() if columns else events  # type: ignore[union-attr]
+            for panes in self.panes:
+                if panes is not None:
+                    panes.take(admitted)  # type: ignore[arg-type]
         if columns:
             self._note_openings_of(events.times, events.structs, events.kind_of)  # type: ignore[union-attr]
         else:
@@ -320,9 +333,12 @@ class Bucket:
         unmatched, self.unmatched = self.unmatched, 0
         evicted, self.evicted = self.evicted, 0
         oldest = self._oldest_open()
-        return [
-            Report(self.index, through, deltas, unmatched, unfinished, evicted, oldest_open=oldest, first_opening=self.first_opening) for deltas in self._deltas(closed)
-        ]
+        every = self._deltas(closed)
+        if self.panes is not None:
+            for panes, deltas in zip(self.panes, every):
+                for tick, cells in ([] if panes is None else panes.pop_through(through).items()):
+                    deltas.setdefault(tick, TickDelta()).windows = cells
+        return [Report(self.index, through, deltas, unmatched, unfinished, evicted, oldest_open=oldest, first_opening=self.first_opening) for deltas in every]
 
     def _close_current(self, times: list[int], keys: list[str], closed: ClosedTrials) -> None:
         """Close the trials that are due now, skipping entries whose trial a closing event has already closed.
@@ -374,4 +390,5 @@ class Bucket:
         clone.high = dict(self.high)
         clone.idle = set(self.idle)
         clone.arrivals = None if self.arrivals is None else self.arrivals.copy()
+        clone.panes = None if self.panes is None else [None if panes is None else panes.copy() for panes in self.panes]
         return clone

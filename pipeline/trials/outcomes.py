@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from fairstream.language.expressions import Expression
+from fairstream.trials.panes import merge_panes
 
 if TYPE_CHECKING:
     from fairstream.estimators.proxy import ProxyLayout
@@ -377,6 +378,8 @@ class TickDelta:
     """Closed trials not yet counted into cells, by their slot tuple: counted where the trials closed, so a report holds one
     entry per distinct tuple (a few dozen), not one per trial; the merge adds every reporter's, then `settle` turns each
     distinct tuple into cells once."""
+    windows: dict[tuple[str, str | None], list[float]] = field(default_factory=dict)
+    """The tick's panes of the spec's windows over raw events: per (window, group), [count, sum, min, max]."""
 
     def add(self, outcome: TrialOutcome, keep_trial: bool) -> None:
         """Count a closed trial into the tick's sums, or keep it whole for a monitor that counts trials one by one
@@ -432,6 +435,8 @@ class TickDelta:
         self.closed += other.closed
         self.incomplete += other.incomplete
         self.trials.extend(other.trials)
+        if other.windows:
+            merge_panes(self.windows, other.windows)
         return self
 
 

@@ -1,0 +1,87 @@
+"""Triggers: a spec's conditions over what a monitor computes at each evaluation (window values, each part's gap,
+ratio and status, each group's rate and counts), each a `fairness.trigger` record when it turns true (`raised`) and
+when it turns false again (`cleared`) (pure). A condition that cannot be evaluated (a value it reads is missing or
+suppressed) leaves the trigger as it stood."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from fairstream.language.expressions import Expression
+from fairstream.records.envelope import TRIGGER, stamp
+
+RAISED, CLEARED = "raised", "cleared"
+PART_VALUES = ("gap", "ratio", "status")
+"""Each part's numbers (and status) a trigger reads as `<part>.<value>`."""
+GROUP_TABLES = ("rate", "hits", "trials")
+"""Each part's tables by group a trigger reads as `<part>.<table>['<group>']`."""
+CLOSED_TRIALS = "closed_trials"
+
+
+class Table(dict):
+    """Numbers by group; `missing` is what a group not in it reads as (0 for counts and sums of events, else None)."""
+
+    missing: float | None = None
+
+
+@dataclass(frozen=True)
+class TriggerPlan:
+    """A compiled trigger: its condition and the values the condition reads, in the order written."""
+
+    name: str
+    when: Expression
+    message: str
+    reads: tuple[tuple[str, str | None], ...]
+    """(name, group): a number read by name, or one group's entry of a table."""
+
+
+@dataclass
+class Triggers:
+    """The triggers of one monitor and which of them stand raised."""
+
+    plans: tuple[TriggerPlan, ...]
+    raised: set[str] = field(default_factory=set)
+
+    def records(self, monitor: str, values: dict[str, Any], instant: int, at: tuple[str, ...]) -> list[dict[str, Any]]:
+        """The records of the triggers that turn at this evaluation, whose values are `values`."""
+        out = []
+        for plan in self.plans:
+            holds = plan.when.function(values)
+            if holds is None or holds == (plan.name in self.raised):
+                continue
+            state = RAISED if holds else CLEARED
+            (self.raised.add if holds else self.raised.discard)(plan.name)
+            body = {"trigger": plan.name, "state": state, "when": plan.when.source, "values": read_values(plan, values), "message": plan.message}
+            out.append(stamp(body, monitor, TRIGGER, instant, plan.name, state, *at))
+        return out
+
+
+def read_values(plan: TriggerPlan, values: dict[str, Any]) -> dict[str, Any]:
+    """The values the condition read, named as it names them (`screens_7d['a']`)."""
+    read: dict[str, Any] = {}
+    for name, group in plan.reads:
+        value = values.get(name)
+        if group is None:
+            read[name] = value
+        else:
+            read[f"{name}['{group}']"] = None if value is None else value.get(group, getattr(value, "missing", None))
+    return read
+
+
+def trigger_values(parts: dict[str, Any], windows: dict[str, Any] | None, window_missing: dict[str, float | None], closed: int) -> dict[str, Any]:
+    """What a trigger's condition may read at an evaluation: the published parts (a suppressed cell reads as missing),
+    the window values and the closed trials counted."""
+    values: dict[str, Any] = {CLOSED_TRIALS: closed}
+    for part, body in parts.items():
+        for name in PART_VALUES:
+            values[f"{part}.{name}"] = body.get(name)
+        groups = body.get("groups", {})
+        for table in GROUP_TABLES:
+            values[f"{part}.{table}"] = Table({group: cell.get("estimate" if table == "rate" else table) for group, cell in groups.items()})
+    for name, value in (windows or {}).items():
+        if isinstance(value, dict):
+            value = Table(value)
+            value.missing = window_missing.get(name)
+        values[name] = value
+    return values
