@@ -188,6 +188,8 @@ class _Compiler:
         key = node.slice
         if path is None or self.types.get(path) != "table" or not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
             tables = ", ".join(sorted(name for name, type_ in self.types.items() if type_ == "table")) or "(none)"
+            if path is not None and path not in self.types:
+                raise ExpressionError(f"unknown name {path!r}; tables of numbers by group: {tables}")
             raise self.reject("only a table of numbers by group takes a subscript, and a group's name in quotes", node, f"tables: {tables}")
         group = key.value
 
