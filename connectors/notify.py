@@ -22,7 +22,18 @@ from urllib.parse import urlsplit
 from fairstream import metrics
 from fairstream.paths import RUNBOOK_URL
 from fairstream.records import wire
-from fairstream.records.envelope import CERTIFIED, CHANGED, JOB_MERGED, MERGED, RECOVERED, UNCERTIFIED, UNDELIVERED, VIOLATION
+from fairstream.records.envelope import (
+    CERTIFIED,
+    CHANGED,
+    JOB_MERGED,
+    MERGED,
+    NOTICES,
+    RECOVERED,
+    TRIGGER,
+    UNCERTIFIED,
+    UNDELIVERED,
+    VIOLATION,
+)
 
 RESEND_EVERY = 60.0
 """Seconds between re-sending the firing alerts (Alertmanager resolves an alert not seen for its resolve_timeout, 5 min)."""
@@ -248,6 +259,27 @@ class _Endpoint:
         }
         self._unsent[tuple(sorted(labels.items()))] = ({"labels": labels, "annotations": annotations, "startsAt": record.get("emitted_at")}, record)
 
+    def _note_trigger(self, record: dict[str, Any]) -> None:
+        """A raised trigger fires until its clearing resolves it: one alert per monitor and trigger."""
+        labels = {"alertname": "FairnessTrigger", "monitor": str(record.get("monitor")), "trigger": str(record.get("trigger")), "severity": "warning"}
+        identity = ("FairnessTrigger", labels["monitor"], labels["trigger"])
+        annotations = {
+            "summary": f"{record.get('monitor')}: trigger {record.get('trigger')} {record.get('state')} at {record.get('event_time')}: {record.get('when')}",
+            "message": str(record.get("message", "")),
+            "values": json.dumps(record.get("values")),
+            "alert_id": str(record.get("alert_id")),
+            "runbook_url": f"{self.runbook}#fairnesstrigger",
+        }
+        payload = {"labels": labels, "annotations": annotations, "startsAt": record.get("emitted_at")}
+        if record.get("state") == "raised":
+            self._firing[identity] = (payload, record)
+        else:
+            opened = self._firing.pop(identity, None)
+            if opened is not None:
+                payload["startsAt"] = opened[0]["startsAt"]
+            payload["endsAt"] = record.get("emitted_at")
+        self._unsent[tuple(sorted(labels.items()))] = (payload, record)
+
     def _pending(self) -> list[dict[str, Any]]:
         return []
 
@@ -311,6 +343,9 @@ class _Alertmanager(_Endpoint):
         if kind in (MERGED, JOB_MERGED):
             self._note_merged(record)
             return
+        if kind == TRIGGER:
+            self._note_trigger(record)
+            return
         labels = alert_labels(record, OPENS.get(kind) or CLOSES[kind])
         identity = alert_identity(record, labels["alertname"])
         payload = {"labels": labels, "annotations": alert_annotations(record, labels["alertname"], self.runbook), "startsAt": record.get("emitted_at")}
@@ -369,7 +404,7 @@ class Notifier:
 
     def offer(self, record: dict[str, Any]) -> None:
         """Hand over an output record (only alerts are posted); never waits."""
-        if record.get("type") in (*OPENS, *CLOSES, CHANGED, MERGED, JOB_MERGED):
+        if record.get("type") in (*OPENS, *CLOSES, *NOTICES):
             for endpoint in self.endpoints:
                 endpoint.offer(record)
 

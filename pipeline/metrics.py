@@ -15,7 +15,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge
 from prometheus_client.core import GaugeMetricFamily
 
 from fairstream.language.metric import tests_ratio
-from fairstream.records.envelope import ALERT_TYPES, CHANGED, JOB_MERGED, MERGED
+from fairstream.records.envelope import ALERT_TYPES, NOTICES, TRIGGER
 from fairstream.records.timefmt import time_parser
 from fairstream.verdicts.summary import proxied, rested_on
 from fairstream.verdicts.tally import LATE_SHARE, RunTally, late_line
@@ -71,6 +71,12 @@ ESTIMATE_GAUGES = {
     "fairstream_status": ("A part's status, one series per status: 1 for the current one, 0 for the others", ["monitor", "part", "status"]),
     "fairstream_group_estimate": ("A group's published estimate in a part (NaN while its cell is suppressed)", ["monitor", "part", "group"]),
     "fairstream_group_trials": ("A group's trials in a part (NaN while its cell is suppressed)", ["monitor", "part", "group"]),
+    "fairstream_window_value": (
+        "A window over raw events (spec windows:) at a monitor's latest evaluation; group is empty for a window without by; NaN: a "
+        "mean, min or max of no event",
+        ["monitor", "window", "group"],
+    ),
+    "fairstream_trigger_raised": ("A spec trigger: 1 while raised, 0 once cleared (as of the monitor's latest trigger record)", ["monitor", "trigger"]),
     "fairstream_proxy_calibrated": (
         "Groups given as probabilities with a truth field: 1 while the calibration test holds on the self-reported trials, 0 once it "
         "failed, NaN before it is read",
@@ -90,6 +96,7 @@ class _LatestEstimates:
 
     def __init__(self) -> None:
         self.latest: dict[str, dict[str, Any]] = {}
+        self.triggers: dict[tuple[str, str], float] = {}
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         families = {name: GaugeMetricFamily(name, text, labels=labels) for name, (text, labels) in ESTIMATE_GAUGES.items()}
@@ -102,6 +109,11 @@ class _LatestEstimates:
             families["fairstream_watermark_delay_seconds"].add_metric([monitor], now - watermark)
             for part, body in record["parts"].items():
                 _part_samples(families, monitor, part, body, record)
+            for window, value in record.get("windows", {}).items():
+                for group, number in (value.items() if isinstance(value, dict) else [("", value)]):
+                    families["fairstream_window_value"].add_metric([monitor, window, group], _number(number))
+        for (monitor, trigger), raised in sorted(self.triggers.items()):
+            families["fairstream_trigger_raised"].add_metric([monitor, trigger], raised)
         yield from families.values()
 
 
@@ -208,8 +220,10 @@ def observe(record: dict[str, Any]) -> None:
             _unseen(record)
         if record["monitor"] not in _proxy_warned and proxied(record):
             _proxy(record)
-    elif kind in (*ALERT_TYPES, CHANGED, MERGED, JOB_MERGED, "shield.intervention"):
+    elif kind in (*ALERT_TYPES, *NOTICES, "shield.intervention"):
         ALERTS.labels(record.get("monitor", ""), kind).inc()
+        if kind == TRIGGER:
+            _estimates.triggers[(record["monitor"], record["trigger"])] = 1.0 if record["state"] == "raised" else 0.0
     elif kind == "shield.status" and record.get("assumptions"):
         _shield_breaks(record)
     elif kind == "shield.decision":

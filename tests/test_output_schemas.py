@@ -29,7 +29,7 @@ from fairstream.runner import FileInput, FileOutput, FileRun, Job, execute, run_
 from tests.conftest import SPECS
 
 SCHEMA_DIR = Path(__file__).parents[1] / "pipeline" / "records" / "schemas"
-COMPAS_SPECS = ["compas_equalized_odds", "compas_equalized_odds_confident", "compas_equalized_odds_anytime", "compas_disparate_impact"]
+COMPAS_SPECS = ["compas_equalized_odds", "compas_equalized_odds_confident", "compas_equalized_odds_anytime", "compas_disparate_impact", "rtlola_compas_equalized_odds"]
 
 
 @cache

@@ -109,6 +109,8 @@ def print_summary(monitor: MonitorTally, dead_letters: dict[str, int], unwritten
         )
     if monitor.somewhere is not None:
         console.console.print(somewhere_line(monitor.somewhere), soft_wrap=True)
+    for trigger, (raised, cleared) in sorted(monitor.triggers.items()):
+        console.console.print(f"trigger {trigger}: raised {raised} time(s), cleared {cleared}{'; raised at the end' if raised > cleared else ''}", soft_wrap=True)
     certifications = (
         f", {monitor.certifications} certification(s), {monitor.uncertifications} uncertification(s)"
         if final is not None and final["verdict"] not in ("point", "change")

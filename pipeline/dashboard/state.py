@@ -9,7 +9,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fairstream.language.metric import tests_ratio
-from fairstream.records.envelope import ALERT_TYPES, CHANGED, DEAD_LETTER, ESTIMATE, INTERVENTION, JOB_MERGED, MERGED, STATUS
+from fairstream.records.envelope import (
+    ALERT_TYPES,
+    CHANGED,
+    DEAD_LETTER,
+    ESTIMATE,
+    INTERVENTION,
+    JOB_MERGED,
+    MERGED,
+    NOTICES,
+    STATUS,
+    TRIGGER,
+)
 
 
 @dataclass
@@ -57,7 +68,7 @@ class DashboardState:
                 history = self.monitors[name] = MonitorHistory(name)
             if kind == ESTIMATE:
                 history.estimates.append(record)
-            elif kind in (*ALERT_TYPES, CHANGED, MERGED, JOB_MERGED, INTERVENTION):
+            elif kind in (*ALERT_TYPES, *NOTICES, INTERVENTION):
                 self.alerts_by_id[str(record_id)] = record
                 (history.interventions if kind == INTERVENTION else history.alerts).append(record)
             elif kind == STATUS:
@@ -207,6 +218,11 @@ def alert_row(alert: dict[str, Any]) -> dict[str, Any]:
         return {
             "alert_id": alert.get("alert_id"), "type": JOB_MERGED, "event_time": alert.get("event_time"), "part": None, "pair": None,
             "gap": None, "ratio": None, "raw_gap": None, "raw_ratio": None, "verdict": "job", "value": alert.get("log_evidence"),
+        }  # fmt: skip
+    if alert.get("type") == TRIGGER:
+        return {
+            "alert_id": alert.get("alert_id"), "type": TRIGGER, "event_time": alert.get("event_time"), "part": f"trigger {alert.get('trigger')}",
+            "pair": [alert.get("state")], "gap": None, "ratio": None, "raw_gap": None, "raw_ratio": None, "verdict": "trigger", "value": None,
         }  # fmt: skip
     if alert.get("type") == MERGED:
         named = merged_pair(alert)

@@ -19,6 +19,7 @@ SCHEMAS = {
     "fairness.changed": "change",
     "fairness.violated_somewhere": "merged",
     "fairness.job_violated_somewhere": "job-merged",
+    "fairness.trigger": "trigger",
     "shield.intervention": "shield-intervention",
     "shield.status": "shield-status",
     "pipeline.dead_letter": "dead-letter",
@@ -36,7 +37,7 @@ def cloudevent_attributes(record: dict[str, Any]) -> dict[str, str]:
     """The CloudEvents attributes of one output record: `id` its alert id, `source` /fairstream/<monitor> (or
     /fairstream/pipeline for dead letters), `type` io.fairstream.<record type>.v1, `time` its event time (the moment
     the record speaks of), `dataschema` its JSON Schema's id, and `subject` the part (alerts), the group (a
-    constraint's alerts) or the dead letter's reason.
+    constraint's alerts), the trigger or the dead letter's reason.
 
     >>> cloudevent_attributes({"alert_id": "ab12", "monitor": "m", "type": "fairness.violation", "event_time": "2015-01-15T00:00:00Z", "part": "tpr"})
     {'specversion': '1.0', 'id': 'ab12', 'source': '/fairstream/m', 'type': 'io.fairstream.fairness.violation.v1', 'datacontenttype': 'application/json', 'dataschema': 'urn:fairstream:schema:alert:1', 'time': '2015-01-15T00:00:00Z', 'subject': 'tpr'}
@@ -52,7 +53,7 @@ def cloudevent_attributes(record: dict[str, Any]) -> dict[str, str]:
         attributes["dataschema"] = schema_uri(SCHEMAS[record["type"]])
     if record.get("event_time"):
         attributes["time"] = str(record["event_time"])
-    subject = record.get("part") or record.get("reason")
+    subject = record.get("part") or record.get("trigger") or record.get("reason")
     if subject:
         attributes["subject"] = str(subject) if "group" not in record else f"{subject}/{record['group']}"
     return attributes

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from fairstream.records.envelope import CERTIFIED, CHANGED, JOB_MERGED, MERGED, RECOVERED, UNCERTIFIED, VIOLATION
+from fairstream.records.envelope import CERTIFIED, CHANGED, JOB_MERGED, MERGED, RECOVERED, TRIGGER, UNCERTIFIED, VIOLATION
 from fairstream.records.hints import FIXES
 from fairstream.verdicts.summary import FirstViolation, note_violations, publishes_groups
 
@@ -30,6 +30,8 @@ class MonitorTally(BaseModel):
     uncertifications: int = 0
     changes: list[dict[str, Any]] = Field(default_factory=list)
     """The `fairness.changed` records, in the order written."""
+    triggers: dict[str, list[int]] = Field(default_factory=dict)
+    """Per trigger: [times raised, times cleared], and whether it stands raised at the end (raised > cleared)."""
     somewhere: dict[str, Any] | None = None
     """The `fairness.violated_somewhere` record: the merged evidence over every pair reached 1/α."""
 
@@ -144,6 +146,9 @@ class RunTally(BaseModel):
             self._monitor(record["monitor"]).uncertifications += 1
         elif kind == CHANGED:
             self._monitor(record["monitor"]).changes.append(record)
+        elif kind == TRIGGER:
+            turns = self._monitor(record["monitor"]).triggers.setdefault(record["trigger"], [0, 0])
+            turns[record["state"] != "raised"] += 1
         elif kind == MERGED:
             self._monitor(record["monitor"]).somewhere = record
         elif kind == JOB_MERGED:
