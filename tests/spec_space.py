@@ -106,7 +106,9 @@ def specs(draw: st.DrawFn) -> dict[str, Any]:
     variables = VARIABLES
     if metric["group"] == "group_p" and draw(st.booleans()):  # some applicants report their group: the proxy's calibration is tested
         variables = {**VARIABLES, "group_p": {**VARIABLES["group_p"], "truth": "g_self"}}
+    signals = draw(event_signals(metric, evaluate))
     return {
+        **signals,
         "monitor": "generated",
         "input": {"time": "time", "time_format": "epoch_ms", "key": "id", "kind": "event", "kinds": KINDS, "max_future": None},
         "trial": trial,
@@ -117,6 +119,32 @@ def specs(draw: st.DrawFn) -> dict[str, Any]:
         "window": window,
         "publish": publish,
     }
+
+
+PARTS = {
+    "demographic_parity": "selection_rate", "conditional_statistical_parity": "selection_rate", "disparate_impact": "selection_rate",
+    "equal_opportunity": "true_positive_rate", "equalized_odds": "false_positive_rate", "predictive_parity": "positive_predictive_value",
+    "delayed_impact": "mean_outcome", "benefit_rate": "benefit_rate", "scoring_rate": "scoring_rate",
+}  # fmt: skip
+
+
+@st.composite
+def event_signals(draw: st.DrawFn, metric: dict[str, Any], evaluate: dict[str, Any]) -> dict[str, Any]:
+    """Windows over raw events (any aggregate, with or without by and where) and triggers over them and the parts, or none."""
+    if not draw(st.booleans()):
+        return {}
+    over = draw(st.sampled_from(["1d", "4d"] if evaluate.get("every") != "6h" else ["6h", "2d"]))
+    aggregate = draw(st.sampled_from(["count", "sum", "mean", "min", "max"]))
+    window: dict[str, Any] = {aggregate: "APPLY" if aggregate == "count" and draw(st.booleans()) else "APPLY.score" if aggregate != "count" else "DECIDE.amount", "over": over}
+    if draw(st.booleans()):
+        window["by"] = "g"
+    if draw(st.booleans()):
+        window["where"] = "asked > 0.3"
+    part = PARTS[metric["type"]]
+    read = "w['A']" if "by" in window else "w"
+    conditions = [f"{read} > 0.5", f"{part}.gap > 0.1", f"{part}.status == 'violated'", f"{part}.trials['B'] < 5 or closed_trials > 20"]
+    chosen = draw(st.lists(st.sampled_from(conditions), min_size=1, max_size=3, unique=True))
+    return {"windows": {"w": window}, "triggers": [{"name": f"t{index}", "when": when} for index, when in enumerate(chosen)]}
 
 
 @dataclass(frozen=True)

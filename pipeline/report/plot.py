@@ -22,6 +22,7 @@ from fairstream.language.metric import tests_ratio
 from fairstream.records.envelope import CHANGED, RECOVERED, VIOLATION
 from fairstream.records.errors import InputError
 from fairstream.records.segments import segments_of
+from fairstream.report.windows_plot import draw_windows
 
 MAX_PARTS = 8
 COLUMNS = 4
@@ -100,7 +101,15 @@ def plot_run(out_dir: Path, png_path: Path | None = None, *, groups: list[str] |
     png_path = Path(png_path) if png_path else out_dir / ("fairness.png" if len(monitors) == 1 else f"fairness-{chosen}.png")
     png_path.parent.mkdir(parents=True, exist_ok=True)
     FigureCanvasAgg(figure).print_png(png_path)
+    windows_png = windows_png_of(png_path)
+    if draw_windows(estimates, alerts, moment_of, f"{chosen}: windows over raw events", windows_png) is None:
+        windows_png.unlink(missing_ok=True)  # a figure of an earlier run would speak of other windows
     return png_path
+
+
+def windows_png_of(png_path: Path) -> Path:
+    """Where the figure of the windows over raw events goes beside the fairness figure (`fairness-windows.png`)."""
+    return png_path.with_name(f"{png_path.stem}-windows.png")
 
 
 def run_records(out_dir: Path, name: str) -> list[dict[str, Any]]:
