@@ -195,3 +195,15 @@ def test_a_window_must_span_whole_evaluation_ticks():
     spec["windows"] = {"w": {"count": "SCREEN", "over": "7d"}}
     with pytest.raises(SpecError, match=r"windows.w.over must be a whole number of evaluation ticks \(2d\); got 1w"):
         load_plans([spec])
+
+
+@needs_data("compas")
+def test_plot_draws_the_windows_beside_the_fairness_figure(compas_run, tmp_path):
+    from matplotlib.image import imread
+
+    from fairstream.report.plot import plot_run, windows_png_of
+
+    out, _, _ = compas_run
+    path = plot_run(out, tmp_path / "fairness.png")
+    image = imread(windows_png_of(path))
+    assert image.shape[:2] == (900, 1600) and image[..., :3].std() > 0.05  # a drawn figure, not a blank page
