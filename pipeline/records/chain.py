@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 
 from fairstream import __version__
-from fairstream.records import wire
+from fairstream.records import notices, wire  # noqa: F401  (notices: the alerts' Structs join wire.check)
 from fairstream.records.envelope import SEAL
 from fairstream.records.signing import signature
 

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from msgspec import Meta
 
 from fairstream.records.envelope import CHANGED, JOB_MERGED, MERGED, TRIGGER
-from fairstream.records.wire import Count, Envelope, Instant, Interval, Number, Pair, Record
+from fairstream.records.wire import BY_TYPE, Count, Envelope, Instant, Interval, Number, Pair, Record
 
 
 class ChangeAlert(Envelope, tag_field="type", tag=CHANGED, kw_only=True):
@@ -102,3 +102,4 @@ class TriggerAlert(Envelope, tag_field="type", tag=TRIGGER, kw_only=True):
 
 
 NOTICE_STRUCTS: dict[str, type[Record]] = {CHANGED: ChangeAlert, MERGED: MergedAlert, JOB_MERGED: JobMergedAlert, TRIGGER: TriggerAlert}
+BY_TYPE.update(NOTICE_STRUCTS)  # `wire.check` takes them from here on

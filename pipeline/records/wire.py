@@ -15,7 +15,6 @@ from fairstream.records.envelope import (
     DEAD_LETTER,
     ESTIMATE,
     INTERVENTION,
-    NOTICES,
     SEAL,
     SHIELDED,
     STATUS,
@@ -384,10 +383,6 @@ def struct_of(record: dict[str, Any]) -> type[Record]:
     kind = record["type"]
     if kind in ALERT_TYPES:
         return ConstraintAlert if "constraint" in record else PartAlert
-    if kind in NOTICES:
-        from fairstream.records.notices import NOTICE_STRUCTS  # built on this module's base types
-
-        return NOTICE_STRUCTS[kind]
     return BY_TYPE[kind]
 
 

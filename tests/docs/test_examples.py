@@ -77,13 +77,17 @@ def test_the_plain_table_example_gives_fairlearns_rates():
 
 
 def test_the_spec_format_example_is_a_whole_valid_spec():
-    example, weighted, overall, table = blocks(page("spec-format.md"), "yaml")
+    example, weighted, overall, signals, table = blocks(page("spec-format.md"), "yaml")
     plan = check_spec(yaml.safe_load(example), "docs/spec-format.md")
     assert plan is not None
     [weighted_plan] = load_plans([{"monitor": "weighted", **yaml.safe_load(weighted)}])  # the weighted metric, as a table's
     assert weighted_plan.monitor.estimation.sample_weights
     [overall_plan] = load_plans([{"monitor": "overall", **yaml.safe_load(overall)}])  # the compare: overall metric, as a table's
     assert overall_plan.monitor.rule.overall
+    compas = read_yaml(find_spec("compas_equalized_odds"))
+    [signals_plan] = load_plans([{**compas, **yaml.safe_load(signals)}])  # the windows and triggers, on the COMPAS spec
+    assert [plan.name for plan in signals_plan.monitor.counting.events] == ["screens_7d", "score_30d"]
+    assert [plan.name for plan in signals_plan.monitor.triggers] == ["few-screens", "tpr-gap"]
     [table_plan] = load_plans([yaml.safe_load(table)])  # the plain table's spec: monitor and metric alone
     assert table_plan.spec.input.numbered and set(table_plan.spec.variables) == {"sex", "approved"}
 
