@@ -174,7 +174,7 @@ ALLOWED = "use names, literals, + - * /, comparisons, in [...], and, or, not, a 
         ('__import__("os")', "function calls are not allowed; got '__import__(...)'"),
         ("open('/etc/passwd').read()", "function calls are not allowed; got 'open('/etc/passwd').read(...)'"),
         ("'abc'.upper", "attribute lookups are not allowed; got \"'abc'.upper\""),
-        ("x[0]", "subscripts are not allowed; got 'x[0]'"),
+        ("x[0]", "only a table of numbers by group takes a subscript, and a group's name in quotes; got 'x[0]'"),
         ("lambda: 1", "lambda functions are not allowed; got 'lambda: 1'"),
         ("[i for i in y]", "comprehensions are not allowed; got '[i for i in y]'"),
         ('f"{x}"', "f-strings are not allowed; got 'f\"{x}\"'"),
