@@ -190,7 +190,7 @@ class _Compiler:
             tables = ", ".join(sorted(name for name, type_ in self.types.items() if type_ == "table")) or "(none)"
             if path is not None and path not in self.types:
                 raise ExpressionError(f"unknown name {path!r}; tables of numbers by group: {tables}")
-            raise self.reject("only a table of numbers by group takes a subscript, and a group's name in quotes", node, f"tables: {tables}")
+            raise self.reject("only a table of numbers by group takes a subscript, and a group's name in quotes", node, _ALLOWED if tables == "(none)" else f"tables: {tables}")
         group = key.value
 
         def entry(env: Mapping[str, Any]) -> Any:
