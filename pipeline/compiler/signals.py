@@ -4,10 +4,8 @@ window, value or group named by its place (pure)."""
 
 from __future__ import annotations
 
-import ast
-
 from fairstream.compiler.checks import Checker, known_kind
-from fairstream.language.expressions import ExprType, dotted_path
+from fairstream.language.expressions import ExprType
 from fairstream.language.models import Spec
 from fairstream.monitoring.triggers import CLOSED_TRIALS, GROUP_TABLES, TriggerPlan
 from fairstream.trials.outcomes import PART_NAMES
@@ -66,13 +64,12 @@ def compile_triggers(check: Checker, spec: Spec, windows: tuple[WindowPlan, ...]
         condition = check.expression(path, trigger.when, types, "bool")
         if condition is None:
             continue
-        reads = _reads(trigger.when)
-        unknown = [(name, group) for name, group in reads if group is not None and name in known and group not in known[name]]
+        unknown = [(name, group) for name, group in condition.reads if group is not None and name in known and group not in known[name]]
         if unknown:
             name, group = unknown[0]
             check.fail(path, f"unknown group {group!r} in {name}; its groups: {', '.join(sorted(known[name]))}")
             continue
-        plans.append(TriggerPlan(trigger.name, condition, trigger.message, reads))
+        plans.append(TriggerPlan(trigger.name, condition, trigger.message))
     return tuple(plans)
 
 
@@ -90,25 +87,3 @@ def _known_groups(spec: Spec, windows: tuple[WindowPlan, ...]) -> dict[str, froz
             known[plan.name] = groups
     return known
 
-
-def _reads(source: str) -> tuple[tuple[str, str | None], ...]:
-    """The values a condition reads, in the order written: (name, None), or (table, group) for `table['group']`."""
-    tree = ast.parse(source.strip(), mode="eval")
-    reads: list[tuple[str, str | None]] = []
-
-    def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
-            name = dotted_path(node.value)
-            if name is not None:
-                reads.append((name, str(node.slice.value)))
-                return
-        name = dotted_path(node) if isinstance(node, ast.Name | ast.Attribute) else None
-        if name is not None:
-            if name not in ("true", "false"):
-                reads.append((name, None))
-            return
-        for child in ast.iter_child_nodes(node):
-            visit(child)
-
-    visit(tree)
-    return tuple(dict.fromkeys(reads))

@@ -54,6 +54,8 @@ class Expression:
     _types: tuple[tuple[str, ExprType], ...] = field(repr=False)
     function: Fn = field(repr=False, compare=False)
     """The compiled closure: `function(env)` is `evaluate(env)` without the method call, for per-event loops."""
+    reads: tuple[tuple[str, str | None], ...] = field(default=(), repr=False, compare=False)
+    """What it reads, in the order written: (name, None), or (table, group) for `table['group']`."""
 
     def evaluate(self, env: Mapping[str, Any]) -> Any:
         """The expression's value under `env`, or None when a name it needs is missing or None."""
@@ -77,35 +79,42 @@ def compile_expression(source: str, types: Mapping[str, ExprType]) -> Expression
         raise ExpressionError(f"invalid syntax at column {column}: {source!r}; {hint}") from None
     except (RecursionError, MemoryError):
         raise ExpressionError(f"expression is too deeply nested; got {len(source)} characters; simplify it") from None
-    names = frozenset(_referenced(tree))
-    return Expression(source, type_, names, tuple(sorted((name, types[name]) for name in names)), fn)
+    reads = _reads(tree)
+    names = frozenset(name for name, _ in reads)
+    return Expression(source, type_, names, tuple(sorted((name, types[name]) for name in names)), fn, reads)
 
 
-def dotted_path(node: ast.AST) -> str | None:
+def _dotted(node: ast.AST) -> str | None:
     """`a.b.c` for an attribute chain on a plain name (a dotted field path), else None."""
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
-        head = dotted_path(node.value)
+        head = _dotted(node.value)
         return None if head is None else f"{head}.{node.attr}"
     return None
 
 
-def _referenced(tree: ast.AST) -> list[str]:
-    """The field names and dotted paths an expression reads."""
-    found: list[str] = []
+def _reads(tree: ast.AST) -> tuple[tuple[str, str | None], ...]:
+    """The field names and dotted paths an expression reads, a table's with the group it reads, each once in the order
+    written."""
+    found: list[tuple[str, str | None]] = []
 
     def visit(node: ast.AST) -> None:
-        path = dotted_path(node) if isinstance(node, ast.Attribute | ast.Name) else None
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            table = _dotted(node.value)
+            if table is not None:
+                found.append((table, str(node.slice.value)))
+                return
+        path = _dotted(node) if isinstance(node, ast.Attribute | ast.Name) else None
         if path is not None:
             if path not in _BOOL_NAMES:
-                found.append(path)
+                found.append((path, None))
             return
         for child in ast.iter_child_nodes(node):
             visit(child)
 
     visit(tree)
-    return found
+    return tuple(dict.fromkeys(found))
 
 
 class _Compiler:
@@ -159,7 +168,7 @@ class _Compiler:
 
     def visit_Attribute(self, node: ast.Attribute) -> tuple[ExprType, Fn]:
         """A dotted path into nested objects, when the input section declares it (`applicant.age > 30`)."""
-        path = dotted_path(node)
+        path = _dotted(node)
         if path is None:
             raise self.reject("attribute lookups are not allowed", node)
         return self.lookup(path)
@@ -184,7 +193,7 @@ class _Compiler:
 
     def visit_Subscript(self, node: ast.Subscript) -> tuple[ExprType, Fn]:
         """One group's number of a table (`screens_7d['a']`); None where the table has none for it and no default."""
-        path = dotted_path(node.value)
+        path = _dotted(node.value)
         key = node.slice
         if path is None or self.types.get(path) != "table" or not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
             tables = ", ".join(sorted(name for name, type_ in self.types.items() if type_ == "table")) or "(none)"

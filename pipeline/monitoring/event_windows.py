@@ -61,44 +61,48 @@ class Slide:
         return self.least[0][1] if aggregate == "min" else self.greatest[0][1]
 
 
-@dataclass
 class SlidingWindows:
-    """The spec's windows over raw events as they stand at the last tick taken."""
+    """The spec's windows over raw events as they stand at the last tick taken: per window, its slide per group, the
+    groups in name order (None for a window without `by`)."""
 
-    plans: tuple[WindowPlan, ...]
-    max_groups: int = 256
-    slides: dict[PaneKey, Slide] = field(default_factory=dict)
+    def __init__(self, plans: tuple[WindowPlan, ...], max_groups: int = 256):
+        self.plans = plans
+        self.max_groups = max_groups
+        self.slides: dict[str, dict[str | None, Slide]] = {plan.name: {} for plan in plans}
 
     def advance(self, tick: int, panes: dict[PaneKey, list[float]] | None) -> None:
         """Take a final tick's panes (every reporter's, added), then let each window's span end at `tick`."""
-        for key in sorted(panes or (), key=_order):
-            window, group = key
-            slide = self.slides.get(key)
-            if slide is None and group is not None and self._groups(window) >= self.max_groups:
-                key = (window, OTHER_GROUPS)
-                slide = self.slides.get(key)
-            if slide is None:
-                slide = self.slides[key] = Slide()
-            slide.add(tick, panes[(window, group)])  # type: ignore[index]
-        over = {plan.name: plan.over for plan in self.plans}
-        for (window, _), slide in self.slides.items():
-            slide.expire(tick - over[window])
+        for window, group in sorted(panes or (), key=_order):
+            self._slide(window, group).add(tick, panes[(window, group)])  # type: ignore[index]
+        for plan in self.plans:
+            for slide in self.slides[plan.name].values():
+                slide.expire(tick - plan.over)
 
-    def _groups(self, window: str) -> int:
-        return sum(1 for name, group in self.slides if name == window and group is not None)
+    def _slide(self, window: str, group: str | None) -> Slide:
+        """The group's slide; a new group past `max_groups` joins `OTHER_GROUPS` (groups stay in name order)."""
+        groups = self.slides[window]
+        slide = groups.get(group)
+        if slide is not None:
+            return slide
+        if group is not None and len(groups) >= self.max_groups:
+            group = OTHER_GROUPS
+            if group in groups:
+                return groups[group]
+        slide = groups[group] = Slide()
+        if len(groups) > 1:
+            self.slides[window] = dict(sorted(groups.items(), key=lambda item: "" if item[0] is None else item[0]))
+        return slide
 
     def values(self) -> dict[str, Any]:
         """Each window's value (a number, or null for a mean, min or max of no event), or per group where it has `by`;
         a group once seen stays, at 0 events."""
         out: dict[str, Any] = {}
         for plan in self.plans:
+            groups = self.slides[plan.name]
             if plan.by is None:
-                slide = self.slides.get((plan.name, None))
-                out[plan.name] = (slide or Slide()).value(plan.aggregate)
+                out[plan.name] = groups.get(None, Slide()).value(plan.aggregate)
             else:
-                out[plan.name] = {
-                    group: slide.value(plan.aggregate) for (name, group), slide in sorted(self.slides.items(), key=lambda item: _order(item[0])) if name == plan.name
-                }
+                out[plan.name] = {group: slide.value(plan.aggregate) for group, slide in groups.items()}
         return out
 
 

@@ -27,13 +27,11 @@ class Table(dict):
 
 @dataclass(frozen=True)
 class TriggerPlan:
-    """A compiled trigger: its condition and the values the condition reads, in the order written."""
+    """A compiled trigger: its name, its condition and its message."""
 
     name: str
     when: Expression
     message: str
-    reads: tuple[tuple[str, str | None], ...]
-    """(name, group): a number read by name, or one group's entry of a table."""
 
 
 @dataclass
@@ -42,6 +40,11 @@ class Triggers:
 
     plans: tuple[TriggerPlan, ...]
     raised: set[str] = field(default_factory=set)
+    needed: frozenset[str] = field(init=False)
+    """The names some condition reads: the values worth gathering at an evaluation."""
+
+    def __post_init__(self) -> None:
+        self.needed = frozenset(name for plan in self.plans for name in plan.when.names)
 
     def records(self, monitor: str, values: dict[str, Any], instant: int, at: tuple[str, ...]) -> list[dict[str, Any]]:
         """The records of the triggers that turn at this evaluation, whose values are `values`."""
@@ -60,7 +63,7 @@ class Triggers:
 def read_values(plan: TriggerPlan, values: dict[str, Any]) -> dict[str, Any]:
     """The values the condition read, named as it names them (`screens_7d['a']`)."""
     read: dict[str, Any] = {}
-    for name, group in plan.reads:
+    for name, group in plan.when.reads:
         value = values.get(name)
         if group is None:
             read[name] = value
@@ -69,18 +72,21 @@ def read_values(plan: TriggerPlan, values: dict[str, Any]) -> dict[str, Any]:
     return read
 
 
-def trigger_values(parts: dict[str, Any], windows: dict[str, Any] | None, window_missing: dict[str, float | None], closed: int) -> dict[str, Any]:
-    """What a trigger's condition may read at an evaluation: the published parts (a suppressed cell reads as missing),
-    the window values and the closed trials counted."""
+def trigger_values(
+    needed: frozenset[str], parts: dict[str, Any], windows: dict[str, Any] | None, window_missing: dict[str, float | None], closed: int
+) -> dict[str, Any]:
+    """The `needed` values a trigger's condition reads at an evaluation: of the published parts (a suppressed cell
+    reads as missing), the window values and the closed trials counted."""
     values: dict[str, Any] = {CLOSED_TRIALS: closed}
     for part, body in parts.items():
         for name in PART_VALUES:
-            values[f"{part}.{name}"] = body.get(name)
-        groups = body.get("groups", {})
+            if f"{part}.{name}" in needed:
+                values[f"{part}.{name}"] = body.get(name)
         for table in GROUP_TABLES:
-            values[f"{part}.{table}"] = Table({group: cell.get("estimate" if table == "rate" else table) for group, cell in groups.items()})
+            if f"{part}.{table}" in needed:
+                values[f"{part}.{table}"] = Table({group: cell.get("estimate" if table == "rate" else table) for group, cell in body.get("groups", {}).items()})
     for name, value in (windows or {}).items():
-        if isinstance(value, dict):
+        if isinstance(value, dict) and name in needed:
             value = Table(value)
             value.missing = window_missing.get(name)
         values[name] = value

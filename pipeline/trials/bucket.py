@@ -157,12 +157,12 @@ class Bucket:
     so a key's events fold in event-time order whichever partition each came from (an applicant's attributes read from
     their own file before the decision that closes the trial)."""
 
-    panes: list[Panes | None] | None = None
-    """Per recipient with windows over raw events, the panes of the ticks not yet final; None where no recipient has any."""
+    panes: list[Panes] | None = None
+    """Per recipient, the panes of its windows over raw events in the ticks not yet final; None where no recipient has any."""
 
     def __post_init__(self) -> None:
         if self.panes is None and any(recipient.windows for recipient in self.recipients):
-            self.panes = [Panes(recipient.windows, self.tick) if recipient.windows else None for recipient in self.recipients]
+            self.panes = [Panes(recipient.windows, self.tick) for recipient in self.recipients]
         if self.partitions > 1 and self.arrivals is None:
             self.arrivals = LatenessBuffer(self.kind_rank)
         if type(self.trials) is dict:
@@ -222,8 +222,7 @@ class Bucket:
         if self.panes is not None:
             admitted = events.events() if columns else events  # type: ignore[union-attr]
             for panes in self.panes:
-                if panes is not None:
-                    panes.take(admitted)  # type: ignore[arg-type]
+                panes.take(admitted)  # type: ignore[arg-type]
         if columns:
             self._note_openings_of(events.times, events.structs, events.kind_of)  # type: ignore[union-attr]
         else:
@@ -336,7 +335,7 @@ class Bucket:
         every = self._deltas(closed)
         if self.panes is not None:
             for panes, deltas in zip(self.panes, every):
-                for tick, cells in ([] if panes is None else panes.pop_through(through).items()):
+                for tick, cells in panes.pop_through(through).items():
                     deltas.setdefault(tick, TickDelta()).windows = cells
         return [Report(self.index, through, deltas, unmatched, unfinished, evicted, oldest_open=oldest, first_opening=self.first_opening) for deltas in every]
 
@@ -390,5 +389,5 @@ class Bucket:
         clone.high = dict(self.high)
         clone.idle = set(self.idle)
         clone.arrivals = None if self.arrivals is None else self.arrivals.copy()
-        clone.panes = None if self.panes is None else [None if panes is None else panes.copy() for panes in self.panes]
+        clone.panes = None if self.panes is None else [panes.copy() for panes in self.panes]
         return clone
