@@ -149,6 +149,7 @@ class Monitor:
             delta = self.pending.pop(tick, None)
             if delta is not None:
                 counts.apply(tick, delta, self.config.slot_outcomes)
+                counts.openings += delta.opened
             if counts.events is not None:
                 counts.events.advance(tick, None if delta is None else delta.windows)
             if anytime is not None:
@@ -165,6 +166,7 @@ class Monitor:
             delta = self.pending.pop(tick)
             if anytime is not None:
                 anytime.applied(tick)
+            counts.openings += delta.opened
             if counts.events is not None:
                 counts.events.advance(tick, delta.windows)
             trials = sorted(delta.trials, key=CLOSE_ORDER)

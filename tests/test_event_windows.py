@@ -29,6 +29,7 @@ WINDOWS = {
 TRIGGERS = [
     {"name": "few-screens", "when": "screens_7d['African-American'] < 20", "message": "fewer than 20 African-American screenings in 7 days"},
     {"name": "tpr-gap", "when": "true_positive_rate.gap > 0.2 and true_positive_rate.trials['Caucasian'] >= 100"},
+    {"name": "many-open", "when": "open_trials > 2000"},
 ]
 
 
@@ -108,8 +109,10 @@ def compas_run(tmp_path_factory) -> tuple[Path, pd.DataFrame, pd.DataFrame]:
     folder = tmp_path_factory.mktemp("compas-windows")
     base = yaml.safe_load((SPECS_DIR / "compas_equalized_odds.yaml").read_text())
     run_file(windowed_spec(base, folder / "spec.yaml"), reference_file("compas"), folder / "out")
-    raw = pd.read_csv(reference_file("compas"), usecols=["race", "sex", "decile_score", "compas_screening_date", "is_recid", "r_offense_date"])
-    screens = pd.DataFrame({"time": pd.to_datetime(raw.compas_screening_date, utc=True), "race": raw.race, "sex": raw.sex, "decile_score": raw.decile_score})
+    raw = pd.read_csv(reference_file("compas"), usecols=["id", "race", "sex", "decile_score", "compas_screening_date", "is_recid", "r_offense_date"])
+    screens = pd.DataFrame(
+        {"id": raw.id, "time": pd.to_datetime(raw.compas_screening_date, utc=True), "race": raw.race, "sex": raw.sex, "decile_score": raw.decile_score}
+    )
     recid = raw[(raw.is_recid == 1) & raw.r_offense_date.notna()]
     reoffences = pd.DataFrame({"time": pd.to_datetime(recid.r_offense_date, utc=True)})
     return folder / "out", screens, reoffences
@@ -121,6 +124,23 @@ def test_window_values_on_compas_are_pandas_over_the_events_in_each_span(compas_
     estimates = read(out, "estimates.jsonl")
     assert len(estimates) > 1000
     assert_windows_match(estimates, screens, reoffences)
+
+
+def open_at(screens: pd.DataFrame, instant: pd.Timestamp) -> int:
+    """Trials open at `instant`: each defendant's, from the first screening until 730 days later (trial.close_after)."""
+    opened = screens.groupby("id").time.min()
+    return int(((opened <= instant) & (opened + pd.Timedelta(days=730) > instant)).sum())
+
+
+@needs_data("compas")
+def test_open_trials_on_compas_are_the_defendants_screened_in_the_last_730_days(compas_run):
+    out, screens, _ = compas_run
+    estimates = read(out, "estimates.jsonl")
+    assert [record["trials"]["open"] for record in estimates] == [open_at(screens, pd.Timestamp(record["event_time"])) for record in estimates]
+    assert max(record["trials"]["open"] for record in estimates) > 2000
+    turns = [(a["event_time"], a["state"], a["values"]["open_trials"]) for a in read(out, "alerts.jsonl") if a.get("trigger") == "many-open"]
+    assert [state for _, state, _ in turns] == ["raised", "cleared"]
+    assert turns[0][2] > 2000 >= turns[1][2]
 
 
 @needs_data("compas")
@@ -159,6 +179,7 @@ def test_a_generated_stream_gives_pandas_windows_on_one_worker_and_on_several(tm
     screens = frame[frame.event == "SCREEN"]
     assert_windows_match(estimates, screens, frame[frame.event == "RECIDIVISM"])
     assert [(a["event_time"], a["state"]) for a in alerts if a.get("trigger") == "few-screens"] == expected_turns(estimates, screens)
+    assert [record["trials"]["open"] for record in estimates] == [open_at(screens, pd.Timestamp(record["event_time"])) for record in estimates]
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,7 @@ from fairstream.language.expressions import Expression, ExprType
 from fairstream.language.metric import PartlySeenLabel, label_variable
 from fairstream.language.models import Spec
 from fairstream.monitoring.config import MonitorConfig
+from fairstream.monitoring.triggers import OPEN_TRIALS
 from fairstream.reading.parse import RecordParser
 from fairstream.reading.typed import TypedParser, record_parser
 from fairstream.records.errors import SpecError
@@ -135,7 +136,8 @@ def build_plan(spec: Spec, source: str = "<spec>") -> Plan:
     assert prior is not None  # a prior that did not compile is an issue raised above
     slot_outcomes = SlotOutcomes(outcomes, layout.variables) if layout.exact_slots else None
     config = monitor_config(spec, prior, part_estimators, slot_outcomes, proxy)
-    config = replace(config, counting=replace(config.counting, events=windows), triggers=triggers)
+    counts_open = any(OPEN_TRIALS in trigger.when.names for trigger in triggers)
+    config = replace(config, counting=replace(config.counting, events=windows, open_trials=counts_open), triggers=triggers)
     return Plan(spec, layout, outcomes, config)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from fairstream.compiler.checks import Checker, known_kind
 from fairstream.language.expressions import ExprType
 from fairstream.language.models import Spec
-from fairstream.monitoring.triggers import CLOSED_TRIALS, GROUP_TABLES, TriggerPlan
+from fairstream.monitoring.triggers import CLOSED_TRIALS, GROUP_TABLES, OPEN_TRIALS, TriggerPlan
 from fairstream.trials.outcomes import PART_NAMES
 from fairstream.trials.panes import WindowPlan
 
@@ -44,7 +44,7 @@ def compile_windows(check: Checker, spec: Spec, field_types: dict[str, dict[str,
 
 def trigger_types(spec: Spec, windows: tuple[WindowPlan, ...]) -> dict[str, ExprType]:
     """The names a trigger's condition may read, with their types."""
-    types: dict[str, ExprType] = {CLOSED_TRIALS: "number"}
+    types: dict[str, ExprType] = {CLOSED_TRIALS: "number", OPEN_TRIALS: "number"}
     for part in PART_NAMES[spec.metric.type]:
         types.update({f"{part}.gap": "number", f"{part}.ratio": "number", f"{part}.status": "string"})
         types.update({f"{part}.{table}": "table" for table in GROUP_TABLES})

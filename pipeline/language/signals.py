@@ -66,6 +66,6 @@ class Trigger(SpecModel):
     when: str = Field(
         description="a bool expression over window values (`screens_7d['African-American'] < 20`), each part's `gap`, "
         "`ratio` and `status`, each group's `rate`, `hits` and `trials` in a part (`true_positive_rate.rate['Caucasian']`), "
-        "and `closed_trials`"
+        "`closed_trials` and `open_trials`"
     )
     message: str = Field("", description="one line for people, carried by every record of the trigger")

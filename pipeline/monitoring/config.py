@@ -32,6 +32,8 @@ class Counting:
     """The spec's `metric.groups` where it lists them: one no trial carries is named with the values seen instead."""
     events: tuple[WindowPlan, ...] = ()
     """The spec's windows over raw events (`windows:`), summed where the events are read and slid at the merge."""
+    open_trials: bool = False
+    """Whether the open trials are counted (a trigger reads them): the reporters say how many trials opened in each tick."""
 
     @property
     def missing_events(self) -> dict[str, float | None]:

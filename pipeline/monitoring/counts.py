@@ -46,6 +46,8 @@ class Counts:
     sums: dict[str, dict[str, list[float]]] = field(default_factory=dict)
     totals: dict[str, float] = field(default_factory=dict)
     closed: int = 0
+    openings: int = 0
+    """Trials opened so far, where the open trials are counted (`Counting.open_trials`): open = openings − closed."""
     incomplete: int = 0
     unmatched: int = 0
     unfinished: int = 0

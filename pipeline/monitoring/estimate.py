@@ -29,6 +29,7 @@ def estimate_body(
             "incomplete": counts.incomplete + sum(rate.trials for part, groups in counts.rates.items() if part.startswith(UNLABELED) for rate in groups.values()),
             **({"evicted": evicted} if evicted else {}),
             **({"unfinished": unfinished} if unfinished else {}),
+            **({"open": counts.openings - counts.closed} if config.counting.open_trials else {}),
         },
         "parts": parts,
     }

@@ -169,7 +169,7 @@ class Evaluation:
                     alerts.append(stamp({"metric": config.metric, "part": part, **body}, config.name, certification, instant, part, *at))
         windows = None if counts.events is None else counts.events.values()
         if config.triggers:
-            values = trigger_values(self.triggers.needed, parts, windows, config.counting.missing_events, counts.closed)
+            values = trigger_values(self.triggers.needed, parts, windows, config.counting.missing_events, counts.closed, counts.openings)
             alerts.extend(self.triggers.records(config.name, values, instant, at))
         if noted is None and not self.cadence.due(instant, parts, bool(alerts)):
             self.held = (None, instant, at, counts.noted()) if self.quiet else (estimate_body(config, counts, parts, prior, instant, windows=windows), instant, at, None)

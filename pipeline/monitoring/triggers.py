@@ -17,6 +17,7 @@ PART_VALUES = ("gap", "ratio", "status")
 GROUP_TABLES = ("rate", "hits", "trials")
 """Each part's tables by group a trigger reads as `<part>.<table>['<group>']`."""
 CLOSED_TRIALS = "closed_trials"
+OPEN_TRIALS = "open_trials"
 
 
 class Table(dict):
@@ -73,11 +74,11 @@ def read_values(plan: TriggerPlan, values: dict[str, Any]) -> dict[str, Any]:
 
 
 def trigger_values(
-    needed: frozenset[str], parts: dict[str, Any], windows: dict[str, Any] | None, window_missing: dict[str, float | None], closed: int
+    needed: frozenset[str], parts: dict[str, Any], windows: dict[str, Any] | None, window_missing: dict[str, float | None], closed: int, opened: int
 ) -> dict[str, Any]:
     """The `needed` values a trigger's condition reads at an evaluation: of the published parts (a suppressed cell
-    reads as missing), the window values and the closed trials counted."""
-    values: dict[str, Any] = {CLOSED_TRIALS: closed}
+    reads as missing), the window values, the trials closed and those open (opened less closed)."""
+    values: dict[str, Any] = {CLOSED_TRIALS: closed, OPEN_TRIALS: opened - closed}
     for part, body in parts.items():
         for name in PART_VALUES:
             if f"{part}.{name}" in needed:

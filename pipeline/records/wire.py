@@ -154,6 +154,9 @@ class Trials(Record, kw_only=True):
     incomplete: Count
     evicted: Annotated[Count, Meta(description="trials not kept: opened while trial.max_open trials were open")] | UnsetType = UNSET
     unfinished: Count | UnsetType = UNSET
+    open: Annotated[
+        int, Meta(description="trials opened and not closed at this evaluation, where a trigger reads open_trials (evicted trials leave it)")
+    ] | UnsetType = UNSET
 
 
 class Decisions(Record, kw_only=True):

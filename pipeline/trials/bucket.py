@@ -8,7 +8,7 @@ from bisect import bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import chain, islice
 from typing import Any
 
 from fairstream.reading.typed import EventColumns
@@ -43,6 +43,9 @@ class Recipient:
     """Whether the monitor needs to know when every trial opened before an instant has closed (anytime tests)."""
     windows: tuple[WindowPlan, ...] = ()
     """The spec's windows over raw events, summed into panes where the events are read (see `fairstream.trials.panes`)."""
+    counts_open: bool = False
+    """Whether the monitor counts its open trials (a trigger reads `open_trials`): reports say how many trials opened in
+    each tick."""
 
 
 @dataclass
@@ -157,6 +160,8 @@ class Bucket:
     so a key's events fold in event-time order whichever partition each came from (an applicant's attributes read from
     their own file before the decision that closes the trial)."""
 
+    retracted: int = 0
+    """Trials reported as opened, then evicted before they closed: the next report takes them out of the openings."""
     panes: list[Panes] | None = None
     """Per recipient, the panes of its windows over raw events in the ticks not yet final; None where no recipient has any."""
 
@@ -182,7 +187,7 @@ class Bucket:
     def by_profile(self) -> bool:
         """Whether closed trials are reported as bare slot tuples, for the merge to count and turn into cells: when trials
         need not be kept one by one and equal slots mean equal variables."""
-        return self.layout.exact_slots and not any(recipient.keep_trials for recipient in self.recipients)
+        return self.layout.exact_slots and not any(recipient.keep_trials or recipient.counts_open for recipient in self.recipients)
 
     @property
     def folds_columns(self) -> bool:
@@ -278,7 +283,9 @@ class Bucket:
             self.trials.evict(count, self.layout.profiles.table)  # type: ignore[union-attr]
         else:
             for key in list(islice(reversed(self.trials), count)):  # dicts keep keys in the order their trials opened
-                del self.trials[key]
+                state = self.trials.pop(key)
+                if self.through is not None and self.layout.opened(state) <= self.through:
+                    self.retracted += 1  # reported as opened, and never to close: it leaves the open trials
         self.evicted += count
         self.ever_evicted = True
 
@@ -309,6 +316,8 @@ class Bucket:
         finished = through == FINISHED
         closed = ClosedTrials(self.tick, self.layout.profiles.slots_of_all if self.by_profile else None)  # type: ignore[union-attr]
         unfinished = 0
+        counts_open = any(recipient.counts_open for recipient in self.recipients)
+        left: list[State] = []  # at the end, the trials that never closed: open still, for monitors that count open trials
         if type(self.trials) is PackedTrials:  # every trial has a close time: at the end all are closed
             closed.add_slots(self.trials.take_ended(None if finished else through, self.tick))  # type: ignore[union-attr]
             closed.add_slots(self.trials.close_due(None if finished else through, self.tick, self.layout.profiles.table))  # type: ignore[union-attr]
@@ -320,6 +329,7 @@ class Bucket:
                 closed.extend(times, keys, list(map(self.trials.pop, keys)))
             if finished:
                 unfinished = len(self.trials)
+                left = list(self.trials.values()) if counts_open else []
                 self.trials.clear()
         still_due = []
         for closed_at, key, state in self.due:
@@ -328,6 +338,7 @@ class Bucket:
             else:
                 still_due.append((closed_at, key, state))
         self.due = still_due
+        opened = self._openings(closed, left, through) if counts_open else None
         self.through = through
         unmatched, self.unmatched = self.unmatched, 0
         evicted, self.evicted = self.evicted, 0
@@ -337,7 +348,23 @@ class Bucket:
             for panes, deltas in zip(self.panes, every):
                 for tick, cells in panes.pop_through(through).items():
                     deltas.setdefault(tick, TickDelta()).windows = cells
+        for recipient, deltas in zip(self.recipients, every):
+            for tick, count in (opened or {}).items() if recipient.counts_open else ():
+                deltas.setdefault(tick, TickDelta()).opened = count
         return [Report(self.index, through, deltas, unmatched, unfinished, evicted, oldest_open=oldest, first_opening=self.first_opening) for deltas in every]
+
+    def _openings(self, closed: ClosedTrials, left: list[State], through: int) -> dict[int, int]:
+        """How many trials opened in each tick that became final with this report, among the open (or `left` open at the
+        end), the closed not yet final and those closed now (a scan of them all, made only for monitors that count open
+        trials); trials evicted after an earlier report counted them are taken out at the first tick of this one."""
+        since = -FINISHED if self.through is None else self.through
+        opened, tick = self.layout.opened, self.tick
+        states = chain(self.trials.values(), left, (state for _, _, state in self.due), (state for _, _, states in closed.ticks.values() for state in states))
+        counted: Counter[int] = Counter(ceil_to(at, tick) for at in map(opened, states) if since < at <= through)
+        if self.retracted:
+            counted[since + tick] -= self.retracted
+            self.retracted = 0
+        return dict(counted)
 
     def _close_current(self, times: list[int], keys: list[str], closed: ClosedTrials) -> None:
         """Close the trials that are due now, skipping entries whose trial a closing event has already closed.

@@ -380,6 +380,8 @@ class TickDelta:
     distinct tuple into cells once."""
     windows: dict[tuple[str, str | None], list[float]] = field(default_factory=dict)
     """The tick's panes of the spec's windows over raw events: per (window, group), [count, sum, min, max]."""
+    opened: int = 0
+    """Trials that opened in the tick (reported for monitors that count open trials)."""
 
     def add(self, outcome: TrialOutcome, keep_trial: bool) -> None:
         """Count a closed trial into the tick's sums, or keep it whole for a monitor that counts trials one by one
@@ -434,6 +436,7 @@ class TickDelta:
             self.totals[name] = self.totals.get(name, 0.0) + value
         self.closed += other.closed
         self.incomplete += other.incomplete
+        self.opened += other.opened
         self.trials.extend(other.trials)
         if other.windows:
             merge_panes(self.windows, other.windows)
