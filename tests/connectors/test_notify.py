@@ -218,3 +218,29 @@ def test_a_merged_alarm_and_a_job_alarm_fire_in_alertmanager_naming_what_carries
     assert json.loads(alerts["job/hiring-a"]["annotations"]["carriers"]) == [entry["monitor"] for entry in job["monitors"]]
     assert all(alert["annotations"]["runbook_url"].endswith("#fairnessviolatedsomewhere") for alert in alerts.values())
     wait_until(lambda: {body.get("type") for body in receiver.bodies} >= {"fairness.violated_somewhere", "fairness.job_violated_somewhere"}, "the webhook's records")
+
+
+def test_triggers_fire_in_alertmanager_while_raised_and_reach_a_webhook(alertmanager, receiver, compas_csv, tmp_path):
+    """On COMPAS, few-screens stands raised at the end and many-open was cleared: Alertmanager lists the triggers raised
+    at the end as FairnessTrigger, each with its values, and no cleared one; the webhook gets every trigger record."""
+    from tests.test_event_windows import windowed_spec
+
+    spec = windowed_spec(yaml.safe_load((Path(__file__).parents[2] / "specs" / "compas_equalized_odds.yaml").read_text()), tmp_path / "spec.yaml")
+    run(str(spec), "--input", str(compas_csv), "--out", str(tmp_path / "out"), "--alertmanager", alertmanager, "--webhook", receiver.url)
+    records = [json.loads(line) for line in (tmp_path / "out" / "alerts.jsonl").read_text().splitlines() if '"fairness.trigger"' in line]
+    standing: dict[str, dict] = {}
+    for record in records:
+        standing[record["trigger"]] = record
+    raised = {name for name, record in standing.items() if record["state"] == "raised"}
+    assert "few-screens" in raised and standing["many-open"]["state"] == "cleared"
+
+    def listed() -> dict[str, dict]:
+        alerts = json.loads(urllib.request.urlopen(f"{alertmanager}/api/v2/alerts?active=true").read())
+        return {a["labels"]["trigger"]: a for a in alerts if a["labels"]["alertname"] == "FairnessTrigger"}
+
+    firing = wait_until(lambda: listed() if set(listed()) == raised else None, "the raised triggers listed")
+    for name, alert in firing.items():
+        assert alert["annotations"]["alert_id"] == standing[name]["alert_id"]
+        assert json.loads(alert["annotations"]["values"]) == standing[name]["values"]
+        assert alert["annotations"]["runbook_url"].endswith("#fairnesstrigger")
+    wait_until(lambda: len([body for body in receiver.bodies if body.get("type") == "fairness.trigger"]) == len(records), "every trigger record at the webhook")
