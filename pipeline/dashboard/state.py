@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fairstream.language.metric import tests_ratio
+from fairstream.monitoring.event_windows import window_series
+from fairstream.monitoring.triggers import raised_spans
 from fairstream.records.envelope import (
     ALERT_TYPES,
     CHANGED,
@@ -119,7 +121,21 @@ def monitor_view(history: MonitorHistory, max_points: int) -> dict[str, Any]:
         "parts": part_views(estimates, max_points),
         "alerts": [alert_row(alert) for alert in history.alerts],
         "shield": shield_view(history, max_points),
+        "windows": window_views(history, max_points),
     }
+
+
+def window_views(history: MonitorHistory, max_points: int) -> list[dict[str, Any]]:
+    """Each window over raw events (thinned like the parts), its groups' values, and the stretches each trigger stood
+    raised; none where the spec has no windows."""
+    estimates = history.estimates
+    kept = [estimates[index] for index in thin(len(estimates), max_points)]
+    series = window_series(kept, lambda record: record["event_time"])
+    spans = raised_spans(history.alerts, lambda record: record["event_time"], estimates[-1]["event_time"]) if series else []
+    return [
+        {"name": name, "groups": {group: {"times": times, "values": values} for group, (times, values) in groups.items()}, "raised": [list(span) for span in spans]}
+        for name, groups in sorted(series.items())
+    ]
 
 
 def part_views(estimates: list[dict[str, Any]], max_points: int) -> list[dict[str, Any]]:

@@ -5,6 +5,7 @@ span, per window and group; min and max through monotonic queues, so each pane e
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,3 +109,17 @@ class SlidingWindows:
 
 def _order(key: PaneKey) -> tuple[str, str]:
     return key[0], "" if key[1] is None else key[1]
+
+
+def window_series(estimates: list[dict[str, Any]], moment: Callable[[dict[str, Any]], Any], missing: float | None = None) -> dict[str, dict[str, tuple[list[Any], list[Any]]]]:
+    """Per window, per group ("" for a window without `by`), its (times, values) read back from the estimates that
+    carry it, at `moment(record)`; a null value as `missing`."""
+    series: dict[str, dict[str, tuple[list[Any], list[Any]]]] = {}
+    for record in estimates:
+        for name, value in (record.get("windows") or {}).items():
+            groups = value if isinstance(value, dict) else {"": value}
+            for group, number in groups.items():
+                times, values = series.setdefault(name, {}).setdefault(group, ([], []))
+                times.append(moment(record))
+                values.append(missing if number is None else number)
+    return series

@@ -5,6 +5,7 @@ suppressed) leaves the trigger as it stood."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,3 +93,18 @@ def trigger_values(
             value.missing = window_missing.get(name)
         values[name] = value
     return values
+
+
+def raised_spans(alerts: list[dict[str, Any]], moment: Callable[[dict[str, Any]], Any], end: Any) -> list[tuple[str, Any, Any]]:
+    """(trigger, from, to) for every stretch a trigger stood raised; one still raised runs to `end`."""
+    opened: dict[str, Any] = {}
+    spans = []
+    for alert in alerts:
+        if alert.get("type") != TRIGGER:
+            continue
+        if alert["state"] == "raised":
+            opened.setdefault(alert["trigger"], moment(alert))
+        elif alert["trigger"] in opened:
+            spans.append((alert["trigger"], opened.pop(alert["trigger"]), moment(alert)))
+    spans.extend((trigger, start, end) for trigger, start in opened.items())
+    return spans

@@ -13,43 +13,16 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
 from matplotlib.figure import Figure
 
-from fairstream.records.envelope import TRIGGER
+from fairstream.monitoring.event_windows import window_series
+from fairstream.monitoring.triggers import raised_spans
 
 SIZE, DPI = (16, 9), 100
 COLUMNS = 3
 
 
-def window_series(estimates: list[dict[str, Any]], moment: Any) -> dict[str, dict[str, tuple[list[Any], list[float]]]]:
-    """Per window, per group ("" for a window without `by`), its (times, values) over the estimates that carry it."""
-    series: dict[str, dict[str, tuple[list[Any], list[float]]]] = {}
-    for record in estimates:
-        for name, value in (record.get("windows") or {}).items():
-            groups = value if isinstance(value, dict) else {"": value}
-            for group, number in groups.items():
-                times, values = series.setdefault(name, {}).setdefault(group, ([], []))
-                times.append(moment(record))
-                values.append(math.nan if number is None else float(number))
-    return series
-
-
-def raised_spans(alerts: list[dict[str, Any]], moment: Any, end: Any) -> list[tuple[str, Any, Any]]:
-    """(trigger, from, to) for every stretch a trigger stood raised; one still raised runs to `end`."""
-    opened: dict[str, Any] = {}
-    spans = []
-    for alert in alerts:
-        if alert.get("type") != TRIGGER:
-            continue
-        if alert["state"] == "raised":
-            opened.setdefault(alert["trigger"], moment(alert))
-        elif alert["trigger"] in opened:
-            spans.append((alert["trigger"], opened.pop(alert["trigger"]), moment(alert)))
-    spans.extend((trigger, start, end) for trigger, start in opened.items())
-    return spans
-
-
 def draw_windows(estimates: list[dict[str, Any]], alerts: list[dict[str, Any]], moment: Any, title: str, png_path: Path) -> Path | None:
     """Write the windows' figure to `png_path`; None (nothing written) where no estimate carries windows."""
-    series = window_series(estimates, moment)
+    series = window_series(estimates, moment, missing=math.nan)
     if not series:
         return None
     spans = raised_spans(alerts, moment, moment(estimates[-1]))

@@ -204,3 +204,24 @@ def test_a_job_alarm_shows_in_the_jobs_alerts_list(browser, tmp_path):
         wait_for(browser, lambda b: job["alert_id"] in alert_ids(b), what="the job alarm in the alerts list")
         row = browser.execute_script(f"return [...document.querySelectorAll('tr[data-alert-id=\"{job['alert_id']}\"] td')].map(td => td.textContent)")
         assert row[:2] == [job["event_time"], "job_violated_somewhere"]
+
+
+def test_windows_over_raw_events_are_drawn_with_the_stretches_a_trigger_stood_raised(browser, compas_csv, tmp_path):
+    from tests.test_event_windows import windowed_spec
+
+    spec = windowed_spec(yaml.safe_load((SPECS / "compas_equalized_odds.yaml").read_text()), tmp_path / "spec.yaml")
+    out = tmp_path / "out"
+    run_file(spec, compas_csv, out)
+    estimates = [json.loads(line) for line in lines(out / "estimates.jsonl")]
+    turns = [json.loads(line) for line in lines(out / "alerts.jsonl") if '"fairness.trigger"' in line]
+    with dashboard(str(out)) as served:
+        browser.get(served.url)
+        wait_for(browser, lambda b: texts(b, ".window .gtitle"), what="the window panels")
+        panel = "document.querySelector('.window[data-window=\"screens_7d\"] .plot')"
+        drawn = browser.execute_script(f"return {panel}.data.filter(t => t.x[0] !== null).map(t => [t.name, t.y])")
+        assert dict(drawn)["African-American"] == [record["windows"]["screens_7d"]["African-American"] for record in estimates]
+        shaded = browser.execute_script(f"return {panel}.layout.shapes.map(s => [s.x0, s.x1])")
+        few = [turn for turn in turns if turn["trigger"] == "few-screens"]
+        starts = [turn["event_time"] for turn in few if turn["state"] == "raised"]
+        assert [start for start, _ in shaded][: len(starts)] == starts
+        assert "trigger few-screens raised" in legend(browser)

@@ -189,6 +189,29 @@ function drawShield(container, monitor) {
   Plotly.react(block.querySelector(".plot"), traces, layout, PLOT_CONFIG);
 }
 
+const TRIGGER_SHADES = ["rgba(230,159,0,0.18)", "rgba(86,180,233,0.18)", "rgba(204,121,167,0.18)", "rgba(0,158,115,0.18)"];
+
+function drawWindow(container, monitor, eventWindow) {
+  const key = `${slug(monitor.name)}-${slug(eventWindow.name)}`;
+  const block = ensure(container, `window-${key}`, () => {
+    const wrapper = text("div", undefined, { class: "window", "data-window": eventWindow.name });
+    wrapper.appendChild(text("div", undefined, { class: "plot", id: `window-plot-${key}`, "aria-label": `window ${eventWindow.name} over raw events` }));
+    return wrapper;
+  });
+  const traces = Object.entries(eventWindow.groups).map(([group, series]) => ({
+    x: series.times, y: series.values, mode: "lines", name: group || eventWindow.name, line: { color: group ? colorOf(group) : "#1b1b1b", width: 2 },
+  }));
+  const triggers = [...new Set(eventWindow.raised.map(([trigger]) => trigger))];
+  const layout = baseLayout(`${eventWindow.name} (window over raw events)`, eventWindow.name);
+  layout.shapes = [];
+  triggers.forEach((trigger, index) => {
+    const shade = TRIGGER_SHADES[index % TRIGGER_SHADES.length];
+    layout.shapes.push(...periodShapes(eventWindow.raised.filter(([name]) => name === trigger).map(([, start, end]) => [start, end]), shade));
+    traces.push({ x: [null], y: [null], mode: "lines", name: `trigger ${trigger} raised`, line: { color: shade.replace(/[\d.]+\)$/, "0.8)"), width: 8 } });
+  });
+  Plotly.react(block.querySelector(".plot"), traces, layout, PLOT_CONFIG);
+}
+
 function drawMonitor(monitor) {
   const key = slug(monitor.name);
   const section = ensure(document.getElementById("monitors"), `monitor-${key}`, () => {
@@ -197,6 +220,7 @@ function drawMonitor(monitor) {
     node.appendChild(text("p", undefined, { class: "summary" }));
     node.appendChild(text("div", undefined, { class: "parts" }));
     node.appendChild(text("div", undefined, { class: "shield-slot" }));
+    node.appendChild(text("div", undefined, { class: "windows-slot" }));
     node.appendChild(text("h3", "alerts"));
     node.appendChild(text("div", undefined, { class: "alerts-slot" }));
     return node;
@@ -215,6 +239,7 @@ function drawMonitor(monitor) {
   const parts = section.querySelector(".parts");
   for (const part of monitor.parts) drawPart(parts, monitor, part);
   if (monitor.shield) drawShield(section.querySelector(".shield-slot"), monitor);
+  for (const eventWindow of monitor.windows) drawWindow(section.querySelector(".windows-slot"), monitor, eventWindow);
   const slot = section.querySelector(".alerts-slot");
   slot.replaceChildren(monitor.alerts.length ? alertsTable(monitor) : text("p", "no alerts", { class: "note" }));
 }
