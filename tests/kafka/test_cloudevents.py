@@ -37,15 +37,19 @@ def messages(bootstrap: str, topic: str) -> list:
         consumer.close()
 
 
-def test_alerts_and_estimates_are_binary_mode_cloudevents(kafka_bootstrap, topic, compas_csv):
+@pytest.mark.parametrize(
+    ("spec", "alert_kinds"),
+    [("compas_equalized_odds", {"fairness.violation"}), ("rtlola_compas_equalized_odds", {"fairness.violation", "fairness.trigger"})],
+)
+def test_alerts_and_estimates_are_binary_mode_cloudevents(kafka_bootstrap, topic, compas_csv, spec, alert_kinds):
     replay(compas_events(compas_csv), kafka_bootstrap, topic, partitions=1)
     alerts = f"{topic}-alerts"
-    job = Job(spec=str(SPECS / "compas_equalized_odds.yaml"), input=KafkaInput(bootstrap=kafka_bootstrap, topics=[topic], tail=False),
+    job = Job(spec=str(SPECS / f"{spec}.yaml"), input=KafkaInput(bootstrap=kafka_bootstrap, topics=[topic], tail=False),
               output=KafkaOutput(bootstrap=kafka_bootstrap, alerts=alerts))  # fmt: skip
     execute(job)
-    for topic_name, kinds in ((alerts, {"fairness.violation"}), (estimates_topic(alerts), {"fairness.estimate"})):
+    for topic_name, kinds in ((alerts, alert_kinds), (estimates_topic(alerts), {"fairness.estimate"})):
         found = messages(kafka_bootstrap, topic_name)
-        assert found
+        assert {json.loads(message.value())["type"] for message in found} == kinds
         for message in found:
             record = json.loads(message.value())
             event = from_binary(KafkaMessage(headers=dict(message.headers()), key=message.key(), value=message.value()), JSONFormat())
@@ -61,3 +65,5 @@ def test_alerts_and_estimates_are_binary_mode_cloudevents(kafka_bootstrap, topic
             assert event.get_data() == record
             if record["type"] == "fairness.violation":
                 assert event.get_subject() == record["part"]
+            if record["type"] == "fairness.trigger":
+                assert event.get_subject() == record["trigger"]
