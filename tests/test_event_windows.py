@@ -228,3 +228,24 @@ def test_plot_draws_the_windows_beside_the_fairness_figure(compas_run, tmp_path)
     path = plot_run(out, tmp_path / "fairness.png")
     image = imread(windows_png_of(path))
     assert image.shape[:2] == (900, 1600) and image[..., :3].std() > 0.05  # a drawn figure, not a blank page
+
+
+@needs_data("compas")
+def test_trials_evicted_past_max_open_leave_the_open_trials(compas_run, tmp_path):
+    """With room for 500 open trials, the newest are evicted: the open count never goes below 0 nor above the trials
+    pandas counts open without eviction, and once every kept trial has closed (730 days after the last screening) none
+    is open. (A trial whose close a later event of its key has noticed waits for its tick beside the room: the count
+    may pass 500 by those.)"""
+    from fairstream.paths import SPECS_DIR
+
+    _, screens, _ = compas_run
+    base = yaml.safe_load((SPECS_DIR / "compas_equalized_odds.yaml").read_text())
+    base["trial"]["max_open"] = 500
+    spec = windowed_spec(base, tmp_path / "spec.yaml")
+    run_file(spec, reference_file("compas"), tmp_path / "out")
+    estimates = read(tmp_path / "out", "estimates.jsonl")
+    assert estimates[-1]["trials"]["evicted"] > 1000
+    for record in estimates:
+        assert 0 <= record["trials"]["open"] <= open_at(screens, pd.Timestamp(record["event_time"]))
+    assert max(record["trials"]["open"] for record in estimates) >= 500
+    assert estimates[-1]["trials"]["open"] == 0

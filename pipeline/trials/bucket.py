@@ -160,8 +160,8 @@ class Bucket:
     so a key's events fold in event-time order whichever partition each came from (an applicant's attributes read from
     their own file before the decision that closes the trial)."""
 
-    retracted: int = 0
-    """Trials reported as opened, then evicted before they closed: the next report takes them out of the openings."""
+    openings: tuple[int, int] = (0, 0)
+    """For monitors that count open trials: (trials reported as opened, trials closed) over every report so far."""
     panes: list[Panes] | None = None
     """Per recipient, the panes of its windows over raw events in the ticks not yet final; None where no recipient has any."""
 
@@ -283,9 +283,7 @@ class Bucket:
             self.trials.evict(count, self.layout.profiles.table)  # type: ignore[union-attr]
         else:
             for key in list(islice(reversed(self.trials), count)):  # dicts keep keys in the order their trials opened
-                state = self.trials.pop(key)
-                if self.through is not None and self.layout.opened(state) <= self.through:
-                    self.retracted += 1  # reported as opened, and never to close: it leaves the open trials
+                del self.trials[key]
         self.evicted += count
         self.ever_evicted = True
 
@@ -354,16 +352,28 @@ class Bucket:
         return [Report(self.index, through, deltas, unmatched, unfinished, evicted, oldest_open=oldest, first_opening=self.first_opening) for deltas in every]
 
     def _openings(self, closed: ClosedTrials, left: list[State], through: int) -> dict[int, int]:
-        """How many trials opened in each tick that became final with this report, among the open (or `left` open at the
-        end), the closed not yet final and those closed now (a scan of them all, made only for monitors that count open
-        trials); trials evicted after an earlier report counted them are taken out at the first tick of this one."""
+        """How many trials opened in each tick that became final with this report (a scan of the trials held and those
+        closed now, made only for monitors that count open trials). The trials known to have opened by `through` are
+        those held that opened by then and every one closed; whatever the ticks do not account for (a trial that came
+        back from an idle partition dated before the last report, one evicted after it was reported) goes to the first
+        tick of this report, so openings less closes is always the trials held."""
         since = -FINISHED if self.through is None else self.through
         opened, tick = self.layout.opened, self.tick
-        states = chain(self.trials.values(), left, (state for _, _, state in self.due), (state for _, _, states in closed.ticks.values() for state in states))
-        counted: Counter[int] = Counter(ceil_to(at, tick) for at in map(opened, states) if since < at <= through)
-        if self.retracted:
-            counted[since + tick] -= self.retracted
-            self.retracted = 0
+        done = [state for _, _, states in closed.ticks.values() for state in states]
+        held = chain(self.trials.values(), left, (state for _, _, state in self.due))
+        counted: Counter[int] = Counter()
+        known = 0
+        for at in map(opened, chain(held, done)):
+            if at <= through:
+                known += 1
+                if at > since:
+                    counted[ceil_to(at, tick)] += 1
+        reported, closes = self.openings
+        closes += len(done)
+        rest = known - len(done) + closes - reported - sum(counted.values())
+        if rest:
+            counted[since + tick] += rest
+        self.openings = (reported + sum(counted.values()), closes)
         return dict(counted)
 
     def _close_current(self, times: list[int], keys: list[str], closed: ClosedTrials) -> None:
