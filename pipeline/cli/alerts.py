@@ -21,12 +21,19 @@ def _interrupt(_signum: int, _frame: object) -> None:
 
 
 def alert_row(record: dict[str, Any]) -> tuple[Any, ...]:
+    """An alert as a row of the table: a trigger names itself where a part's alert names its part.
+
+    >>> alert_row({"type": "fairness.trigger", "event_time": "2014-06-02T00:00:00Z", "monitor": "m", "trigger": "few", "state": "raised"})
+    ('2014-06-02', 'trigger raised', 'm', 'few', '', None)
+    """
+    if "trigger" in record:
+        return (record["event_time"][:10], f"trigger {record['state']}", record.get("monitor"), record["trigger"], "", None)
     kind = record["type"].removeprefix("fairness.")
     pair = " vs ".join(record.get("pair") or [])
     return (record["event_time"][:10], kind, record.get("monitor"), record.get("part", ""), pair, record.get("gap"))
 
 
-ALERT_COLUMNS = ["event time", "alert", "monitor", "part", "pair", "gap"]
+ALERT_COLUMNS = ["event time", "alert", "monitor", "part or trigger", "pair", "gap"]
 
 
 def print_alerts(records: Iterable[dict[str, Any]], *, as_json: bool, title: str = "Alerts") -> int:
