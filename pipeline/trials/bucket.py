@@ -6,7 +6,7 @@ import copy
 import operator
 from bisect import bisect_right
 from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import chain, islice
 from typing import Any
@@ -336,7 +336,11 @@ class Bucket:
             else:
                 still_due.append((closed_at, key, state))
         self.due = still_due
-        opened = self._openings(closed, left, through) if counts_open else None
+        opened = None
+        if counts_open:
+            done = [state for _, _, states in closed.ticks.values() for state in states]
+            held = chain(self.trials.values(), left, (state for _, _, state in self.due))
+            opened, self.openings = openings_by_tick(self.layout.opened, held, done, self.through, through, self.tick, self.openings)
         self.through = through
         unmatched, self.unmatched = self.unmatched, 0
         evicted, self.evicted = self.evicted, 0
@@ -350,31 +354,6 @@ class Bucket:
             for tick, count in (opened or {}).items() if recipient.counts_open else ():
                 deltas.setdefault(tick, TickDelta()).opened = count
         return [Report(self.index, through, deltas, unmatched, unfinished, evicted, oldest_open=oldest, first_opening=self.first_opening) for deltas in every]
-
-    def _openings(self, closed: ClosedTrials, left: list[State], through: int) -> dict[int, int]:
-        """How many trials opened in each tick that became final with this report (a scan of the trials held and those
-        closed now, made only for monitors that count open trials). The trials known to have opened by `through` are
-        those held that opened by then and every one closed; whatever the ticks do not account for (a trial that came
-        back from an idle partition dated before the last report, one evicted after it was reported) goes to the first
-        tick of this report, so openings less closes is always the trials held."""
-        since = -FINISHED if self.through is None else self.through
-        opened, tick = self.layout.opened, self.tick
-        done = [state for _, _, states in closed.ticks.values() for state in states]
-        held = chain(self.trials.values(), left, (state for _, _, state in self.due))
-        counted: Counter[int] = Counter()
-        known = 0
-        for at in map(opened, chain(held, done)):
-            if at <= through:
-                known += 1
-                if at > since:
-                    counted[ceil_to(at, tick)] += 1
-        reported, closes = self.openings
-        closes += len(done)
-        rest = known - len(done) + closes - reported - sum(counted.values())
-        if rest:
-            counted[since + tick] += rest
-        self.openings = (reported + sum(counted.values()), closes)
-        return dict(counted)
 
     def _close_current(self, times: list[int], keys: list[str], closed: ClosedTrials) -> None:
         """Close the trials that are due now, skipping entries whose trial a closing event has already closed.
@@ -428,3 +407,28 @@ class Bucket:
         clone.arrivals = None if self.arrivals is None else self.arrivals.copy()
         clone.panes = None if self.panes is None else [panes.copy() for panes in self.panes]
         return clone
+
+
+def openings_by_tick(
+    opened: Callable[[State], int], held: Iterable[State], done: list[State], since: int | None, through: int, tick: int, so_far: tuple[int, int]
+) -> tuple[dict[int, int], tuple[int, int]]:
+    """How many trials opened in each tick up to `through` that the last report (through `since`) left out, for
+    monitors that count open trials: a scan of the trials `held` and those closed now (`done`), and the new (trials
+    reported as opened, trials closed) `so_far`. The trials known to have opened by `through` are those held that
+    opened by then and every one closed; whatever the ticks do not account for (a trial that came back from an idle
+    partition dated before the last report, one evicted after it was reported) goes to the first tick after `since`,
+    so openings less closes is always the trials held."""
+    since = -FINISHED if since is None else since
+    counted: Counter[int] = Counter()
+    known = 0
+    for at in map(opened, chain(held, done)):
+        if at <= through:
+            known += 1
+            if at > since:
+                counted[ceil_to(at, tick)] += 1
+    reported, closes = so_far
+    closes += len(done)
+    rest = known - len(done) + closes - reported - sum(counted.values())
+    if rest:
+        counted[since + tick] += rest
+    return dict(counted), (reported + sum(counted.values()), closes)
